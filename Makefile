@@ -1,0 +1,33 @@
+# One command to run the main job, one to run the tests (see README "Quick start").
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DB := .retrievo/demo.db
+QUESTION ?= How do I request parental leave and who approves it?
+
+.PHONY: run test lint typecheck pytest clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+run: $(VENV)/.installed
+	$(BIN)/retrievo index examples/handbook docs --db $(DB)
+	$(BIN)/retrievo search "$(QUESTION)" --db $(DB) --limit 5
+
+test: $(VENV)/.installed-dev
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff format --check src tests benchmarks scripts
+	$(BIN)/mypy --strict src
+	$(BIN)/python -m pytest -W error
+
+clean:
+	rm -rf $(VENV) .retrievo .mypy_cache .ruff_cache .pytest_cache
