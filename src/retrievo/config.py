@@ -1,0 +1,82 @@
+"""Settings shared by every surface: one declarative table (name, default, env var, help)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from retrievo.errors import ConfigError
+
+DEFAULT_DB = Path.home() / ".retrievo" / "index.db"
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    env: str
+    help: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("db", "RETRIEVO_DB", f"index file (default {DEFAULT_DB})"),
+    Setting("collection", "RETRIEVO_COLLECTION", "collection to read and write (default 'default')"),
+    Setting("embedder", "RETRIEVO_EMBEDDER", "local | openai | ollama | none (default local)"),
+    Setting("embed_url", "RETRIEVO_EMBED_URL", "base URL of an HTTP embedding provider"),
+    Setting("embed_model", "RETRIEVO_EMBED_MODEL", "model name at the HTTP provider"),
+    Setting("embed_api_key", "RETRIEVO_EMBED_API_KEY", "API key for the HTTP provider (never logged)"),
+    Setting("max_file_bytes", "RETRIEVO_MAX_FILE_BYTES", "files larger than this are skipped (default 10 MB)"),
+    Setting("rrf_k", "RETRIEVO_RRF_K", "Reciprocal Rank Fusion constant k (default 60)"),
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    db: Path = DEFAULT_DB
+    collection: str = "default"
+    embedder: str = "local"
+    embed_url: str | None = None
+    embed_model: str | None = None
+    embed_api_key: str | None = None
+    max_file_bytes: int = 10 * 1024 * 1024
+    rrf_k: int = 60
+
+    def __repr__(self) -> str:
+        # The API key must never reach a log line or a traceback.
+        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "embed_api_key"}
+        return f"Config({shown}, embed_api_key={'***' if self.embed_api_key else None})"
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> Config:
+        """Defaults, then environment variables, then explicit (non-None) overrides."""
+        values: dict[str, Any] = {}
+        for setting in SETTINGS:
+            raw = os.environ.get(setting.env)
+            if raw:
+                values[setting.name] = raw
+        if "embed_api_key" not in values and os.environ.get("OPENAI_API_KEY"):
+            values["embed_api_key"] = os.environ["OPENAI_API_KEY"]
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls()._with(values)
+
+    def _with(self, values: dict[str, Any]) -> Config:
+        typed: dict[str, Any] = {}
+        for name, value in values.items():
+            try:
+                if name == "db":
+                    typed[name] = Path(value).expanduser()
+                elif name in ("max_file_bytes", "rrf_k"):
+                    typed[name] = int(value)
+                else:
+                    typed[name] = str(value)
+            except ValueError as exc:
+                raise ConfigError(f"setting {name!r} must be a whole number, got {value!r}") from exc
+        config = replace(self, **typed)
+        if config.rrf_k < 1:
+            raise ConfigError(f"rrf_k must be at least 1, got {config.rrf_k}")
+        if config.embedder not in ("local", "openai", "ollama", "none"):
+            raise ConfigError(
+                f"unknown embedder {config.embedder!r}; choose one of local, openai, ollama, none"
+            )
+        return config

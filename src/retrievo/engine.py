@@ -1,0 +1,287 @@
+"""The facade every surface calls: index(), search(), status()."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.config import Config
+from retrievo.embed.base import Embedder
+from retrievo.embed.factory import make_embedder
+from retrievo.errors import CollectionNotFound, EmbedderUnavailable, ModelMismatchError, SourceError
+from retrievo.ingest.chunkers import CHUNKERS, ChunkerName, chunk_document
+from retrievo.ingest.hashing import sha256_text
+from retrievo.ingest.loaders import Skip, load_file
+from retrievo.ingest.sources import walk
+from retrievo.models import Filters, IndexReport, IndexStatus, SearchMode, SearchResult, SkippedFile
+from retrievo.search.hybrid import SearchOptions, run_search
+from retrievo.store.base import Store
+from retrievo.store.sqlite import SQLiteStore
+
+log = logging.getLogger(__name__)
+EMBED_WRITE_BATCH = 256
+
+
+class IndexProgress(Protocol):
+    """What long work reports as it goes; the CLI draws progress bars from it."""
+
+    def file_done(self, path: str) -> None: ...
+
+    def embedding_started(self, total: int) -> None: ...
+
+    def embedded(self, count: int) -> None: ...
+
+
+class _NoProgress:
+    def file_done(self, path: str) -> None:
+        pass
+
+    def embedding_started(self, total: int) -> None:
+        pass
+
+    def embedded(self, count: int) -> None:
+        pass
+
+
+@dataclass
+class _EmbedderHealth:
+    """Remembers a failing embedder for a while so every query does not pay for the failure."""
+
+    failed_at: float | None = None
+    reason: str | None = None
+
+
+class Engine:
+    def __init__(
+        self,
+        config: Config,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        retry_embedder_after_s: float = 30.0,
+    ) -> None:
+        self.config = config
+        self._store = store
+        self._embedder = embedder if embedder is not None else make_embedder(config)
+        self._retry_after_s = retry_embedder_after_s
+        self._health = _EmbedderHealth()
+        self._lock = threading.Lock()
+
+    # Lifecycle --------------------------------------------------------------------------------
+
+    def _open_store(self, create: bool) -> Store:
+        with self._lock:
+            if self._store is None:
+                self._store = SQLiteStore(self.config.db, create=create)
+            return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._embedder
+
+    # Indexing ---------------------------------------------------------------------------------
+
+    def index(
+        self,
+        paths: Sequence[str | Path],
+        collection: str | None = None,
+        chunker: str = ChunkerName.AUTO,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        embed: bool = True,
+        force: bool = False,
+        progress: IndexProgress | None = None,
+    ) -> IndexReport:
+        """Index files and folders; unchanged files are skipped by hash, removed files leave search."""
+        if chunker != ChunkerName.AUTO and chunker not in CHUNKERS:
+            raise SourceError(f"unknown chunker {chunker!r}; choose auto, {', '.join(CHUNKERS)}")
+        name = collection or self.config.collection
+        progress = progress or _NoProgress()
+        roots = [Path(p).expanduser().resolve() for p in paths]
+        for root in roots:
+            if not root.exists():
+                raise SourceError(f"path {str(root)!r} does not exist; check the spelling")
+        store = self._open_store(create=True)
+        store.ensure_collection(name)
+        self._check_model(store, name)
+        report = IndexReport(collection=name)
+        started = time.perf_counter()
+        for root in roots:
+            self._index_root(store, report, root, name, chunker, include, exclude, force, progress)
+        if embed:
+            self._embed_missing(store, name, report, progress)
+        store.mark_indexed(name)
+        report.duration_s = time.perf_counter() - started
+        return report
+
+    def _index_root(
+        self,
+        store: Store,
+        report: IndexReport,
+        root: Path,
+        collection: str,
+        chunker: str,
+        include: Sequence[str],
+        exclude: Sequence[str],
+        force: bool,
+        progress: IndexProgress,
+    ) -> None:
+        seen: set[str] = set()
+        explicit = root.is_file()
+        for candidate in walk(root, include, exclude):
+            report.files_seen += 1
+            if candidate.skip:
+                report.skipped.append(SkippedFile(str(candidate.path), candidate.skip))
+                continue
+            source = str(candidate.path)
+            # A file that fails to load keeps what was indexed from it before: nothing is lost.
+            seen.add(source)
+            loaded = load_file(candidate.path, self.config.max_file_bytes, explicit=explicit)
+            if isinstance(loaded, Skip):
+                report.skipped.append(SkippedFile(source, loaded.reason))
+                progress.file_done(source)
+                continue
+            source_hash = sha256_text(loaded.text)
+            state = store.document_state(collection, source)
+            if state is not None and state.source_hash == source_hash and not force:
+                report.documents_unchanged += 1
+                progress.file_done(source)
+                continue
+            drafts = chunk_document(loaded, chunker)
+            modified = datetime.fromtimestamp(candidate.path.stat().st_mtime, UTC).isoformat()
+            store.write_revision(collection, loaded, source_hash, drafts, modified)
+            report.chunks_written += len(drafts)
+            if state is None:
+                report.documents_added += 1
+            else:
+                report.documents_changed += 1
+            progress.file_done(source)
+        gone = [source for source in store.sources_under(collection, str(root)) if source not in seen]
+        report.documents_removed += store.remove_sources(collection, gone)
+
+    def embed_missing(self, collection: str | None = None, progress: IndexProgress | None = None) -> IndexReport:
+        """Embed every current chunk that has no vector for the collection's model yet."""
+        name = collection or self.config.collection
+        store = self._open_store(create=False)
+        self._check_model(store, name)
+        report = IndexReport(collection=name)
+        self._embed_missing(store, name, report, progress or _NoProgress())
+        return report
+
+    def _embed_missing(self, store: Store, collection: str, report: IndexReport, progress: IndexProgress) -> None:
+        embedder = self._embedder
+        missing = store.missing_embeddings(collection, embedder.model_id) if embedder else []
+        report.embeddings_reused = max(0, report.chunks_written - len(missing))
+        if embedder is None:
+            report.embed_error = "embedder is 'none': keyword search only"
+            return
+        if not missing:
+            return
+        progress.embedding_started(len(missing))
+        try:
+            info = store.get_collection(collection)
+            if info is not None and info.model_id is None:
+                store.set_collection_model(collection, embedder.model_id, embedder.dimensions)
+            # Written in slices so a crash mid-way keeps what was already embedded (resumable).
+            for begin in range(0, len(missing), EMBED_WRITE_BATCH):
+                batch = missing[begin : begin + EMBED_WRITE_BATCH]
+                vectors = embedder.embed_documents([text for _, text in batch], progress=progress.embedded)
+                store.put_embeddings(embedder.model_id, [key for key, _ in batch], vectors)
+                report.chunks_embedded += len(batch)
+        except EmbedderUnavailable as exc:
+            report.embed_error = str(exc)
+            self._mark_embedder_failed(str(exc))
+        report.embeddings_missing = len(missing) - report.chunks_embedded
+
+    def _check_model(self, store: Store, collection: str) -> None:
+        info = store.get_collection(collection)
+        embedder = self._embedder
+        if info is None or info.model_id is None or embedder is None:
+            return
+        if info.model_id != embedder.model_id:
+            raise ModelMismatchError(
+                f"collection {collection!r} was embedded with {info.model_id} ({info.dimensions} dims), "
+                f"but the configured embedder is {embedder.model_id}. Use the original embedder "
+                f"(RETRIEVO_EMBEDDER), or re-embed by indexing into a new collection "
+                f"(`retrievo index PATH --collection {collection}-new`) or a new --db."
+            )
+
+    # Search -----------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        collection: str | None = None,
+        limit: int = 10,
+        mode: SearchMode | str = SearchMode.HYBRID,
+        filters: Filters | None = None,
+        min_score: float | None = None,
+        explain: bool = False,
+    ) -> SearchResult:
+        name = collection or self.config.collection
+        store = self._open_store(create=False)
+        if store.get_collection(name) is None:
+            raise CollectionNotFound(
+                f"collection {name!r} does not exist; run `retrievo index PATH --collection {name}` first"
+            )
+        self._check_model(store, name)
+        options = SearchOptions(
+            mode=SearchMode(mode),
+            limit=limit,
+            filters=filters or Filters(),
+            min_score=min_score,
+            explain=explain,
+            k=self.config.rrf_k,
+        )
+        reason = self._unavailable_reason(store, name)
+        return run_search(store, name, query, options, self._embed_query, reason)
+
+    def _unavailable_reason(self, store: Store, collection: str) -> str | None:
+        if self._embedder is None:
+            return "embedder is 'none' (RETRIEVO_EMBEDDER=none): keyword search only"
+        info = store.get_collection(collection)
+        if info is not None and info.model_id is None:
+            return "this collection has no embeddings yet; run `retrievo embed` or re-run `retrievo index`"
+        health = self._health
+        if health.failed_at is not None and time.monotonic() - health.failed_at < self._retry_after_s:
+            return health.reason
+        return None
+
+    def _embed_query(self, query: str) -> tuple[str, npt.NDArray[np.float32]]:
+        embedder = self._embedder
+        if embedder is None:
+            raise EmbedderUnavailable("no embedder configured")
+        try:
+            vector = embedder.embed_query(query)
+        except EmbedderUnavailable as exc:
+            self._mark_embedder_failed(str(exc))
+            raise
+        self._health = _EmbedderHealth()
+        return embedder.model_id, vector
+
+    def _mark_embedder_failed(self, reason: str) -> None:
+        self._health = _EmbedderHealth(failed_at=time.monotonic(), reason=reason)
+
+    # Status -----------------------------------------------------------------------------------
+
+    def status(self) -> IndexStatus:
+        return self._open_store(create=False).status()

@@ -1,0 +1,52 @@
+"""One exception tree for retrievo; every message says what to do next.
+
+    RetrievoError
+    ├── ConfigError            a setting or argument is wrong
+    ├── IndexMissingError      there is no index at the path given
+    ├── IndexCorruptError      the file is not a readable retrieval index
+    ├── CollectionNotFound     a named collection does not exist
+    ├── ModelMismatchError     the collection was embedded with another model
+    ├── IndexLockedError       another process is writing the same collection
+    ├── EmbedderUnavailable    the embedding model cannot run (search degrades to keywords)
+    └── SourceError            a path cannot be indexed (outside the root, unreadable …)
+
+Surfaces translate these into exit codes (CLI) or tool errors (MCP); they never show tracebacks.
+"""
+
+from __future__ import annotations
+
+
+class RetrievoError(Exception):
+    """Base of every error retrievo raises on purpose."""
+
+
+class ConfigError(RetrievoError):
+    pass
+
+
+class IndexMissingError(RetrievoError):
+    pass
+
+
+class IndexCorruptError(RetrievoError):
+    pass
+
+
+class CollectionNotFound(RetrievoError):
+    pass
+
+
+class ModelMismatchError(RetrievoError):
+    pass
+
+
+class IndexLockedError(RetrievoError):
+    pass
+
+
+class EmbedderUnavailable(RetrievoError):
+    pass
+
+
+class SourceError(RetrievoError):
+    pass

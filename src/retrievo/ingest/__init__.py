@@ -1,0 +1,1 @@
+"""Sources → loaders → chunkers → hashing. Pure functions where possible; no store access here."""

@@ -1,0 +1,161 @@
+"""Chunkers: exact, offset-preserving spans of a document's text.
+
+Every chunk is a slice: ``document.text[chunk.start:chunk.end] == chunk.text``. Chunkers never
+rewrite text; they only choose boundaries, trimmed of surrounding whitespace. No chunk crosses a
+loader section (a Markdown heading, an HTML heading, a PDF page).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+
+from retrievo.ingest.hashing import sha256_text
+from retrievo.models import ChunkDraft, LoadedDocument, Section
+
+# A sentence ends at . ! ? (optionally closed by quotes/brackets) before whitespace, or at a blank line.
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n[ \t]*\n\s*")
+_PARAGRAPH_END = re.compile(r"\n[ \t]*\n\s*")
+
+
+class ChunkerName(StrEnum):
+    AUTO = "auto"
+    SENTENCE = "sentence"
+    PARAGRAPH = "paragraph"
+    MARKDOWN = "markdown"
+
+
+@dataclass(frozen=True)
+class ChunkerSpec:
+    name: str
+    version: int
+    max_chars: int
+    segmenter: Callable[[str, int, int], list[tuple[int, int]]]
+
+
+def _segments(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Spans between boundary matches inside [start, end), trimmed of whitespace, non-empty."""
+    spans: list[tuple[int, int]] = []
+    cursor = start
+    for match in pattern.finditer(text, start, end):
+        spans.append((cursor, match.start()))
+        cursor = match.end()
+    spans.append((cursor, end))
+    return [trimmed for s, e in spans if (trimmed := _trim(text, s, e))]
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int] | None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if end > start else None
+
+
+def sentence_segments(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    return _segments(_SENTENCE_END, text, start, end)
+
+
+def paragraph_segments(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    return _segments(_PARAGRAPH_END, text, start, end)
+
+
+def _split_long(text: str, start: int, end: int, max_chars: int) -> Iterator[tuple[int, int]]:
+    """Cut an over-long span at the last whitespace before the limit (hard cut if there is none)."""
+    while end - start > max_chars:
+        window_end = start + max_chars
+        cut = max((m.start() for m in re.finditer(r"\s", text[start + 1 : window_end])), default=-1)
+        cut = start + 1 + cut if cut >= 0 else window_end
+        piece = _trim(text, start, cut)
+        if piece:
+            yield piece
+        next_start = _trim(text, cut, end)
+        if next_start is None:
+            return
+        start = next_start[0]
+    yield (start, end)
+
+
+def pack(text: str, segments: list[tuple[int, int]], max_chars: int) -> list[tuple[int, int]]:
+    """Greedily join consecutive segments into spans of at most ``max_chars`` characters."""
+    packed: list[tuple[int, int]] = []
+    current: tuple[int, int] | None = None
+    for seg_start, seg_end in segments:
+        for piece in _split_long(text, seg_start, seg_end, max_chars):
+            if current and piece[1] - current[0] <= max_chars:
+                current = (current[0], piece[1])
+            else:
+                if current:
+                    packed.append(current)
+                current = piece
+    if current:
+        packed.append(current)
+    return packed
+
+
+CHUNKERS: dict[str, ChunkerSpec] = {
+    ChunkerName.SENTENCE: ChunkerSpec("sentence", 1, 500, sentence_segments),
+    ChunkerName.PARAGRAPH: ChunkerSpec("paragraph", 1, 1500, paragraph_segments),
+    # Sections are already small topical units; pack their sentences into model-sized chunks.
+    ChunkerName.MARKDOWN: ChunkerSpec("markdown", 1, 1000, sentence_segments),
+}
+
+
+def resolve_chunker(name: str, document: LoadedDocument) -> ChunkerSpec:
+    """``auto`` picks markdown for structured text (Markdown, HTML) and sentence for the rest."""
+    if name == ChunkerName.AUTO:
+        structured = document.media_type in ("text/markdown", "text/html")
+        return CHUNKERS[ChunkerName.MARKDOWN if structured else ChunkerName.SENTENCE]
+    return CHUNKERS[name]
+
+
+class LineIndex:
+    """Maps character offsets to 1-based line numbers."""
+
+    def __init__(self, text: str) -> None:
+        self.newlines = [i for i, ch in enumerate(text) if ch == "\n"]
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_left(self.newlines, offset) + 1
+
+
+def context_line(title: str, heading_path: tuple[str, ...]) -> str:
+    """``Title > Heading > Subheading``; a first heading that repeats the title is said once."""
+    headings = heading_path[1:] if heading_path and heading_path[0] == title else heading_path
+    return " > ".join(part for part in (title, *headings) if part)
+
+
+def chunk_document(document: LoadedDocument, chunker: str = ChunkerName.AUTO) -> list[ChunkDraft]:
+    spec = resolve_chunker(chunker, document)
+    text = document.text
+    sections = document.sections or (Section(0, len(text)),)
+    lines = LineIndex(text)
+    drafts: list[ChunkDraft] = []
+    for section in sections:
+        context = context_line(document.title, section.heading_path)
+        segments = spec.segmenter(text, section.start, section.end)
+        for start, end in pack(text, segments, spec.max_chars):
+            chunk_text = text[start:end]
+            metadata: dict[str, object] = {}
+            if section.heading_path:
+                metadata["heading_path"] = list(section.heading_path)
+            if section.page is not None:
+                metadata["page"] = section.page
+            drafts.append(
+                ChunkDraft(
+                    text=chunk_text,
+                    start=start,
+                    end=end,
+                    line_start=lines.line_of(start),
+                    line_end=lines.line_of(end - 1),
+                    context=context,
+                    chunker=spec.name,
+                    chunker_version=spec.version,
+                    chunk_hash=sha256_text(chunk_text),
+                    metadata=metadata,
+                )
+            )
+    return drafts

@@ -1,0 +1,19 @@
+"""Content hashes: the identity of chunks, sources and embeddings."""
+
+from __future__ import annotations
+
+import hashlib
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def embedding_key(context: str, text: str) -> str:
+    """What an embedding is keyed by: the exact words the model saw (context and text)."""
+    return sha256_text(embedding_input(context, text))
+
+
+def embedding_input(context: str, text: str) -> str:
+    """The text handed to the embedding model for a chunk: its context first, then its words."""
+    return f"{context}\n{text}" if context else text

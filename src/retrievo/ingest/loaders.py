@@ -1,0 +1,119 @@
+"""Turn a file's bytes into a LoadedDocument, or a reason it was skipped.
+
+Loaders never raise for bad content: binary junk, invalid UTF-8, empty or oversized files, broken
+PDFs all come back as ``Skip`` with a reason the index report counts.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from retrievo.ingest.html_text import html_to_document
+from retrievo.ingest.markdown_text import markdown_sections, parse_front_matter
+from retrievo.models import LoadedDocument, Section
+
+log = logging.getLogger(__name__)
+
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
+TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".adoc", ".org"})
+HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
+PDF_SUFFIXES = frozenset({".pdf"})
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES
+
+
+@dataclass(frozen=True)
+class Skip:
+    reason: str
+
+
+def load_file(path: Path, max_bytes: int, explicit: bool = False) -> LoadedDocument | Skip:
+    """Load one file. ``explicit`` files (named on the command line) are read as text if unknown."""
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES and not explicit:
+        return Skip(f"unsupported type: {suffix or 'no extension'}")
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            return Skip(f"too large: {size} bytes > limit {max_bytes} (raise --max-file-bytes)")
+        if size == 0:
+            return Skip("empty: file has no content")
+        data = path.read_bytes()
+    except OSError as exc:
+        return Skip(f"unreadable: {exc.strerror or exc}")
+    source = str(path)
+    if suffix in PDF_SUFFIXES:
+        return load_pdf(source, data)
+    if b"\x00" in data[:8192]:
+        return Skip("binary: contains NUL bytes")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return Skip(f"undecodable: not valid UTF-8 at byte {exc.start}")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        return Skip("empty: file has only whitespace")
+    if suffix in MARKDOWN_SUFFIXES:
+        return load_markdown(source, text)
+    if suffix in HTML_SUFFIXES:
+        return html_to_document(source, text)
+    return LoadedDocument(source=source, text=text, title=_title_from_path(path))
+
+
+def load_markdown(source: str, text: str) -> LoadedDocument:
+    metadata = parse_front_matter(text)
+    sections, first_heading = markdown_sections(text)
+    title = str(metadata.pop("title", "") or first_heading or _title_from_path(Path(source)))
+    return LoadedDocument(
+        source=source,
+        text=text,
+        title=title,
+        media_type="text/markdown",
+        sections=tuple(sections),
+        metadata=metadata,
+    )
+
+
+def load_pdf(source: str, data: bytes) -> LoadedDocument | Skip:
+    """Text per page; pages become sections so chunks keep their page number."""
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        pages = [(page.extract_text() or "") for page in reader.pages]
+        meta_title = reader.metadata.title if reader.metadata else None
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
+        return Skip(f"unreadable PDF: {type(exc).__name__}: {exc}")
+    parts: list[str] = []
+    sections: list[Section] = []
+    offset = 0
+    for number, page_text in enumerate(pages, start=1):
+        cleaned = page_text.replace("\r\n", "\n").replace("\x00", "").strip()
+        if not cleaned:
+            continue
+        if parts:
+            parts.append("\n\n")
+            offset += 2
+        sections.append(Section(offset, offset + len(cleaned), (f"page {number}",), page=number))
+        parts.append(cleaned)
+        offset += len(cleaned)
+    text = "".join(parts)
+    if not text.strip():
+        return Skip("empty: PDF has no extractable text (scanned images are not read)")
+    title = str(meta_title or _title_from_path(Path(source)))
+    return LoadedDocument(
+        source=source,
+        text=text,
+        title=title,
+        media_type="application/pdf",
+        sections=tuple(sections),
+        metadata={"pages": len(pages)},
+    )
+
+
+def _title_from_path(path: Path) -> str:
+    return re.sub(r"[_-]+", " ", path.stem).strip() or path.name

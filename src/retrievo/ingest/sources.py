@@ -1,0 +1,105 @@
+"""Walk directories into candidate files: .gitignore, include/exclude globs, safe symlinks."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from retrievo.errors import SourceError
+
+ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".retrievo"})
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A file found under a root; ``skip`` says why it will not be loaded, if it will not."""
+
+    path: Path
+    relative: str
+    skip: str | None = None
+
+
+def _spec(patterns: Sequence[str]) -> pathspec.PathSpec | None:
+    lines = [p for p in patterns if p.strip()]
+    return pathspec.PathSpec.from_lines("gitwildmatch", lines) if lines else None
+
+
+def _gitignore_spec(directory: Path) -> pathspec.PathSpec | None:
+    ignore_file = directory / ".gitignore"
+    try:
+        return _spec(ignore_file.read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError:
+        return None
+
+
+def walk(root: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Iterator[Candidate]:
+    """Yield every file under ``root`` (or ``root`` itself when it is a file).
+
+    Symlinks are followed only when they resolve inside the root, and each real directory is
+    visited once, so symlink loops end. Nested .gitignore files apply to their own subtree.
+    """
+    if not root.exists():
+        raise SourceError(f"path {str(root)!r} does not exist; check the spelling or mount")
+    root = root.resolve()
+    include_spec, exclude_spec = _spec(include), _spec(exclude)
+    if root.is_file():
+        yield Candidate(root, root.name)
+        return
+    visited: set[Path] = set()
+    stack: list[tuple[Path, list[tuple[Path, pathspec.PathSpec]]]] = [(root, [])]
+    while stack:
+        directory, ignores = stack.pop()
+        real = directory.resolve()
+        if real in visited:
+            continue
+        visited.add(real)
+        own = _gitignore_spec(directory)
+        ignores = [*ignores, (directory, own)] if own else ignores
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            yield Candidate(directory, str(directory.relative_to(root)), f"unreadable: {exc.strerror}")
+            continue
+        subdirs: list[Path] = []
+        for entry in entries:
+            path = Path(entry.path)
+            relative = path.relative_to(root).as_posix()
+            is_dir = entry.is_dir(follow_symlinks=True)
+            if is_dir and entry.name in ALWAYS_SKIPPED_DIRS:
+                continue
+            if _ignored(path, is_dir, ignores):
+                continue
+            if entry.is_symlink() and not _inside(path, root):
+                yield Candidate(path, relative, "outside root: symlink points outside the indexed folder")
+                continue
+            if is_dir:
+                subdirs.append(path)
+                continue
+            if not entry.is_file(follow_symlinks=True):
+                continue
+            if include_spec and not include_spec.match_file(relative):
+                continue
+            if exclude_spec and exclude_spec.match_file(relative):
+                continue
+            yield Candidate(path, relative)
+        stack.extend((d, ignores) for d in reversed(subdirs))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root)
+    except (ValueError, OSError, RuntimeError):
+        return False
+    return True
+
+
+def _ignored(path: Path, is_dir: bool, ignores: list[tuple[Path, pathspec.PathSpec]]) -> bool:
+    for base, spec in ignores:
+        relative = path.relative_to(base).as_posix()
+        if spec.match_file(relative + "/" if is_dir else relative):
+            return True
+    return False

@@ -1,0 +1,186 @@
+"""Plain, frozen data: what flows between ingest, store, search and the surfaces.
+
+This module imports nothing of retrievo's own, so every layer can depend on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+JSONDict = dict[str, Any]
+
+
+class Kind(StrEnum):
+    """What a document is; code and record kinds are filled by later loaders."""
+
+    DOCUMENT = "document"
+    CODE = "code"
+    RECORD = "record"
+
+
+class SearchMode(StrEnum):
+    KEYWORD = "keyword"
+    SEMANTIC = "semantic"
+    HYBRID = "hybrid"
+
+
+@dataclass(frozen=True)
+class LoadedDocument:
+    """A source's whole text after loading, before chunking.
+
+    ``sections`` are (start, end, heading_path) spans from the loader (Markdown/HTML headings,
+    PDF pages) that a chunker must not cross.
+    """
+
+    source: str
+    text: str
+    title: str
+    kind: Kind = Kind.DOCUMENT
+    media_type: str = "text/plain"
+    sections: tuple[Section, ...] = ()
+    metadata: JSONDict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A span of a document that chunks never cross, with the words that place it."""
+
+    start: int
+    end: int
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+
+
+@dataclass(frozen=True)
+class ChunkDraft:
+    """A chunk as a chunker produces it: exact offsets into the document text."""
+
+    text: str
+    start: int
+    end: int
+    line_start: int
+    line_end: int
+    context: str
+    chunker: str
+    chunker_version: int
+    chunk_hash: str
+    metadata: JSONDict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A stored chunk of one revision of one document."""
+
+    chunk_id: int
+    document_id: str
+    revision_id: str
+    collection: str
+    ordinal: int
+    text: str
+    context: str
+    start: int
+    end: int
+    line_start: int
+    line_end: int
+    chunk_hash: str
+    source_hash: str
+    chunker: str
+    chunker_version: int
+    metadata: JSONDict
+    path: str
+    title: str
+    kind: Kind
+
+
+@dataclass(frozen=True)
+class ArmHit:
+    """One arm's view of one chunk: its 1-based rank and raw score in that arm."""
+
+    chunk_id: int
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A fused search result."""
+
+    chunk: Chunk
+    score: float
+    relevance: float
+    explain: dict[str, ArmHit] | None = None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    search_mode: str
+    search_duration_ms: float
+    hits: tuple[Hit, ...]
+    degraded_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions pushed into every search arm before its top-k is taken."""
+
+    kinds: tuple[Kind, ...] = ()
+    path_glob: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: tuple[tuple[str, str], ...] = ()
+    date_from: str | None = None
+    date_to: str | None = None
+    document_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    path: str
+    reason: str
+
+
+@dataclass
+class IndexReport:
+    """What one `index` run did; mutable because it is filled in as the run goes."""
+
+    collection: str
+    files_seen: int = 0
+    documents_added: int = 0
+    documents_changed: int = 0
+    documents_unchanged: int = 0
+    documents_removed: int = 0
+    chunks_written: int = 0
+    chunks_embedded: int = 0
+    embeddings_reused: int = 0
+    embeddings_missing: int = 0
+    embed_error: str | None = None
+    skipped: list[SkippedFile] = field(default_factory=list)
+    duration_s: float = 0.0
+
+    def skipped_by_reason(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for item in self.skipped:
+            key = item.reason.split(":", 1)[0]
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
+
+@dataclass(frozen=True)
+class CollectionStatus:
+    name: str
+    documents: int
+    chunks: int
+    embedded: int
+    missing: int
+    model_id: str | None
+    dimensions: int | None
+    last_indexed: str | None
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    db: str
+    size_bytes: int
+    collections: tuple[CollectionStatus, ...]

@@ -1,0 +1,1 @@
+"""Search: arms are run by the store; fusion, relevance and degraded mode live here."""

@@ -1,0 +1,96 @@
+"""Run the arms a mode asks for, fuse them, and say how the answer was made.
+
+Relevance: every hit's fused RRF score divided by the highest score possible for the arms that
+ran (rank 1 in each). So relevance is 1.0 for a chunk every arm put first, ~0.5 for a chunk only
+one of two arms ranked first, and falls off as ``(k+1)/(k+rank)``. It is comparable across queries
+and modes, which is what ``min_score`` needs; it measures agreement of rankings, not absolute
+similarity (the raw per-arm scores are in ``explain``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.errors import EmbedderUnavailable
+from retrievo.models import ArmHit, Filters, Hit, SearchMode, SearchResult
+from retrievo.search.fusion import DEFAULT_K, max_rrf_score, rrf
+from retrievo.store.base import Store
+
+KEYWORD, SEMANTIC = "keyword", "semantic"
+LEXICAL_ONLY = "lexical-only"
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    mode: SearchMode = SearchMode.HYBRID
+    limit: int = 10
+    filters: Filters = Filters()
+    min_score: float | None = None
+    explain: bool = False
+    k: int = DEFAULT_K
+    weights: Mapping[str, float] | None = None
+    depth: int = 100
+
+
+QueryEmbedder = Callable[[str], tuple[str, npt.NDArray[np.float32]]]
+
+
+def run_search(
+    store: Store,
+    collection: str,
+    query: str,
+    options: SearchOptions,
+    embed_query: QueryEmbedder | None,
+    unavailable_reason: str | None = None,
+) -> SearchResult:
+    """``embed_query`` returns (model_id, vector) or raises EmbedderUnavailable."""
+    started = time.perf_counter()
+    depth = max(options.depth, options.limit)
+    arms: dict[str, list[ArmHit]] = {}
+    reason = unavailable_reason
+    if options.mode in (SearchMode.SEMANTIC, SearchMode.HYBRID) and embed_query is not None and reason is None:
+        try:
+            model_id, vector = embed_query(query)
+            arms[SEMANTIC] = store.vector_search(collection, model_id, vector, options.filters, depth)
+        except EmbedderUnavailable as exc:
+            reason = str(exc)
+    degraded = options.mode != SearchMode.KEYWORD and SEMANTIC not in arms
+    if options.mode in (SearchMode.KEYWORD, SearchMode.HYBRID) or degraded:
+        arms[KEYWORD] = store.keyword_search(collection, query, options.filters, depth)
+    fused = rrf(arms, k=options.k, weights=options.weights)
+    ceiling = max_rrf_score(list(arms), k=options.k, weights=options.weights)
+    ranks = {arm: {hit.chunk_id: hit for hit in hits} for arm, hits in arms.items()}
+    selected: list[tuple[int, float, float]] = []
+    for chunk_id, score in fused:
+        relevance = min(1.0, score / ceiling) if ceiling else 0.0
+        if options.min_score is not None and relevance < options.min_score:
+            break  # fused order is relevance order, so nothing after this passes either
+        selected.append((chunk_id, score, relevance))
+        if len(selected) == options.limit:
+            break
+    chunks = store.get_chunks([chunk_id for chunk_id, _, _ in selected])
+    hits = tuple(
+        Hit(
+            chunk=chunks[chunk_id],
+            score=score,
+            relevance=relevance,
+            explain={arm: by_id[chunk_id] for arm, by_id in ranks.items() if chunk_id in by_id}
+            if options.explain
+            else None,
+        )
+        for chunk_id, score, relevance in selected
+        if chunk_id in chunks
+    )
+    mode = LEXICAL_ONLY if degraded else str(options.mode)
+    return SearchResult(
+        query=query,
+        search_mode=mode,
+        search_duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        hits=hits,
+        degraded_reason=reason if degraded else None,
+    )

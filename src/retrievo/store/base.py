@@ -1,0 +1,78 @@
+"""The Store protocol: everything the engine needs from persistence, nothing more.
+
+Contract (every implementation, checked by one behaviour suite):
+- Every read and write names a collection; nothing crosses collections.
+- ``write_revision`` is atomic: after a crash the document has its old revision or its new one.
+- A new revision supersedes the old one's chunks (kept for point-in-time reads), and only the
+  current chunks are searchable.
+- Embeddings are keyed by (embed_key, model_id): identical text is embedded once per model.
+- Search arms apply filters before taking their top ``limit`` and return 1-based ranks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.models import ArmHit, Chunk, ChunkDraft, Filters, IndexStatus, LoadedDocument
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    name: str
+    model_id: str | None
+    dimensions: int | None
+
+
+@dataclass(frozen=True)
+class DocumentState:
+    document_id: str
+    source_hash: str
+    revision_id: str
+
+
+class Store(Protocol):
+    path: str
+
+    def get_collection(self, name: str) -> CollectionInfo | None: ...
+
+    def ensure_collection(self, name: str) -> CollectionInfo: ...
+
+    def set_collection_model(self, name: str, model_id: str, dimensions: int) -> None: ...
+
+    def document_state(self, collection: str, source: str) -> DocumentState | None: ...
+
+    def write_revision(
+        self,
+        collection: str,
+        document: LoadedDocument,
+        source_hash: str,
+        drafts: Sequence[ChunkDraft],
+        modified_at: str | None,
+    ) -> DocumentState: ...
+
+    def sources_under(self, collection: str, prefix: str) -> list[str]: ...
+
+    def remove_sources(self, collection: str, sources: Sequence[str]) -> int: ...
+
+    def missing_embeddings(self, collection: str, model_id: str) -> list[tuple[str, str]]: ...
+
+    def put_embeddings(self, model_id: str, keys: Sequence[str], vectors: npt.NDArray[np.float32]) -> None: ...
+
+    def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]: ...
+
+    def vector_search(
+        self, collection: str, model_id: str, vector: npt.NDArray[np.float32], filters: Filters, limit: int
+    ) -> list[ArmHit]: ...
+
+    def get_chunks(self, chunk_ids: Sequence[int]) -> dict[int, Chunk]: ...
+
+    def mark_indexed(self, collection: str) -> None: ...
+
+    def status(self) -> IndexStatus: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,58 @@
+"""Opening an index file safely: missing, corrupt or foreign files get clear errors."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from retrievo.errors import IndexCorruptError, IndexMissingError
+from retrievo.store.sqlite.migrations import apply_migrations
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 30_000
+
+
+def check_index_file(path: Path, create: bool) -> None:
+    if not path.exists():
+        if not create:
+            raise IndexMissingError(
+                f"no index at {path}; run `retrievo index PATH --db {path}` first (or set RETRIEVO_DB)"
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return
+    if path.is_dir():
+        raise IndexCorruptError(f"{path} is a directory, not an index file; pass a file path with --db")
+    with path.open("rb") as handle:
+        header = handle.read(len(SQLITE_HEADER))
+    if header and header != SQLITE_HEADER:
+        raise IndexCorruptError(
+            f"{path} is not a retrievo index (not an SQLite file); move it aside or choose another --db"
+        )
+
+
+def connect(path: Path, create: bool) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL, foreign keys on."""
+    check_index_file(path, create)
+    try:
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA foreign_keys = ON")
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables and "migrations" not in tables:
+            db.close()
+            raise IndexCorruptError(
+                f"{path} is an SQLite database but not a retrievo index; choose another --db"
+            )
+        if create or tables:
+            apply_migrations(db)
+        if not create and not tables:
+            db.close()
+            raise IndexMissingError(f"index at {path} is empty; run `retrievo index PATH --db {path}` first")
+        db.execute("SELECT count(*) FROM collections").fetchone()
+        return db
+    except sqlite3.DatabaseError as exc:
+        raise IndexCorruptError(
+            f"index file {path} cannot be read ({exc}); it may be corrupt — move it aside and re-index"
+        ) from exc

@@ -1,0 +1,304 @@
+"""SQLiteStore: the embedded default Store (see ``retrievo.store.base`` for the contract)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.errors import CollectionNotFound, IndexCorruptError
+from retrievo.ingest.hashing import embedding_input, embedding_key, sha256_text
+from retrievo.models import (
+    ArmHit,
+    Chunk,
+    ChunkDraft,
+    CollectionStatus,
+    Filters,
+    IndexStatus,
+    Kind,
+    LoadedDocument,
+)
+from retrievo.store.base import CollectionInfo, DocumentState
+from retrievo.store.sqlite.connection import connect
+from retrievo.store.sqlite.search import keyword_search, vector_search
+from retrievo.store.sqlite.vectors import VectorCache, encode_vector
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class SQLiteStore:
+    """One file, WAL; writes serialised by a lock, each document written in one transaction."""
+
+    def __init__(self, path: Path, create: bool = False) -> None:
+        self.path = str(path)
+        self._db = connect(path, create)
+        self._lock = threading.RLock()
+        self._vectors = VectorCache()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+                self._db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def _read(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            try:
+                cursor = self._db.execute(sql, params)
+                cursor.row_factory = sqlite3.Row
+                return cursor.fetchall()
+            except sqlite3.DatabaseError as exc:
+                if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                    raise
+                raise IndexCorruptError(f"index file {self.path} cannot be read ({exc})") from exc
+
+    def generation(self) -> int:
+        return int(self._read("SELECT value FROM meta WHERE key = 'generation'")[0][0])
+
+    # Collections --------------------------------------------------------------------------------
+
+    def _collection_id(self, name: str) -> int:
+        rows = self._read("SELECT id FROM collections WHERE name = ?", (name,))
+        if not rows:
+            raise CollectionNotFound(
+                f"collection {name!r} does not exist; run `retrievo index PATH --collection {name}` first"
+            )
+        return int(rows[0][0])
+
+    def get_collection(self, name: str) -> CollectionInfo | None:
+        rows = self._read("SELECT name, model_id, dimensions FROM collections WHERE name = ?", (name,))
+        return CollectionInfo(rows[0][0], rows[0][1], rows[0][2]) if rows else None
+
+    def list_collections(self) -> list[str]:
+        return [row[0] for row in self._read("SELECT name FROM collections ORDER BY name")]
+
+    def ensure_collection(self, name: str) -> CollectionInfo:
+        info = self.get_collection(name)
+        if info is None:
+            with self._transaction() as db:
+                db.execute("INSERT INTO collections (name, created_at) VALUES (?, ?)", (name, now_iso()))
+            info = CollectionInfo(name, None, None)
+        return info
+
+    def set_collection_model(self, name: str, model_id: str, dimensions: int) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE collections SET model_id = ?, dimensions = ? WHERE name = ?", (model_id, dimensions, name)
+            )
+
+    def mark_indexed(self, collection: str) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE collections SET last_indexed_at = ? WHERE name = ?", (now_iso(), collection))
+
+    # Documents and revisions --------------------------------------------------------------------
+
+    def document_state(self, collection: str, source: str) -> DocumentState | None:
+        rows = self._read(
+            """SELECT d.id, r.source_hash, r.id FROM documents d
+               JOIN collections col ON col.id = d.collection_id
+               JOIN revisions r ON r.id = d.current_revision_id
+               WHERE col.name = ? AND d.source = ? AND d.deleted_at IS NULL""",
+            (collection, source),
+        )
+        return DocumentState(rows[0][0], rows[0][1], rows[0][2]) if rows else None
+
+    def write_revision(
+        self,
+        collection: str,
+        document: LoadedDocument,
+        source_hash: str,
+        drafts: Sequence[ChunkDraft],
+        modified_at: str | None,
+    ) -> DocumentState:
+        collection_id = self._collection_id(collection)
+        document_id = "doc_" + sha256_text(f"{collection}\0{document.source}")[:16]
+        stamp = now_iso()
+        metadata = json.dumps(document.metadata)
+        with self._transaction() as db:
+            self._supersede(db, document_id, stamp)
+            db.execute(
+                """INSERT INTO documents (id, collection_id, source, kind, title, media_type, metadata,
+                       modified_at, created_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, title = excluded.title,
+                       media_type = excluded.media_type, metadata = excluded.metadata,
+                       modified_at = excluded.modified_at, deleted_at = NULL""",
+                (document_id, collection_id, document.source, str(document.kind), document.title,
+                 document.media_type, metadata, modified_at, stamp),
+            )  # fmt: skip
+            number = db.execute(
+                "SELECT COALESCE(MAX(number), 0) + 1 FROM revisions WHERE document_id = ?", (document_id,)
+            ).fetchone()[0]
+            revision_id = "rev_" + sha256_text(f"{document_id}\0{number}\0{source_hash}")[:16]
+            db.execute(
+                "INSERT INTO revisions (id, document_id, number, source_hash, text, created_at) VALUES (?,?,?,?,?,?)",
+                (revision_id, document_id, number, source_hash, document.text, stamp),
+            )
+            db.execute("UPDATE documents SET current_revision_id = ? WHERE id = ?", (revision_id, document_id))
+            for ordinal, draft in enumerate(drafts):
+                cursor = db.execute(
+                    """INSERT INTO chunks (collection_id, document_id, revision_id, ordinal, text, context,
+                           start_offset, end_offset, line_start, line_end, chunk_hash, source_hash, chunker,
+                           chunker_version, embed_key, metadata, created_at)
+                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                    (collection_id, document_id, revision_id, ordinal, draft.text, draft.context, draft.start,
+                     draft.end, draft.line_start, draft.line_end, draft.chunk_hash, source_hash, draft.chunker,
+                     draft.chunker_version, embedding_key(draft.context, draft.text), json.dumps(draft.metadata),
+                     stamp),
+                )  # fmt: skip
+                db.execute(
+                    "INSERT INTO chunks_fts (rowid, context, text) VALUES (?, ?, ?)",
+                    (cursor.lastrowid, draft.context, draft.text),
+                )
+        return DocumentState(document_id, source_hash, revision_id)
+
+    @staticmethod
+    def _supersede(db: sqlite3.Connection, document_id: str, stamp: str) -> None:
+        """Take a document's current chunks out of search; they stay stored for point-in-time reads."""
+        db.execute(
+            """INSERT INTO chunks_fts (chunks_fts, rowid, context, text)
+               SELECT 'delete', id, context, text FROM chunks WHERE document_id = ? AND superseded_at IS NULL""",
+            (document_id,),
+        )
+        db.execute(
+            "UPDATE chunks SET superseded_at = ? WHERE document_id = ? AND superseded_at IS NULL", (stamp, document_id)
+        )
+        db.execute(
+            "UPDATE revisions SET superseded_at = ? WHERE document_id = ? AND superseded_at IS NULL",
+            (stamp, document_id),
+        )
+
+    def sources_under(self, collection: str, prefix: str) -> list[str]:
+        rows = self._read(
+            """SELECT d.source FROM documents d JOIN collections col ON col.id = d.collection_id
+               WHERE col.name = ? AND d.deleted_at IS NULL AND (d.source = ? OR substr(d.source, 1, ?) = ?)""",
+            (collection, prefix, len(prefix.rstrip("/")) + 1, prefix.rstrip("/") + "/"),
+        )
+        return [row[0] for row in rows]
+
+    def remove_sources(self, collection: str, sources: Sequence[str]) -> int:
+        collection_id = self._collection_id(collection)
+        stamp = now_iso()
+        removed = 0
+        with self._transaction() as db:
+            for source in sources:
+                row = db.execute(
+                    "SELECT id FROM documents WHERE collection_id = ? AND source = ? AND deleted_at IS NULL",
+                    (collection_id, source),
+                ).fetchone()
+                if row:
+                    self._supersede(db, row[0], stamp)
+                    db.execute("UPDATE documents SET deleted_at = ? WHERE id = ?", (stamp, row[0]))
+                    removed += 1
+        return removed
+
+    # Embeddings ---------------------------------------------------------------------------------
+
+    def missing_embeddings(self, collection: str, model_id: str) -> list[tuple[str, str]]:
+        rows = self._read(
+            """SELECT c.embed_key, MIN(c.context), MIN(c.text) FROM chunks c
+               LEFT JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
+               WHERE c.collection_id = ? AND c.superseded_at IS NULL AND e.embed_key IS NULL
+               GROUP BY c.embed_key""",
+            (model_id, self._collection_id(collection)),
+        )
+        return [(row[0], embedding_input(row[1], row[2])) for row in rows]
+
+    def put_embeddings(self, model_id: str, keys: Sequence[str], vectors: npt.NDArray[np.float32]) -> None:
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT OR IGNORE INTO embeddings (embed_key, model_id, vector) VALUES (?, ?, ?)",
+                [(key, model_id, encode_vector(vector)) for key, vector in zip(keys, vectors, strict=True)],
+            )
+
+    # Search -------------------------------------------------------------------------------------
+
+    def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
+        collection_id = self._collection_id(collection)
+        with self._lock:
+            return keyword_search(self._db, collection_id, query, filters, limit)
+
+    def vector_search(
+        self, collection: str, model_id: str, vector: npt.NDArray[np.float32], filters: Filters, limit: int
+    ) -> list[ArmHit]:
+        collection_id = self._collection_id(collection)
+        with self._lock:
+            matrix = self._vectors.get(self._db, collection_id, model_id, self.generation())
+            return vector_search(self._db, matrix, collection_id, vector, filters, limit)
+
+    def get_chunks(self, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
+        if not chunk_ids:
+            return {}
+        rows = self._read(
+            f"""SELECT c.*, d.source, d.title, d.kind, col.name AS collection FROM chunks c
+                JOIN documents d ON d.id = c.document_id JOIN collections col ON col.id = c.collection_id
+                WHERE c.id IN ({",".join("?" * len(chunk_ids))})""",
+            list(chunk_ids),
+        )
+        return {row["id"]: _chunk_from_row(row) for row in rows}
+
+    # Status -------------------------------------------------------------------------------------
+
+    def status(self) -> IndexStatus:
+        rows = self._read(
+            """SELECT col.name, col.model_id, col.dimensions, col.last_indexed_at,
+                 (SELECT COUNT(*) FROM documents d WHERE d.collection_id = col.id AND d.deleted_at IS NULL),
+                 (SELECT COUNT(*) FROM chunks c WHERE c.collection_id = col.id AND c.superseded_at IS NULL),
+                 (SELECT COUNT(*) FROM chunks c JOIN embeddings e
+                    ON e.embed_key = c.embed_key AND e.model_id = col.model_id
+                  WHERE c.collection_id = col.id AND c.superseded_at IS NULL)
+               FROM collections col ORDER BY col.name"""
+        )
+        collections = tuple(
+            CollectionStatus(
+                name=row[0], model_id=row[1], dimensions=row[2], last_indexed=row[3],
+                documents=row[4], chunks=row[5], embedded=row[6], missing=row[5] - row[6],
+            )  # fmt: skip
+            for row in rows
+        )
+        path = Path(self.path)
+        size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+        return IndexStatus(db=self.path, size_bytes=size, collections=collections)
+
+
+def _chunk_from_row(row: sqlite3.Row) -> Chunk:
+    return Chunk(
+        chunk_id=row["id"],
+        document_id=row["document_id"],
+        revision_id=row["revision_id"],
+        collection=row["collection"],
+        ordinal=row["ordinal"],
+        text=row["text"],
+        context=row["context"],
+        start=row["start_offset"],
+        end=row["end_offset"],
+        line_start=row["line_start"],
+        line_end=row["line_end"],
+        chunk_hash=row["chunk_hash"],
+        source_hash=row["source_hash"],
+        chunker=row["chunker"],
+        chunker_version=row["chunker_version"],
+        metadata=json.loads(row["metadata"]),
+        path=row["source"],
+        title=row["title"],
+        kind=Kind(row["kind"]),
+    )

@@ -1,0 +1,1 @@
+"""Surfaces: CLI, MCP, HTTP. Thin: parse, call one engine method, format."""

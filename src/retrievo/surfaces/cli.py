@@ -1,0 +1,229 @@
+"""The `retrievo` command line: a thin layer over ``retrievo.Engine``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from retrievo.config import Config
+from retrievo.engine import Engine
+from retrievo.errors import RetrievoError
+from retrievo.ingest.chunkers import ChunkerName
+from retrievo.models import IndexReport, SearchMode, SearchResult
+from retrievo.surfaces.filters import filters_from_pairs
+from retrievo.surfaces.serialize import report_to_dict, result_to_dict, status_to_dict
+
+F = TypeVar("F", bound=Callable[..., Any])
+err = Console(stderr=True)
+out = Console()
+
+db_option = click.option(
+    "--db", type=click.Path(dir_okay=False, path_type=Path), help="Index file (default $RETRIEVO_DB or ~/.retrievo/index.db)."
+)
+collection_option = click.option("--collection", "-c", help="Collection name (default 'default').")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+
+
+def _engine(db: Path | None, collection: str | None, **settings: Any) -> Engine:
+    return Engine(Config.from_env(db=db, collection=collection, **settings))
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Known errors become one clear line on stderr and exit code 1 — never a traceback."""
+    try:
+        yield
+    except RetrievoError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+        sys.exit(1)
+
+
+class _RichProgress:
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.files = progress.add_task("indexing files", total=None)
+        self.embed: Any = None
+
+    def file_done(self, path: str) -> None:
+        self.progress.advance(self.files)
+
+    def embedding_started(self, total: int) -> None:
+        self.embed = self.progress.add_task("embedding chunks", total=total)
+
+    def embedded(self, count: int) -> None:
+        self.progress.advance(self.embed, count)
+
+
+@click.group()
+@click.version_option(package_name="retrievo")
+def main() -> None:
+    """Hybrid (BM25 + vector) retrieval over your documents, offline by default."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@db_option
+@collection_option
+@click.option("--chunker", type=click.Choice([c.value for c in ChunkerName]), default="auto", show_default=True)
+@click.option("--include", multiple=True, help="Only index files matching this glob (repeatable).")
+@click.option("--exclude", multiple=True, help="Skip files matching this glob (repeatable).")
+@click.option("--no-embed", is_flag=True, help="Write chunks only; embed later with `retrievo embed`.")
+@click.option("--force", is_flag=True, help="Re-chunk files even when their content is unchanged.")
+@click.option("--max-file-bytes", type=int, help="Skip files larger than this (default 10 MB).")
+@json_option
+def index(
+    paths: tuple[str, ...],
+    db: Path | None,
+    collection: str | None,
+    chunker: str,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    no_embed: bool,
+    force: bool,
+    max_file_bytes: int | None,
+    as_json: bool,
+) -> None:
+    """Index files and folders (incremental: unchanged files are skipped)."""
+    with _errors():
+        engine = _engine(db, collection, max_file_bytes=max_file_bytes)
+        show_bars = err.is_terminal and not as_json
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=err, disable=not show_bars, transient=True) as bars:
+            report = engine.index(
+                list(paths), chunker=chunker, include=include, exclude=exclude, embed=not no_embed,
+                force=force, progress=_RichProgress(bars),
+            )  # fmt: skip
+        if as_json:
+            click.echo(json.dumps(report_to_dict(report), indent=2))
+        else:
+            _print_report(report, engine.config.db)
+
+
+def _print_report(report: IndexReport, db: Path) -> None:
+    out.print(
+        f"Indexed into [bold]{db}[/] (collection '{report.collection}') in {report.duration_s:.1f}s: "
+        f"{report.documents_added} added, {report.documents_changed} changed, "
+        f"{report.documents_unchanged} unchanged, {report.documents_removed} removed; "
+        f"{report.chunks_written} chunks written, {report.chunks_embedded} embedded, "
+        f"{report.embeddings_reused} vectors reused.",
+        highlight=False,
+    )
+    for reason, count in sorted(report.skipped_by_reason().items()):
+        out.print(f"  skipped {count} file(s): {reason}", highlight=False)
+    if report.embed_error:
+        out.print(
+            f"[yellow]warning:[/] {report.embeddings_missing} chunk(s) not embedded yet "
+            f"(keyword search works): {report.embed_error}",
+            highlight=False,
+        )
+
+
+@main.command()
+@click.argument("query")
+@db_option
+@collection_option
+@click.option("--limit", "-n", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("--mode", type=click.Choice([m.value for m in SearchMode]), default="hybrid", show_default=True)
+@click.option("--filter", "filters", multiple=True, help="KEY=VALUE: kind, path (glob), tag, date_from, date_to, or metadata.")
+@click.option("--min-score", type=click.FloatRange(0, 1), help="Drop hits whose relevance (0-1) is below this.")
+@click.option("--explain", is_flag=True, help="Show each arm's rank and raw score.")
+@json_option
+def search(
+    query: str,
+    db: Path | None,
+    collection: str | None,
+    limit: int,
+    mode: str,
+    filters: tuple[str, ...],
+    min_score: float | None,
+    explain: bool,
+    as_json: bool,
+) -> None:
+    """Search an index by meaning and by keyword."""
+    with _errors():
+        engine = _engine(db, collection)
+        result = engine.search(
+            query, limit=limit, mode=mode, filters=filters_from_pairs(filters), min_score=min_score, explain=explain
+        )
+        if as_json:
+            click.echo(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
+        else:
+            _print_result(result, explain)
+
+
+def _short_path(path: str) -> str:
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def _print_result(result: SearchResult, explain: bool) -> None:
+    if result.degraded_reason:
+        err.print(f"[yellow]note:[/] lexical-only search — {result.degraded_reason}", highlight=False)
+    table = Table(title=f"{len(result.hits)} result(s) · {result.search_mode} · {result.search_duration_ms:.1f} ms")
+    table.add_column("#", justify="right")
+    table.add_column("relevance", justify="right")
+    table.add_column("source")
+    table.add_column("text")
+    if explain:
+        table.add_column("arms")
+    for number, hit in enumerate(result.hits, start=1):
+        chunk = hit.chunk
+        snippet = " ".join(chunk.text.split())
+        snippet = snippet[:240] + ("…" if len(snippet) > 240 else "")
+        location = f"{_short_path(chunk.path)}:{chunk.line_start}-{chunk.line_end}"
+        row = [str(number), f"{hit.relevance:.3f}", f"{location}\n{chunk.context}", snippet]
+        if explain and hit.explain is not None:
+            row.append("\n".join(f"{arm} #{a.rank} ({a.score:.3f})" for arm, a in hit.explain.items()))
+        table.add_row(*row)
+    out.print(table)
+
+
+@main.command()
+@db_option
+@collection_option
+@json_option
+def embed(db: Path | None, collection: str | None, as_json: bool) -> None:
+    """Embed chunks that have no vector yet (after --no-embed or an embedder outage)."""
+    with _errors():
+        engine = _engine(db, collection)
+        report = engine.embed_missing()
+        if as_json:
+            click.echo(json.dumps(report_to_dict(report), indent=2))
+        else:
+            _print_report(report, engine.config.db)
+
+
+@main.command()
+@db_option
+@json_option
+def status(db: Path | None, as_json: bool) -> None:
+    """Show collections, documents, chunks, embedded and missing vectors."""
+    with _errors():
+        state = _engine(db, None).status()
+        if as_json:
+            click.echo(json.dumps(status_to_dict(state), indent=2))
+            return
+        table = Table(title=f"{state.db} ({state.size_bytes / 1e6:.1f} MB)")
+        for column in ("collection", "documents", "chunks", "embedded", "missing", "model", "last indexed"):
+            table.add_column(column)
+        for c in state.collections:
+            table.add_row(
+                c.name, str(c.documents), str(c.chunks), str(c.embedded), str(c.missing),
+                f"{c.model_id or '-'} ({c.dimensions or '-'}d)", c.last_indexed or "-",
+            )  # fmt: skip
+        out.print(table)
+
+
+if __name__ == "__main__":
+    main()

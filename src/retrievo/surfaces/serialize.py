@@ -1,0 +1,86 @@
+"""The JSON shape of results, shared by every surface so they never drift apart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from retrievo.models import Hit, IndexReport, IndexStatus, SearchResult
+
+
+def hit_to_dict(hit: Hit) -> dict[str, Any]:
+    chunk = hit.chunk
+    data: dict[str, Any] = {
+        "chunk_id": chunk.chunk_id,
+        "document_id": chunk.document_id,
+        "collection": chunk.collection,
+        "path": chunk.path,
+        "title": chunk.title,
+        "kind": str(chunk.kind),
+        "score": round(hit.score, 6),
+        "relevance": round(hit.relevance, 4),
+        "text": chunk.text,
+        "context": chunk.context,
+        "start": chunk.start,
+        "end": chunk.end,
+        "line_start": chunk.line_start,
+        "line_end": chunk.line_end,
+        "revision_id": chunk.revision_id,
+        "chunk_hash": chunk.chunk_hash,
+        "source_hash": chunk.source_hash,
+        "metadata": chunk.metadata,
+    }
+    if hit.explain is not None:
+        data["explain"] = {arm: {"rank": a.rank, "score": round(a.score, 6)} for arm, a in hit.explain.items()}
+    return data
+
+
+def result_to_dict(result: SearchResult) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "query": result.query,
+        "search_mode": result.search_mode,
+        "search_duration_ms": result.search_duration_ms,
+        "total_results": len(result.hits),
+        "results": [hit_to_dict(hit) for hit in result.hits],
+    }
+    if result.degraded_reason:
+        data["degraded_reason"] = result.degraded_reason
+    return data
+
+
+def report_to_dict(report: IndexReport) -> dict[str, Any]:
+    return {
+        "collection": report.collection,
+        "files_seen": report.files_seen,
+        "documents_added": report.documents_added,
+        "documents_changed": report.documents_changed,
+        "documents_unchanged": report.documents_unchanged,
+        "documents_removed": report.documents_removed,
+        "chunks_written": report.chunks_written,
+        "chunks_embedded": report.chunks_embedded,
+        "embeddings_reused": report.embeddings_reused,
+        "embeddings_missing": report.embeddings_missing,
+        "embed_error": report.embed_error,
+        "skipped": report.skipped_by_reason(),
+        "skipped_files": [{"path": s.path, "reason": s.reason} for s in report.skipped],
+        "duration_s": round(report.duration_s, 3),
+    }
+
+
+def status_to_dict(status: IndexStatus) -> dict[str, Any]:
+    return {
+        "db": status.db,
+        "size_bytes": status.size_bytes,
+        "collections": [
+            {
+                "name": c.name,
+                "documents": c.documents,
+                "chunks": c.chunks,
+                "embedded": c.embedded,
+                "missing": c.missing,
+                "model_id": c.model_id,
+                "dimensions": c.dimensions,
+                "last_indexed": c.last_indexed,
+            }
+            for c in status.collections
+        ],
+    }
