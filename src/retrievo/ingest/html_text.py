@@ -24,12 +24,15 @@ class _TextExtractor(HTMLParser):
         self.parts: list[str] = []
         self.length = 0
         self.skip_depth = 0
+        self.pending_space = False
         self.title = ""
         self.in_title = False
         self.heading: tuple[int, int] | None = None  # (level, offset where it began)
         self.headings: list[tuple[int, int, str]] = []  # (offset, level, text)
 
     def _emit(self, text: str) -> None:
+        if text.startswith("\n"):
+            self.pending_space = False
         self.parts.append(text)
         self.length += len(text)
 
@@ -70,10 +73,13 @@ class _TextExtractor(HTMLParser):
             return
         collapsed = " ".join(data.split())
         if not collapsed:
+            self.pending_space = self.pending_space or bool(data)
             return
-        if self.parts and not self.parts[-1].endswith(("\n", " ")) and data[:1].isspace():
+        needs_space = self.pending_space or data[:1].isspace()
+        if needs_space and self.parts and not self.parts[-1].endswith(("\n", " ")):
             collapsed = " " + collapsed
         self._emit(collapsed)
+        self.pending_space = data[-1:].isspace()
 
 
 def html_to_document(source: str, html: str) -> LoadedDocument:

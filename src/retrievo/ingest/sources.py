@@ -25,7 +25,7 @@ class Candidate:
 
 def _spec(patterns: Sequence[str]) -> pathspec.PathSpec | None:
     lines = [p for p in patterns if p.strip()]
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines) if lines else None
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
 def _gitignore_spec(directory: Path) -> pathspec.PathSpec | None:

@@ -1,0 +1,115 @@
+"""Shared fixtures: the real bundled model (loaded once), example corpora, a local embedding server."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from retrievo import Config, Engine
+from retrievo.embed.base import Embedder
+from retrievo.embed.local import MiniLMEmbedder
+
+ROOT = Path(__file__).resolve().parent.parent
+HANDBOOK = ROOT / "examples" / "handbook"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+@pytest.fixture
+def handbook(tmp_path: Path) -> Path:
+    target = tmp_path / "handbook"
+    shutil.copytree(HANDBOOK, target)
+    return target
+
+
+@pytest.fixture
+def make_engine(tmp_path: Path, minilm: MiniLMEmbedder) -> Iterator[Any]:
+    engines: list[Engine] = []
+
+    def factory(embedder: Embedder | None = None, db: Path | None = None, **settings: Any) -> Engine:
+        config = Config.from_env(db=db or tmp_path / "index.db", **settings)
+        engine = Engine(config, embedder=embedder or minilm, retry_embedder_after_s=0)
+        engines.append(engine)
+        return engine
+
+    yield factory
+    for engine in engines:
+        engine.close()
+
+
+def toy_vector(text: str, dims: int = 8) -> list[float]:
+    """A deterministic stand-in vector: bag of hashed words (used only by the fake HTTP server)."""
+    vector = np.zeros(dims)
+    for word in text.lower().split():
+        vector[sum(map(ord, word)) % dims] += 1.0
+    vector[0] += 0.01
+    return [float(v) for v in vector]
+
+
+class EmbeddingServer:
+    """A local server speaking OpenAI ``/v1/embeddings`` and Ollama ``/api/embed`` shapes."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.fail_next = 0
+        self.down = False
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append(body)
+                server.headers.append(dict(self.headers))
+                if server.down or server.fail_next > 0:
+                    server.fail_next = max(0, server.fail_next - 1)
+                    self._reply(503, {"error": "overloaded"})
+                elif self.path == "/v1/embeddings":
+                    data = [
+                        {"object": "embedding", "index": i, "embedding": toy_vector(t)}
+                        for i, t in enumerate(body["input"])
+                    ]
+                    self._reply(200, {"object": "list", "data": data[::-1], "model": body["model"]})
+                elif self.path == "/api/embed":
+                    self._reply(200, {"model": body["model"], "embeddings": [toy_vector(t) for t in body["input"]]})
+                else:
+                    self._reply(404, {"error": "not found"})
+
+            def _reply(self, status: int, payload: dict[str, Any]) -> None:
+                raw = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def embedding_server() -> Iterator[EmbeddingServer]:
+    server = EmbeddingServer()
+    yield server
+    server.close()

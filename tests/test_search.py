@@ -1,0 +1,143 @@
+"""Hybrid search over the real handbook with the real model: modes, filters, scores, hostility."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import EmbeddingServer
+
+from retrievo import CollectionNotFound, Filters, Kind
+from retrievo.embed.http import OpenAIEmbedder
+from retrievo.errors import ConfigError
+
+HOSTILE = [
+    '"unbalanced quote',
+    "NEAR(leave annual, 2)",
+    "leave*",
+    "-leave -annual",
+    "title:leave",
+    "(leave OR) AND NOT",
+    "AND OR NOT",
+    "'; DROP TABLE chunks; --",
+    "emoji 🏖️ holiday 🌴",
+    "x" * 10_000,
+    "leave " * 2_000,
+    "",
+    "   ",
+    "\x00\x01",
+    "^ $ % { } [ ] \\",
+]
+
+
+@pytest.fixture
+def indexed(make_engine: Any, handbook: Path) -> Any:
+    engine = make_engine()
+    report = engine.index([handbook])
+    assert report.documents_added == 5 and report.chunks_embedded == report.chunks_written > 0
+    return engine
+
+
+def test_hybrid_finds_the_right_section_by_meaning_and_keyword(indexed: Any) -> None:
+    result = indexed.search("Who approves parental leave?", explain=True)
+    top = result.hits[0]
+    assert result.search_mode == "hybrid"
+    assert top.chunk.context == "Leave Policy > Parental leave"
+    assert set(top.explain) == {"keyword", "semantic"}
+    assert Path(top.chunk.path).is_absolute() and top.chunk.path.endswith("leave-policy.md")
+    text = Path(top.chunk.path).read_text()
+    assert text[top.chunk.start : top.chunk.end] == top.chunk.text
+
+
+def test_semantic_mode_finds_paraphrases_without_shared_words(indexed: Any) -> None:
+    result = indexed.search("my laptop was stolen", mode="semantic", limit=3)
+    assert any("Laptops and devices" in hit.chunk.context for hit in result.hits)
+    assert result.search_mode == "semantic"
+
+
+def test_keyword_mode_ranks_by_bm25(indexed: Any) -> None:
+    result = indexed.search("corporate credit card", mode="keyword", explain=True)
+    assert "Corporate cards" in result.hits[0].chunk.context
+    scores = [hit.explain["keyword"].score for hit in result.hits]
+    assert scores == sorted(scores, reverse=True) and scores[0] > 0
+
+
+def test_relevance_is_normalised_and_min_score_filters(indexed: Any) -> None:
+    result = indexed.search("expense receipts", limit=20)
+    relevances = [hit.relevance for hit in result.hits]
+    assert all(0.0 <= r <= 1.0 for r in relevances) and relevances == sorted(relevances, reverse=True)
+    strict = indexed.search("expense receipts", limit=20, min_score=0.9)
+    assert 0 < len(strict.hits) < len(result.hits)
+    assert all(hit.relevance >= 0.9 for hit in strict.hits)
+
+
+def test_filters_are_applied_before_top_k_in_every_arm(indexed: Any) -> None:
+    for mode in ("keyword", "semantic", "hybrid"):
+        html_only = indexed.search("laptop", mode=mode, filters=Filters(path_glob="*.html"))
+        assert html_only.hits and all(h.chunk.path.endswith(".html") for h in html_only.hits)
+        tagged = indexed.search("laptop", mode=mode, filters=Filters(tags=("security",)))
+        assert tagged.hits and all(h.chunk.path.endswith("security.md") for h in tagged.hits)
+        meta = indexed.search("leave", mode=mode, filters=Filters(metadata=(("heading_path", "x"),)))
+        assert meta.hits == ()
+    assert indexed.search("leave", filters=Filters(kinds=(Kind.CODE,))).hits == ()
+    assert indexed.search("leave", filters=Filters(date_to="2000-01-01")).hits == ()
+    assert indexed.search("leave", filters=Filters(date_from="2000-01-01")).hits
+
+
+def test_bad_filters_are_clear_errors(indexed: Any) -> None:
+    with pytest.raises(ConfigError, match="ISO date"):
+        indexed.search("leave", filters=Filters(date_from="yesterday"))
+    with pytest.raises(ConfigError, match="not valid"):
+        indexed.search("leave", filters=Filters(metadata=(("$.x') OR 1=1 --", "1"),)))
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_hostile_queries_never_raise(indexed: Any, query: str) -> None:
+    for mode in ("keyword", "hybrid"):
+        result = indexed.search(query, mode=mode)
+        assert isinstance(result.hits, tuple)
+    assert indexed.search("NEAR(leave annual, 2)", mode="keyword").hits, "words inside syntax still match"
+
+
+def test_collections_are_isolated(make_engine: Any, handbook: Path, tmp_path: Path) -> None:
+    engine = make_engine()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "zebra.md").write_text("# Zebras\n\nZebras have black and white stripes.\n")
+    engine.index([handbook], collection="hr")
+    engine.index([other], collection="zoo")
+    assert engine.search("zebra stripes", collection="hr", mode="keyword").hits == ()
+    assert engine.search("zebra stripes", collection="zoo").hits[0].chunk.collection == "zoo"
+    with pytest.raises(CollectionNotFound, match="retrievo index PATH --collection nope"):
+        engine.search("x", collection="nope")
+
+
+def test_search_degrades_to_lexical_only_and_recovers(
+    make_engine: Any, handbook: Path, embedding_server: EmbeddingServer
+) -> None:
+    embedder = OpenAIEmbedder(embedding_server.url + "/v1", "toy", retries=0, backoff_s=0)
+    engine = make_engine(embedder=embedder)
+    engine.index([handbook])
+    assert engine.search("parental leave").search_mode == "hybrid"
+    embedding_server.down = True
+    degraded = engine.search("parental leave")
+    assert degraded.search_mode == "lexical-only" and "unavailable" in (degraded.degraded_reason or "")
+    assert degraded.hits and "Parental leave" in degraded.hits[0].chunk.context
+    embedding_server.down = False
+    assert engine.search("parental leave").search_mode == "hybrid"
+
+
+def test_index_survives_an_embedder_outage_and_embeds_later(
+    make_engine: Any, handbook: Path, embedding_server: EmbeddingServer
+) -> None:
+    embedder = OpenAIEmbedder(embedding_server.url + "/v1", "toy", retries=0, backoff_s=0)
+    engine = make_engine(embedder=embedder)
+    embedding_server.down = True
+    report = engine.index([handbook])
+    assert report.embed_error and report.embeddings_missing == report.chunks_written
+    assert engine.search("sabbatical", mode="keyword").hits
+    embedding_server.down = False
+    later = engine.index([handbook])
+    assert later.documents_unchanged == 5 and later.chunks_embedded == report.chunks_written
+    assert engine.status().collections[0].missing == 0
