@@ -69,7 +69,7 @@ class EmbeddingServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
             def do_POST(self) -> None:
@@ -86,7 +86,9 @@ class EmbeddingServer:
                     ]
                     self._reply(200, {"object": "list", "data": data[::-1], "model": body["model"]})
                 elif self.path == "/api/embed":
-                    self._reply(200, {"model": body["model"], "embeddings": [toy_vector(t) for t in body["input"]]})
+                    self._reply(
+                        200, {"model": body["model"], "embeddings": [toy_vector(t) for t in body["input"]]}
+                    )
                 else:
                     self._reply(404, {"error": "not found"})
 

@@ -42,8 +42,8 @@ def test_every_chunk_is_the_exact_slice_of_the_document_text(text: str, chunker:
 def test_markdown_chunks_never_cross_a_heading(sections: list[tuple[int, str, str]]) -> None:
     parts = []
     for level, title, body in sections:
-        body = body.replace("#", "").replace("`", "").replace("~", "").replace("-", "")
-        parts.append(f"{'#' * level} H{title.strip() or 'x'}\n{body}\n")
+        clean = body.replace("#", "").replace("`", "").replace("~", "").replace("-", "")
+        parts.append(f"{'#' * level} H{title.strip() or 'x'}\n{clean}\n")
     text = "".join(parts) or "empty"
     document = load_markdown("/doc.md", text)
     for chunk in chunk_document(document, "markdown"):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EmbeddingServer, toy_vector
 
+from conftest import EmbeddingServer, toy_vector
 from retrievo.config import Config
 from retrievo.embed.http import OllamaEmbedder, OpenAIEmbedder
 from retrievo.embed.local import MiniLMEmbedder
@@ -35,10 +35,15 @@ def test_batch_order_and_truncation_do_not_change_vectors(minilm: MiniLMEmbedder
     assert np.allclose(together, alone, atol=1e-4)
 
 
-def test_openai_compatible_provider_uses_the_real_request_and_reply_shape(embedding_server: EmbeddingServer) -> None:
+def test_openai_compatible_provider_uses_the_real_request_and_reply_shape(
+    embedding_server: EmbeddingServer,
+) -> None:
     embedder = OpenAIEmbedder(embedding_server.url + "/v1", "text-embedding-3-small", api_key="sk-secret-123")
     vectors = embedder.embed_documents(["alpha beta", "gamma"])
-    assert embedding_server.requests[-1] == {"model": "text-embedding-3-small", "input": ["gamma", "alpha beta"]}
+    assert embedding_server.requests[-1] == {
+        "model": "text-embedding-3-small",
+        "input": ["gamma", "alpha beta"],
+    }
     assert embedding_server.headers[-1]["Authorization"] == "Bearer sk-secret-123"
     expected = np.asarray(toy_vector("alpha beta"))
     assert np.allclose(vectors[0], expected / np.linalg.norm(expected), atol=1e-6)
@@ -63,7 +68,9 @@ def test_a_provider_that_stays_down_is_reported_without_leaking_the_key(
     embedding_server: EmbeddingServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     embedding_server.down = True
-    embedder = OpenAIEmbedder(embedding_server.url + "/v1", "m", api_key="sk-topsecret", retries=2, backoff_s=0.001)
+    embedder = OpenAIEmbedder(
+        embedding_server.url + "/v1", "m", api_key="sk-topsecret", retries=2, backoff_s=0.001
+    )
     with caplog.at_level(logging.DEBUG), pytest.raises(EmbedderUnavailable, match="after 3 attempts") as info:
         embedder.embed_query("x")
     assert "sk-topsecret" not in str(info.value)

@@ -24,7 +24,9 @@ def test_a_changed_file_rechunks_only_itself_and_unchanged_chunks_keep_vectors(
     engine.index([handbook])
     old = engine.search("sabbatical", mode="keyword").hits[0].chunk
     policy = handbook / "leave-policy.md"
-    policy.write_text(policy.read_text() + "\n## Jury duty\n\nJury service is paid leave for its full length.\n")
+    policy.write_text(
+        policy.read_text() + "\n## Jury duty\n\nJury service is paid leave for its full length.\n"
+    )
     report = engine.index([handbook])
     assert (report.documents_changed, report.documents_unchanged) == (1, 4)
     assert report.chunks_embedded == 1, "only the new section needs a vector"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from pdf_maker import write_pdf
-
 from retrievo.ingest.chunkers import chunk_document
 from retrievo.ingest.loaders import Skip, load_file
 from retrievo.models import LoadedDocument
@@ -39,7 +38,9 @@ def test_html_keeps_visible_text_and_headings_but_not_scripts(tmp_path: Path) ->
 
 def test_pdf_text_is_read_per_page_with_page_numbers(tmp_path: Path) -> None:
     path = tmp_path / "report.pdf"
-    write_pdf(path, ["Quarterly revenue grew by twelve percent.", "Headcount stayed flat at forty."], "Q3 Report")
+    write_pdf(
+        path, ["Quarterly revenue grew by twelve percent.", "Headcount stayed flat at forty."], "Q3 Report"
+    )
     doc = load_file(path, LIMIT)
     assert isinstance(doc, LoadedDocument), doc
     assert doc.title == "Q3 Report"

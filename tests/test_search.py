@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EmbeddingServer
 
+from conftest import EmbeddingServer
 from retrievo import CollectionNotFound, Filters, Kind
 from retrievo.embed.http import OpenAIEmbedder
 from retrievo.errors import ConfigError

@@ -1,10 +1,10 @@
 """retrievo: hybrid, contextual retrieval for AI agents.
 
-    import retrievo
-    engine = retrievo.open(db="index.db")
-    engine.index(["docs/"])
-    for hit in engine.search("how do I rotate keys?").hits:
-        print(hit.relevance, hit.chunk.path, hit.chunk.line_start)
+import retrievo
+engine = retrievo.open(db="index.db")
+engine.index(["docs/"])
+for hit in engine.search("how do I rotate keys?").hits:
+    print(hit.relevance, hit.chunk.path, hit.chunk.line_start)
 """
 
 from __future__ import annotations
@@ -51,6 +51,6 @@ __all__ = [
 ]
 
 
-def open(db: str | Path | None = None, **settings: Any) -> Engine:  # noqa: A001 - the public verb
+def open(db: str | Path | None = None, **settings: Any) -> Engine:
     """Open (lazily) the index at ``db`` (default: $RETRIEVO_DB, else ~/.retrievo/index.db)."""
     return Engine(Config.from_env(db=db, **settings))

@@ -26,7 +26,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("embed_url", "RETRIEVO_EMBED_URL", "base URL of an HTTP embedding provider"),
     Setting("embed_model", "RETRIEVO_EMBED_MODEL", "model name at the HTTP provider"),
     Setting("embed_api_key", "RETRIEVO_EMBED_API_KEY", "API key for the HTTP provider (never logged)"),
-    Setting("max_file_bytes", "RETRIEVO_MAX_FILE_BYTES", "files larger than this are skipped (default 10 MB)"),
+    Setting(
+        "max_file_bytes", "RETRIEVO_MAX_FILE_BYTES", "files larger than this are skipped (default 10 MB)"
+    ),
     Setting("rrf_k", "RETRIEVO_RRF_K", "Reciprocal Rank Fusion constant k (default 60)"),
 )
 

@@ -178,7 +178,9 @@ class Engine:
         gone = [source for source in store.sources_under(collection, str(root)) if source not in seen]
         report.documents_removed += store.remove_sources(collection, gone)
 
-    def embed_missing(self, collection: str | None = None, progress: IndexProgress | None = None) -> IndexReport:
+    def embed_missing(
+        self, collection: str | None = None, progress: IndexProgress | None = None
+    ) -> IndexReport:
         """Embed every current chunk that has no vector for the collection's model yet."""
         name = collection or self.config.collection
         store = self._open_store(create=False)
@@ -187,7 +189,9 @@ class Engine:
         self._embed_missing(store, name, report, progress or _NoProgress())
         return report
 
-    def _embed_missing(self, store: Store, collection: str, report: IndexReport, progress: IndexProgress) -> None:
+    def _embed_missing(
+        self, store: Store, collection: str, report: IndexReport, progress: IndexProgress
+    ) -> None:
         embedder = self._embedder
         missing = store.missing_embeddings(collection, embedder.model_id) if embedder else []
         report.embeddings_reused = max(0, report.chunks_written - len(missing))

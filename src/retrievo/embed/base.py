@@ -47,11 +47,14 @@ class Embedder(ABC):
         return out
 
     def embed_query(self, text: str) -> Vectors:
-        return _normalise(self.embed_batch([self.query_prefix + text]))[0]
+        vectors = _normalise(self.embed_batch([self.query_prefix + text]))
+        first: Vectors = vectors[0]
+        return first
 
 
 def _normalise(vectors: Vectors) -> Vectors:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return vectors / norms
+    normalised: Vectors = vectors / norms
+    return normalised

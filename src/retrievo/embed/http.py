@@ -89,9 +89,13 @@ class HttpEmbedder(Embedder):
             try:
                 vectors = self.parse_vectors(response.json())
             except (ValueError, KeyError, TypeError, IndexError) as exc:
-                raise EmbedderUnavailable(f"embedding provider {url} sent a reply retrievo cannot read") from exc
+                raise EmbedderUnavailable(
+                    f"embedding provider {url} sent a reply retrievo cannot read"
+                ) from exc
             if len(vectors) != len(texts):
-                raise EmbedderUnavailable(f"embedding provider {url} returned {len(vectors)} vectors for {len(texts)} texts")
+                raise EmbedderUnavailable(
+                    f"embedding provider {url} returned {len(vectors)} vectors for {len(texts)} texts"
+                )
             return np.asarray(vectors, dtype=np.float32)
         raise EmbedderUnavailable(
             f"embedding provider unavailable after {self._retries + 1} attempts ({last_problem})"

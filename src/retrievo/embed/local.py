@@ -80,7 +80,8 @@ class MiniLMEmbedder(Embedder):
         )[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        return pooled.astype(np.float32)
+        result: Vectors = pooled.astype(np.float32)
+        return result
 
     def count_tokens(self, text: str) -> int:
         """Tokens the model's tokenizer sees (without truncation), for budget-aware packing."""

@@ -6,7 +6,8 @@ import hashlib
 
 
 def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # surrogatepass: text from the Python API may hold lone surrogates; hashing must not fail on them.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def embedding_key(context: str, text: str) -> str:

@@ -100,4 +100,6 @@ def html_to_document(source: str, html: str) -> LoadedDocument:
         sections.append(Section(start, end, tuple(t for _, t in stack)))
     h1 = next((t for _, level, t in parser.headings if level == 1), None)
     title = " ".join(parser.title.split()) or h1 or Path(source).stem
-    return LoadedDocument(source=source, text=text, title=title, media_type="text/html", sections=tuple(sections))
+    return LoadedDocument(
+        source=source, text=text, title=title, media_type="text/html", sections=tuple(sections)
+    )

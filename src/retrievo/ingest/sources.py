@@ -23,12 +23,12 @@ class Candidate:
     skip: str | None = None
 
 
-def _spec(patterns: Sequence[str]) -> pathspec.PathSpec | None:
+def _spec(patterns: Sequence[str]) -> pathspec.GitIgnoreSpec | None:
     lines = [p for p in patterns if p.strip()]
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
-def _gitignore_spec(directory: Path) -> pathspec.PathSpec | None:
+def _gitignore_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
     ignore_file = directory / ".gitignore"
     try:
         return _spec(ignore_file.read_text(encoding="utf-8", errors="replace").splitlines())
@@ -50,7 +50,7 @@ def walk(root: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()) -
         yield Candidate(root, root.name)
         return
     visited: set[Path] = set()
-    stack: list[tuple[Path, list[tuple[Path, pathspec.PathSpec]]]] = [(root, [])]
+    stack: list[tuple[Path, list[tuple[Path, pathspec.GitIgnoreSpec]]]] = [(root, [])]
     while stack:
         directory, ignores = stack.pop()
         real = directory.resolve()
@@ -97,7 +97,7 @@ def _inside(path: Path, root: Path) -> bool:
     return True
 
 
-def _ignored(path: Path, is_dir: bool, ignores: list[tuple[Path, pathspec.PathSpec]]) -> bool:
+def _ignored(path: Path, is_dir: bool, ignores: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> bool:
     for base, spec in ignores:
         relative = path.relative_to(base).as_posix()
         if spec.match_file(relative + "/" if is_dir else relative):

@@ -38,6 +38,8 @@ def rrf(
     return sorted(scores.items(), key=lambda item: (-item[1], best_rank[item[0]], item[0]))
 
 
-def max_rrf_score(arms: Sequence[str], k: int = DEFAULT_K, weights: Mapping[str, float] | None = None) -> float:
+def max_rrf_score(
+    arms: Sequence[str], k: int = DEFAULT_K, weights: Mapping[str, float] | None = None
+) -> float:
     """The score of a chunk ranked first by every arm: the ceiling that relevance is measured against."""
     return sum((1.0 if weights is None else weights.get(arm, 1.0)) / (k + 1) for arm in arms)

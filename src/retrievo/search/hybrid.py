@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +29,7 @@ LEXICAL_ONLY = "lexical-only"
 class SearchOptions:
     mode: SearchMode = SearchMode.HYBRID
     limit: int = 10
-    filters: Filters = Filters()
+    filters: Filters = field(default_factory=Filters)
     min_score: float | None = None
     explain: bool = False
     k: int = DEFAULT_K
@@ -53,7 +53,11 @@ def run_search(
     depth = max(options.depth, options.limit)
     arms: dict[str, list[ArmHit]] = {}
     reason = unavailable_reason
-    if options.mode in (SearchMode.SEMANTIC, SearchMode.HYBRID) and embed_query is not None and reason is None:
+    if (
+        options.mode in (SearchMode.SEMANTIC, SearchMode.HYBRID)
+        and embed_query is not None
+        and reason is None
+    ):
         try:
             model_id, vector = embed_query(query)
             arms[SEMANTIC] = store.vector_search(collection, model_id, vector, options.filters, depth)

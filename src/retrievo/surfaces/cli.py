@@ -27,10 +27,14 @@ err = Console(stderr=True)
 out = Console()
 
 db_option = click.option(
-    "--db", type=click.Path(dir_okay=False, path_type=Path), help="Index file (default $RETRIEVO_DB or ~/.retrievo/index.db)."
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Index file (default $RETRIEVO_DB or ~/.retrievo/index.db).",
 )
 collection_option = click.option("--collection", "-c", help="Collection name (default 'default').")
-json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON object instead of a table."
+)
 
 
 def _engine(db: Path | None, collection: str | None, **settings: Any) -> Engine:
@@ -73,7 +77,9 @@ def main() -> None:
 @click.argument("paths", nargs=-1, required=True)
 @db_option
 @collection_option
-@click.option("--chunker", type=click.Choice([c.value for c in ChunkerName]), default="auto", show_default=True)
+@click.option(
+    "--chunker", type=click.Choice([c.value for c in ChunkerName]), default="auto", show_default=True
+)
 @click.option("--include", multiple=True, help="Only index files matching this glob (repeatable).")
 @click.option("--exclude", multiple=True, help="Skip files matching this glob (repeatable).")
 @click.option("--no-embed", is_flag=True, help="Write chunks only; embed later with `retrievo embed`.")
@@ -133,8 +139,15 @@ def _print_report(report: IndexReport, db: Path) -> None:
 @collection_option
 @click.option("--limit", "-n", type=click.IntRange(1, 1000), default=10, show_default=True)
 @click.option("--mode", type=click.Choice([m.value for m in SearchMode]), default="hybrid", show_default=True)
-@click.option("--filter", "filters", multiple=True, help="KEY=VALUE: kind, path (glob), tag, date_from, date_to, or metadata.")
-@click.option("--min-score", type=click.FloatRange(0, 1), help="Drop hits whose relevance (0-1) is below this.")
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    help="KEY=VALUE: kind, path (glob), tag, date_from, date_to, or metadata.",
+)
+@click.option(
+    "--min-score", type=click.FloatRange(0, 1), help="Drop hits whose relevance (0-1) is below this."
+)
 @click.option("--explain", is_flag=True, help="Show each arm's rank and raw score.")
 @json_option
 def search(
@@ -152,7 +165,12 @@ def search(
     with _errors():
         engine = _engine(db, collection)
         result = engine.search(
-            query, limit=limit, mode=mode, filters=filters_from_pairs(filters), min_score=min_score, explain=explain
+            query,
+            limit=limit,
+            mode=mode,
+            filters=filters_from_pairs(filters),
+            min_score=min_score,
+            explain=explain,
         )
         if as_json:
             click.echo(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
@@ -170,7 +188,9 @@ def _short_path(path: str) -> str:
 def _print_result(result: SearchResult, explain: bool) -> None:
     if result.degraded_reason:
         err.print(f"[yellow]note:[/] lexical-only search — {result.degraded_reason}", highlight=False)
-    table = Table(title=f"{len(result.hits)} result(s) · {result.search_mode} · {result.search_duration_ms:.1f} ms")
+    table = Table(
+        title=f"{len(result.hits)} result(s) · {result.search_mode} · {result.search_duration_ms:.1f} ms"
+    )
     table.add_column("#", justify="right")
     table.add_column("relevance", justify="right")
     table.add_column("source")

@@ -30,7 +30,9 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
         "metadata": chunk.metadata,
     }
     if hit.explain is not None:
-        data["explain"] = {arm: {"rank": a.rank, "score": round(a.score, 6)} for arm, a in hit.explain.items()}
+        data["explain"] = {
+            arm: {"rank": a.rank, "score": round(a.score, 6)} for arm, a in hit.explain.items()
+        }
     return data
 
 

@@ -34,7 +34,9 @@ def connect(path: Path, create: bool) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit), WAL, foreign keys on."""
     check_index_file(path, create)
     try:
-        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+        db = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+        )
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")

@@ -12,8 +12,52 @@ import re
 MAX_TERMS = 64
 # Very common English words carry almost no BM25 signal but make FTS5 score many more rows.
 STOPWORDS = frozenset(
-    "a an and are as at be but by for from has have how i if in into is it its of on or that the "
-    "their there these they this to was were what when where which who why will with you your".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "their",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
 )
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 

@@ -54,7 +54,9 @@ class SQLiteStore:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
-                self._db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+                self._db.execute(
+                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+                )
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -102,7 +104,8 @@ class SQLiteStore:
     def set_collection_model(self, name: str, model_id: str, dimensions: int) -> None:
         with self._transaction() as db:
             db.execute(
-                "UPDATE collections SET model_id = ?, dimensions = ? WHERE name = ?", (model_id, dimensions, name)
+                "UPDATE collections SET model_id = ?, dimensions = ? WHERE name = ?",
+                (model_id, dimensions, name),
             )
 
     def mark_indexed(self, collection: str) -> None:
@@ -153,7 +156,9 @@ class SQLiteStore:
                 "INSERT INTO revisions (id, document_id, number, source_hash, text, created_at) VALUES (?,?,?,?,?,?)",
                 (revision_id, document_id, number, source_hash, document.text, stamp),
             )
-            db.execute("UPDATE documents SET current_revision_id = ? WHERE id = ?", (revision_id, document_id))
+            db.execute(
+                "UPDATE documents SET current_revision_id = ? WHERE id = ?", (revision_id, document_id)
+            )
             for ordinal, draft in enumerate(drafts):
                 cursor = db.execute(
                     """INSERT INTO chunks (collection_id, document_id, revision_id, ordinal, text, context,
@@ -180,7 +185,8 @@ class SQLiteStore:
             (document_id,),
         )
         db.execute(
-            "UPDATE chunks SET superseded_at = ? WHERE document_id = ? AND superseded_at IS NULL", (stamp, document_id)
+            "UPDATE chunks SET superseded_at = ? WHERE document_id = ? AND superseded_at IS NULL",
+            (stamp, document_id),
         )
         db.execute(
             "UPDATE revisions SET superseded_at = ? WHERE document_id = ? AND superseded_at IS NULL",
@@ -270,9 +276,15 @@ class SQLiteStore:
         )
         collections = tuple(
             CollectionStatus(
-                name=row[0], model_id=row[1], dimensions=row[2], last_indexed=row[3],
-                documents=row[4], chunks=row[5], embedded=row[6], missing=row[5] - row[6],
-            )  # fmt: skip
+                name=row[0],
+                model_id=row[1],
+                dimensions=row[2],
+                last_indexed=row[3],
+                documents=row[4],
+                chunks=row[5],
+                embedded=row[6],
+                missing=row[5] - row[6],
+            )
             for row in rows
         )
         path = Path(self.path)

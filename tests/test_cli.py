@@ -1,0 +1,94 @@
+"""The CLI, run as a user runs it: a real subprocess, the real model, real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CLI = [sys.executable, "-m", "retrievo.surfaces.cli"]
+
+
+def run(*args: str, db: Path, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RETRIEVO_DB": str(db), "COLUMNS": "250"}
+    proc = subprocess.run([*CLI, *args], check=False, capture_output=True, text=True, env=env, timeout=300)
+    assert (proc.returncode == 0) is ok, proc.stderr + proc.stdout
+    return proc
+
+
+def test_index_search_and_status_as_json(tmp_path: Path, handbook: Path) -> None:
+    db = tmp_path / "cli.db"
+    report = json.loads(run("index", str(handbook), "--json", db=db).stdout)
+    assert report["documents_added"] == 5 and report["chunks_embedded"] == report["chunks_written"]
+    found = json.loads(
+        run("search", "home office allowance", "--json", "--explain", "--limit", "3", db=db).stdout
+    )
+    assert set(found) == {"query", "search_mode", "search_duration_ms", "total_results", "results"}
+    assert found["search_mode"] == "hybrid" and found["total_results"] == 3
+    first = found["results"][0]
+    expected = {
+        "chunk_id", "document_id", "path", "title", "kind", "score", "relevance", "text", "context", "start",
+        "end", "line_start", "line_end", "revision_id", "metadata", "explain",
+    }  # fmt: skip
+    assert expected <= set(first)
+    assert first["path"] == str(handbook / "remote-work.txt")
+    assert Path(first["path"]).read_text()[first["start"] : first["end"]] == first["text"]
+    state = json.loads(run("status", "--json", db=db).stdout)
+    assert state["collections"][0]["chunks"] == report["chunks_written"]
+    assert state["collections"][0]["model_id"] == "all-MiniLM-L6-v2-int8"
+
+
+def test_readable_table_and_filters(tmp_path: Path, handbook: Path) -> None:
+    db = tmp_path / "cli.db"
+    run("index", str(handbook), "--chunker", "paragraph", "--exclude", "*.html", db=db)
+    table = run("search", "stolen laptop", "--filter", "tag=security", db=db).stdout
+    assert "security.md" in table and "relevance" in table
+    assert "onboarding" not in run("search", "first week checklist", "--mode", "keyword", db=db).stdout
+
+
+def test_missing_and_corrupt_index_files_are_clear_errors(tmp_path: Path) -> None:
+    missing = run("search", "x", db=tmp_path / "nope.db", ok=False)
+    assert "no index at" in missing.stderr and "retrievo index PATH" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(os.urandom(4096))
+    broken = run("search", "x", db=corrupt, ok=False)
+    assert "not a retrievo index" in broken.stderr and "Traceback" not in broken.stderr
+    assert corrupt.stat().st_size == 4096, "a foreign file is never overwritten"
+    assert "does not exist" in run("index", str(tmp_path / "absent"), db=tmp_path / "a.db", ok=False).stderr
+
+
+def test_a_truncated_index_is_reported_not_crashed(tmp_path: Path, handbook: Path) -> None:
+    db = tmp_path / "trunc.db"
+    run("index", str(handbook), "--no-embed", db=db)
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 3])
+    for name in ("trunc.db-wal", "trunc.db-shm"):
+        (tmp_path / name).unlink(missing_ok=True)
+    proc = run("search", "leave", db=db, ok=False)
+    assert "error:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("query", ['"', "NEAR(", "a:b", "*", "-", "🙂"])
+def test_hostile_queries_from_the_command_line(tmp_path: Path, handbook: Path, query: str) -> None:
+    db = tmp_path / "h.db"
+    run("index", str(handbook), "--no-embed", db=db)
+    proc = run("search", query, "--json", db=db)
+    assert json.loads(proc.stdout)["search_mode"] == "lexical-only"
+
+
+def test_skipped_files_are_counted_with_reasons(tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Good\n\nUseful text.\n")
+    (folder / "junk.txt").write_bytes(b"\x00\x01\x02" * 100)
+    (folder / "bad.txt").write_bytes(b"caf\xe9")
+    with (folder / "big.txt").open("wb") as handle:
+        handle.truncate(50 * 1024 * 1024)
+    proc = run("index", str(folder), "--no-embed", db=tmp_path / "m.db")
+    for reason in ("binary", "undecodable", "too large"):
+        assert f"skipped 1 file(s): {reason}" in proc.stdout
