@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
@@ -17,12 +17,31 @@ import numpy.typing as npt
 from retrievo.config import Config
 from retrievo.embed.base import Embedder
 from retrievo.embed.factory import make_embedder
-from retrievo.errors import CollectionNotFound, EmbedderUnavailable, ModelMismatchError, SourceError
+from retrievo.embed.tokens import TokenCounter
+from retrievo.errors import (
+    CollectionNotFound,
+    ConfigError,
+    DocumentNotFound,
+    EmbedderUnavailable,
+    ModelMismatchError,
+    SourceError,
+)
 from retrievo.ingest.chunkers import CHUNKERS, ChunkerName, chunk_document
 from retrievo.ingest.hashing import sha256_text
 from retrievo.ingest.loaders import Skip, load_file
 from retrievo.ingest.sources import walk
-from retrievo.models import Filters, IndexReport, IndexStatus, SearchMode, SearchResult, SkippedFile
+from retrievo.models import (
+    DocumentSummary,
+    Filters,
+    Hit,
+    IndexReport,
+    IndexStatus,
+    RevisionText,
+    SearchMode,
+    SearchResult,
+    SkippedFile,
+)
+from retrievo.search.context import AssembledContext, assemble
 from retrievo.search.hybrid import SearchOptions, run_search
 from retrievo.store.base import Store
 from retrievo.store.sqlite import SQLiteStore
@@ -74,6 +93,7 @@ class Engine:
         self._retry_after_s = retry_embedder_after_s
         self._health = _EmbedderHealth()
         self._lock = threading.Lock()
+        self._tokens = TokenCounter()
 
     # Lifecycle --------------------------------------------------------------------------------
 
@@ -284,6 +304,91 @@ class Engine:
 
     def _mark_embedder_failed(self, reason: str) -> None:
         self._health = _EmbedderHealth(failed_at=time.monotonic(), reason=reason)
+
+    # Reading: context, documents, similar chunks -----------------------------------------------
+
+    def context(
+        self,
+        query: str,
+        collection: str | None = None,
+        max_tokens: int = 4000,
+        neighbors: int = 1,
+        filters: Filters | None = None,
+        limit: int = 20,
+    ) -> AssembledContext:
+        """Hybrid search, then the best evidence packed under ``max_tokens`` with numbered citations."""
+        if max_tokens < 1:
+            raise ConfigError(f"max_tokens must be at least 1, got {max_tokens}")
+        result = self.search(query, collection=collection, limit=limit, filters=filters)
+        store = self._open_store(create=False)
+        return assemble(
+            store, query, result.hits, result.search_mode, max_tokens, neighbors, self._tokens.count
+        )
+
+    def document(self, document_id: str, revision_id: str | None = None) -> RevisionText:
+        return self._open_store(create=False).revision_text(document_id, revision_id)
+
+    def documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]:
+        return self._open_store(create=False).list_documents(collection, limit)
+
+    def similar(
+        self,
+        chunk_id: int | None = None,
+        document_id: str | None = None,
+        limit: int = 10,
+        filters: Filters | None = None,
+    ) -> SearchResult:
+        """Chunks in other documents most similar to a chunk (or to a whole document's mean vector)."""
+        store = self._open_store(create=False)
+        started = time.perf_counter()
+        if (chunk_id is None) == (document_id is None):
+            raise ConfigError("give exactly one of chunk_id or document_id")
+        if chunk_id is not None:
+            chunk = store.get_chunks([chunk_id]).get(chunk_id)
+            if chunk is None:
+                raise DocumentNotFound(f"chunk {chunk_id} is not in the index; take ids from search results")
+            source_document, collection, ids = chunk.document_id, chunk.collection, [chunk_id]
+        else:
+            assert document_id is not None
+            revision = store.revision_text(document_id)
+            source_document, collection = document_id, revision.collection
+            ids = store.current_chunk_ids(document_id)
+        info = store.get_collection(collection)
+        if info is None or info.model_id is None or info.dimensions is None:
+            raise EmbedderUnavailable(
+                f"collection {collection!r} has no embeddings; run `retrievo embed` first"
+            )
+        vectors = store.chunk_vectors(ids, info.model_id, info.dimensions)
+        if len(vectors) == 0:
+            raise EmbedderUnavailable("that chunk has no vector yet; run `retrievo embed` first")
+        query = vectors.mean(axis=0)
+        query = query / (float(np.linalg.norm(query)) or 1.0)
+        base = filters or Filters()
+        scoped = replace(base, exclude_document_ids=(*base.exclude_document_ids, source_document))
+        arm = store.vector_search(collection, info.model_id, query.astype(np.float32), scoped, limit)
+        chunks = store.get_chunks([hit.chunk_id for hit in arm])
+        hits = tuple(
+            Hit(chunk=chunks[h.chunk_id], score=h.score, relevance=max(0.0, min(1.0, h.score)))
+            for h in arm
+            if h.chunk_id in chunks
+        )
+        elapsed = round((time.perf_counter() - started) * 1000, 3)
+        label = (
+            f"similar to chunk {chunk_id}" if chunk_id is not None else f"similar to document {document_id}"
+        )
+        return SearchResult(query=label, search_mode="semantic", search_duration_ms=elapsed, hits=hits)
+
+    def refresh(self, path: str | Path, collection: str | None = None) -> IndexReport:
+        """Re-index (incrementally) a file or folder that is already indexed — nothing outside it."""
+        name = collection or self.config.collection
+        target = Path(path).expanduser().resolve()
+        store = self._open_store(create=False)
+        if not store.sources_under(name, str(target)):
+            raise SourceError(
+                f"{target} is not an indexed file or folder in collection {name!r}; only indexed paths can "
+                f"be refreshed (index new paths with `retrievo index {target} --collection {name}`)"
+            )
+        return self.index([target], collection=name)
 
     # Status -----------------------------------------------------------------------------------
 

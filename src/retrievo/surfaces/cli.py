@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -243,6 +244,50 @@ def status(db: Path | None, as_json: bool) -> None:
                 f"{c.model_id or '-'} ({c.dimensions or '-'}d)", c.last_indexed or "-",
             )  # fmt: skip
         out.print(table)
+
+
+@main.command()
+@db_option
+@collection_option
+@click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP port.")
+def mcp(db: Path | None, collection: str | None, http: bool, host: str, port: int) -> None:
+    """Serve the index to MCP clients (stdio by default; --http for streamable HTTP at /mcp)."""
+    from retrievo.surfaces.mcp_server import serve
+
+    with _errors():
+        serve(_engine(db, collection), http=http, host=host, port=port)
+
+
+@main.command()
+@click.argument("query")
+@db_option
+@collection_option
+@click.option("--max-tokens", type=click.IntRange(1, 1_000_000), default=4000, show_default=True)
+@click.option("--neighbors", type=click.IntRange(0, 10), default=1, show_default=True)
+@click.option("--filter", "filters", multiple=True, help="KEY=VALUE, as for search.")
+@json_option
+def context(
+    query: str,
+    db: Path | None,
+    collection: str | None,
+    max_tokens: int,
+    neighbors: int,
+    filters: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Print the best evidence for QUERY packed under a token budget, with numbered citations."""
+    with _errors():
+        assembled = _engine(db, collection).context(
+            query, max_tokens=max_tokens, neighbors=neighbors, filters=filters_from_pairs(filters)
+        )
+        if as_json:
+            data = dataclasses.asdict(assembled)
+            click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+            return
+        click.echo(assembled.text)
+        click.echo(f"\n({assembled.tokens}/{assembled.max_tokens} tokens, {assembled.search_mode})", err=True)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,9 @@ def filter_sql(filters: Filters) -> tuple[str, list[object]]:
     if filters.document_ids:
         clauses.append(f"d.id IN ({','.join('?' * len(filters.document_ids))})")
         params.extend(filters.document_ids)
+    if filters.exclude_document_ids:
+        clauses.append(f"d.id NOT IN ({','.join('?' * len(filters.exclude_document_ids))})")
+        params.extend(filters.exclude_document_ids)
     return (" AND " + " AND ".join(clauses) if clauses else ""), params
 
 

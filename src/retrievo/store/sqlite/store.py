@@ -20,12 +20,15 @@ from retrievo.models import (
     Chunk,
     ChunkDraft,
     CollectionStatus,
+    DocumentSummary,
     Filters,
     IndexStatus,
     Kind,
     LoadedDocument,
+    RevisionText,
 )
 from retrievo.store.base import CollectionInfo, DocumentState
+from retrievo.store.sqlite import documents
 from retrievo.store.sqlite.connection import connect
 from retrievo.store.sqlite.search import keyword_search, vector_search
 from retrievo.store.sqlite.vectors import VectorCache, encode_vector
@@ -261,6 +264,30 @@ class SQLiteStore:
             list(chunk_ids),
         )
         return {row["id"]: _chunk_from_row(row) for row in rows}
+
+    # Documents --------------------------------------------------------------------------------
+
+    def revision_text(self, document_id: str, revision_id: str | None = None) -> RevisionText:
+        with self._lock:
+            return documents.revision_text(self._db, document_id, revision_id)
+
+    def chunk_ids_of_revision(self, revision_id: str) -> list[int]:
+        with self._lock:
+            return documents.chunk_ids_of_revision(self._db, revision_id)
+
+    def current_chunk_ids(self, document_id: str) -> list[int]:
+        with self._lock:
+            return documents.current_chunk_ids_of_document(self._db, document_id)
+
+    def chunk_vectors(
+        self, chunk_ids: Sequence[int], model_id: str, dimensions: int
+    ) -> npt.NDArray[np.float32]:
+        with self._lock:
+            return documents.chunk_vectors(self._db, chunk_ids, model_id, dimensions)
+
+    def list_documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]:
+        with self._lock:
+            return documents.list_documents(self._db, collection, limit)
 
     # Status -------------------------------------------------------------------------------------
 

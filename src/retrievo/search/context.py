@@ -1,0 +1,171 @@
+"""Context assembly: search → neighbours → merged spans → packed best-first under a token budget.
+
+The budget is a hard limit: the final text is counted as a whole and blocks are dropped (or the
+first one cut at a whitespace boundary) until it fits. Each block cites exact offsets into the
+revision it came from, so ``revision_text[start:end]`` is the quoted text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from retrievo.models import Hit, RevisionText
+from retrievo.store.base import Store
+
+
+@dataclass(frozen=True)
+class Source:
+    n: int
+    chunk_ids: tuple[int, ...]
+    document_id: str
+    path: str
+    title: str
+    start: int
+    end: int
+    line_start: int
+    line_end: int
+    revision_id: str
+    relevance: float
+
+
+@dataclass(frozen=True)
+class AssembledContext:
+    query: str
+    text: str
+    tokens: int
+    max_tokens: int
+    search_mode: str
+    sources: tuple[Source, ...]
+
+
+@dataclass
+class _Span:
+    revision: RevisionText
+    first: int  # index into the revision's ordered chunk ids
+    last: int
+    relevance: float
+    core: int  # the best hit's own chunk: what is kept when the widened span does not fit
+    chunk_ids: tuple[int, ...] = ()
+
+
+def _spans(store: Store, hits: tuple[Hit, ...], neighbors: int) -> list[_Span]:
+    """Each hit widened by ±neighbors chunks; overlapping or adjacent spans of a revision merged."""
+    by_revision: dict[str, list[_Span]] = {}
+    ordered_ids: dict[str, list[int]] = {}
+    order: list[str] = []
+    for hit in hits:
+        revision_id = hit.chunk.revision_id
+        if revision_id not in ordered_ids:
+            ordered_ids[revision_id] = store.chunk_ids_of_revision(revision_id)
+            by_revision[revision_id] = []
+            order.append(revision_id)
+        ids = ordered_ids[revision_id]
+        position = ids.index(hit.chunk.chunk_id)
+        first, last = max(0, position - neighbors), min(len(ids) - 1, position + neighbors)
+        spans = by_revision[revision_id]
+        revision = spans[0].revision if spans else store.revision_text(hit.chunk.document_id, revision_id)
+        merged = _Span(revision, first, last, hit.relevance, position)
+        keep = []
+        for span in spans:
+            if span.first <= merged.last + 1 and merged.first <= span.last + 1:
+                best = span if span.relevance >= merged.relevance else merged
+                merged = _Span(
+                    revision,
+                    min(span.first, merged.first),
+                    max(span.last, merged.last),
+                    best.relevance,
+                    best.core,
+                )
+            else:
+                keep.append(span)
+        by_revision[revision_id] = [*keep, merged]
+    all_spans = [span for revision_id in order for span in by_revision[revision_id]]
+    all_spans.sort(key=lambda s: -s.relevance)
+    return [_with_ids(s, ordered_ids[s.revision.revision_id]) for s in all_spans]
+
+
+def _with_ids(span: _Span, ids: list[int]) -> _Span:
+    span.chunk_ids = tuple(ids[span.first : span.last + 1])
+    return span
+
+
+def _source(store: Store, span: _Span, n: int, chunk_ids: tuple[int, ...]) -> Source:
+    chunks = store.get_chunks([chunk_ids[0], chunk_ids[-1]])
+    first, last = chunks[chunk_ids[0]], chunks[chunk_ids[-1]]
+    return Source(
+        n=n, chunk_ids=chunk_ids, document_id=span.revision.document_id, path=span.revision.path,
+        title=span.revision.title, start=first.start, end=last.end, line_start=first.line_start,
+        line_end=last.line_end, revision_id=span.revision.revision_id, relevance=round(span.relevance, 4),
+    )  # fmt: skip
+
+
+def assemble(
+    store: Store,
+    query: str,
+    hits: tuple[Hit, ...],
+    search_mode: str,
+    max_tokens: int,
+    neighbors: int,
+    count_tokens: Callable[[str], int],
+) -> AssembledContext:
+    blocks: list[tuple[str, Source]] = []
+    used = 0
+    for span in _spans(store, hits, neighbors):
+        n = len(blocks) + 1
+        source = _source(store, span, n, span.chunk_ids)
+        block = _render(source, span.revision.text[source.start : source.end])
+        separator = count_tokens("\n\n") if blocks else 0
+        cost = count_tokens(block) + separator
+        if used + cost > max_tokens:
+            # Too big with its neighbours: keep the best hit's own chunk, cut to fit if need be.
+            core_id = span.chunk_ids[span.core - span.first]
+            source = _source(store, span, n, (core_id,))
+            block = _render(source, span.revision.text[source.start : source.end])
+            cost = count_tokens(block) + separator
+            if used + cost > max_tokens:
+                cut = _cut_to_fit(source, span.revision.text, max_tokens - used - separator, count_tokens)
+                if cut is None:
+                    continue
+                source, block = cut
+                cost = count_tokens(block) + separator
+        blocks.append((block, source))
+        used += cost
+    text = "\n\n".join(block for block, _ in blocks)
+    while blocks and count_tokens(text) > max_tokens:  # belt and braces: the whole is what counts
+        blocks.pop()
+        text = "\n\n".join(block for block, _ in blocks)
+    return AssembledContext(
+        query=query, text=text, tokens=count_tokens(text) if text else 0, max_tokens=max_tokens,
+        search_mode=search_mode, sources=tuple(source for _, source in blocks),
+    )  # fmt: skip
+
+
+def _render(source: Source, text: str) -> str:
+    return f"[{source.n}] {source.title} — {source.path}:{source.line_start}-{source.line_end}\n{text}"
+
+
+def _cut_to_fit(
+    source: Source, revision_text: str, budget: int, count_tokens: Callable[[str], int]
+) -> tuple[Source, str] | None:
+    """The longest prefix of the span, ending at whitespace, whose block fits the budget."""
+    low, high = 0, source.end - source.start
+    best: tuple[Source, str] | None = None
+    while low < high:
+        middle = (low + high + 1) // 2
+        end = source.start + middle
+        while end > source.start and not revision_text[end - 1].isspace() and end < source.end:
+            end -= 1
+        end = end if end > source.start else source.start + middle
+        text = revision_text[source.start : end].rstrip()
+        if not text:
+            low = middle
+            continue
+        line_end = source.line_start + text.count("\n")
+        trimmed = Source(**{**source.__dict__, "end": source.start + len(text), "line_end": line_end})
+        block = _render(trimmed, text)
+        if count_tokens(block) <= budget:
+            best, low = (trimmed, block), middle
+        else:
+            high = middle - 1
+    return best

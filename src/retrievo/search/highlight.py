@@ -1,0 +1,37 @@
+"""Excerpts with the query's words marked, so an agent sees at a glance why a passage matched."""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_COMMON = frozenset(
+    "a an and are as at be by for from how in is it of on or the to was what when who why with".split()
+)
+
+
+def _stem(word: str) -> str:
+    # A crude prefix stem (keyboard ≈ keyboards, approve ≈ approves) is enough for marking text.
+    return word[: max(4, len(word) - 2)] if len(word) > 4 else word
+
+
+def highlight(text: str, query: str, width: int = 320, marker: str = "**") -> str:
+    """A window of about ``width`` characters around the first match, matched words wrapped in ``marker``."""
+    stems = {_stem(w) for w in _WORD.findall(query.lower()) if w not in _COMMON}
+    spans = [m.span() for m in _WORD.finditer(text) if stems and _stem(m.group().lower()) in stems]
+    start = 0
+    if spans and spans[0][0] > width // 3:
+        start = text.rfind(" ", 0, spans[0][0] - width // 3) + 1
+    end = min(len(text), start + width)
+    if end < len(text):
+        end = text.rfind(" ", start, end) if text.rfind(" ", start, end) > start else end
+    pieces = ["…" if start > 0 else ""]
+    cursor = start
+    for s, e in spans:
+        if s < start or e > end:
+            continue
+        pieces.extend([text[cursor:s], marker, text[s:e], marker])
+        cursor = e
+    pieces.append(text[cursor:end])
+    pieces.append("…" if end < len(text) else "")
+    return " ".join("".join(pieces).split())

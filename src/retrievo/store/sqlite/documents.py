@@ -1,0 +1,76 @@
+"""Reads of whole documents, revisions and chunk neighbourhoods (for citations and context)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.errors import DocumentNotFound
+from retrievo.models import DocumentSummary, Kind, RevisionText
+from retrievo.store.sqlite.vectors import decode_vectors
+
+
+def revision_text(db: sqlite3.Connection, document_id: str, revision_id: str | None) -> RevisionText:
+    revision_clause = "r.id = ?" if revision_id else "r.id = d.current_revision_id"
+    params: list[object] = [document_id, *([revision_id] if revision_id else [])]
+    row = db.execute(
+        f"""SELECT d.id, r.id, col.name, d.source, d.title, d.kind, r.text, r.created_at,
+                   r.id = d.current_revision_id AND d.deleted_at IS NULL
+            FROM documents d JOIN revisions r ON r.document_id = d.id
+            JOIN collections col ON col.id = d.collection_id
+            WHERE d.id = ? AND {revision_clause}""",
+        params,
+    ).fetchone()
+    if row is None:
+        what = (
+            f"revision {revision_id!r} of document {document_id!r}"
+            if revision_id
+            else f"document {document_id!r}"
+        )
+        raise DocumentNotFound(f"{what} is not in the index; take ids from search results")
+    return RevisionText(
+        document_id=row[0], revision_id=row[1], collection=row[2], path=row[3], title=row[4], kind=Kind(row[5]),
+        text=row[6], created_at=row[7], is_current=bool(row[8]),
+    )  # fmt: skip
+
+
+def chunk_ids_of_revision(db: sqlite3.Connection, revision_id: str) -> list[int]:
+    return [
+        row[0]
+        for row in db.execute("SELECT id FROM chunks WHERE revision_id = ? ORDER BY ordinal", (revision_id,))
+    ]
+
+
+def current_chunk_ids_of_document(db: sqlite3.Connection, document_id: str) -> list[int]:
+    rows = db.execute(
+        "SELECT id FROM chunks WHERE document_id = ? AND superseded_at IS NULL ORDER BY ordinal",
+        (document_id,),
+    )
+    return [row[0] for row in rows]
+
+
+def chunk_vectors(
+    db: sqlite3.Connection, chunk_ids: Sequence[int], model_id: str, dimensions: int
+) -> npt.NDArray[np.float32]:
+    if not chunk_ids:
+        return np.zeros((0, dimensions), dtype=np.float32)
+    rows = db.execute(
+        f"""SELECT e.vector FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
+            WHERE c.id IN ({",".join("?" * len(chunk_ids))})""",
+        [model_id, *chunk_ids],
+    ).fetchall()
+    return decode_vectors([row[0] for row in rows], dimensions)
+
+
+def list_documents(db: sqlite3.Connection, collection: str | None, limit: int) -> list[DocumentSummary]:
+    where = "AND col.name = ?" if collection else ""
+    rows = db.execute(
+        f"""SELECT d.id, col.name, d.source, d.title, d.kind, d.current_revision_id FROM documents d
+            JOIN collections col ON col.id = d.collection_id
+            WHERE d.deleted_at IS NULL {where} ORDER BY d.source LIMIT ?""",
+        [collection, limit] if collection else [limit],
+    ).fetchall()
+    return [DocumentSummary(r[0], r[1], r[2], r[3], Kind(r[4]), r[5]) for r in rows]

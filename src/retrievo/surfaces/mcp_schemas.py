@@ -1,0 +1,143 @@
+"""Input and output models of the MCP tools: their JSON schemas are what agents read."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SearchFilters(BaseModel):
+    """Restrict results; every field is optional and all given fields must hold."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    collection: str | None = Field(
+        None, max_length=200, description="Collection to search (default: the server's)."
+    )
+    kind: list[Literal["document", "code", "record"]] | None = Field(
+        None, max_length=3, description="Document kinds."
+    )
+    path: str | None = Field(
+        None,
+        max_length=1000,
+        description="Glob on the absolute file path; a relative glob like 'docs/*.md' matches at any depth.",
+    )
+    tags: list[str] | None = Field(None, max_length=20, description="Front-matter tags; all must be present.")
+    metadata: dict[str, str] | None = Field(
+        None, description="Chunk or document metadata equality, e.g. {'page': '3'}."
+    )
+    date_from: str | None = Field(None, max_length=40, description="ISO date: file modified on or after.")
+    date_to: str | None = Field(None, max_length=40, description="ISO date: file modified on or before.")
+
+
+class ArmScore(BaseModel):
+    rank: int = Field(description="1-based rank in this arm.")
+    score: float = Field(description="Raw arm score: BM25 for keyword, cosine for semantic.")
+
+
+class SearchHit(BaseModel):
+    chunk_id: int
+    document_id: str
+    collection: str
+    uri: str = Field(description="Resource URI of the cited revision of the document.")
+    path: str = Field(description="Absolute path of the source file.")
+    title: str
+    kind: str
+    score: float = Field(description="Fused Reciprocal Rank Fusion score.")
+    relevance: float = Field(
+        ge=0, le=1, description="Fused score / best possible score (1.0 = first in every arm)."
+    )
+    excerpt: str = Field(description="Part of the text around the match, matched words in **bold**.")
+    text: str = Field(description="The chunk's exact text: document_text[start:end].")
+    context: str = Field(description="Title and heading path that place the chunk.")
+    start: int
+    end: int
+    line_start: int
+    line_end: int
+    revision_id: str
+    metadata: dict[str, Any]
+    explain: dict[str, ArmScore] | None = None
+
+
+class SearchOutput(BaseModel):
+    query: str
+    search_mode: str = Field(description="hybrid | keyword | semantic | lexical-only (embedder unavailable).")
+    search_duration_ms: float
+    total_results: int
+    degraded_reason: str | None = None
+    results: list[SearchHit]
+
+
+class ContextSource(BaseModel):
+    n: int = Field(description="The citation number used as [n] in the text.")
+    chunk_ids: list[int]
+    document_id: str
+    uri: str
+    path: str
+    start: int
+    end: int
+    line_start: int
+    line_end: int
+    revision_id: str
+    relevance: float
+
+
+class ContextOutput(BaseModel):
+    query: str
+    text: str = Field(description="Evidence blocks, each headed '[n] title — path:lines'.")
+    tokens: int = Field(description="Tokens in text (bundled WordPiece tokenizer); never above max_tokens.")
+    max_tokens: int
+    search_mode: str
+    sources: list[ContextSource]
+
+
+class DocumentOutput(BaseModel):
+    document_id: str
+    revision_id: str
+    is_current: bool
+    collection: str
+    uri: str
+    path: str
+    title: str
+    kind: str
+    total_chars: int
+    total_lines: int
+    start: int
+    end: int
+    line_start: int
+    line_end: int
+    text: str = Field(description="Exactly document_text[start:end] of this revision.")
+    next_start: int | None = Field(description="Pass as 'start' to read the next page; null at the end.")
+
+
+class CollectionOutput(BaseModel):
+    name: str
+    documents: int
+    chunks: int
+    embedded: int
+    missing: int
+    model_id: str | None
+    dimensions: int | None
+    last_indexed: str | None
+
+
+class StatusOutput(BaseModel):
+    db: str
+    size_bytes: int
+    collections: list[CollectionOutput]
+
+
+class RefreshOutput(BaseModel):
+    collection: str
+    files_seen: int
+    documents_added: int
+    documents_changed: int
+    documents_unchanged: int
+    documents_removed: int
+    chunks_written: int
+    chunks_embedded: int
+    embeddings_missing: int
+    embed_error: str | None
+    skipped: dict[str, int]
+    duration_s: float

@@ -1,0 +1,282 @@
+"""The MCP server (official ``mcp`` SDK v2): tools for search, context, documents, similar chunks.
+
+Nothing but protocol goes to stdout; logs go to stderr. The engine opens the index and loads the
+model lazily, on the first tool call that needs them, so start-up is fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from pydantic import Field
+
+from retrievo.engine import Engine
+from retrievo.errors import ConfigError, RetrievoError
+from retrievo.models import Filters, SearchResult
+from retrievo.search.highlight import highlight
+from retrievo.surfaces.filters import filters_from_mapping
+from retrievo.surfaces.mcp_schemas import (
+    ContextOutput,
+    ContextSource,
+    DocumentOutput,
+    RefreshOutput,
+    SearchFilters,
+    SearchHit,
+    SearchOutput,
+    StatusOutput,
+)
+from retrievo.surfaces.serialize import hit_to_dict, report_to_dict, status_to_dict
+
+T = TypeVar("T")
+log = logging.getLogger("retrievo.mcp")
+MAX_QUERY = 10_000
+INSTRUCTIONS = (
+    "retrievo searches the user's indexed documents. Use `search` to find passages (cite path and lines), "
+    "`get_context` for answer-ready evidence under a token budget with numbered citations, `get_document` "
+    "to read the exact cited span, `find_similar` for related passages elsewhere."
+)
+
+
+def document_uri(document_id: str, revision_id: str | None = None) -> str:
+    base = f"retrievo://document/{document_id}"
+    return f"{base}/revision/{revision_id}" if revision_id else base
+
+
+async def _call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run blocking engine work in a worker thread; turn our errors into tool errors agents can act on."""
+    try:
+        return await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs))
+    except RetrievoError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def _filters(raw: SearchFilters | None, default_collection: str) -> tuple[str, Filters]:
+    if raw is None:
+        return default_collection, Filters()
+    data = raw.model_dump(exclude_none=True)
+    collection = data.pop("collection", None) or default_collection
+    try:
+        return collection, filters_from_mapping(data)
+    except ConfigError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def _search_output(result: SearchResult, query_for_highlight: str) -> SearchOutput:
+    hits = []
+    for hit in result.hits:
+        data = hit_to_dict(hit)
+        data.pop("chunk_hash"), data.pop("source_hash")
+        data["uri"] = document_uri(hit.chunk.document_id, hit.chunk.revision_id)
+        data["excerpt"] = highlight(hit.chunk.text, query_for_highlight)
+        hits.append(SearchHit.model_validate(data))
+    return SearchOutput(
+        query=result.query, search_mode=result.search_mode, search_duration_ms=result.search_duration_ms,
+        total_results=len(hits), degraded_reason=result.degraded_reason, results=hits,
+    )  # fmt: skip
+
+
+def _query(query: str) -> str:
+    if not query.strip():
+        raise ToolError("query is empty; pass the words or question to search for")
+    return query
+
+
+Query = Annotated[
+    str, Field(min_length=1, max_length=MAX_QUERY, description="Words or a natural-language question.")
+]
+Limit = Annotated[int, Field(ge=1, le=50, description="How many results (1-50).")]
+Mode = Annotated[
+    Literal["hybrid", "keyword", "semantic"],
+    Field(description="hybrid (BM25 + vectors, default), keyword (BM25 only) or semantic (vectors only)."),
+]
+
+
+def build_server(engine: Engine) -> MCPServer:
+    server = MCPServer(name="retrievo", instructions=INSTRUCTIONS, log_level="WARNING")
+    default_collection = engine.config.collection
+
+    @server.tool(
+        description="Find passages by meaning and keyword; returns ranked chunks with exact citations."
+    )
+    async def search(
+        query: Query,
+        limit: Limit = 10,
+        mode: Mode = "hybrid",
+        min_score: Annotated[
+            float | None, Field(ge=0, le=1, description="Drop hits whose relevance (0-1) is below this.")
+        ] = None,
+        filters: SearchFilters | None = None,
+        explain: Annotated[bool, Field(description="Include each arm's rank and raw score.")] = False,
+    ) -> SearchOutput:
+        collection, parsed = _filters(filters, default_collection)
+        result = await _call(
+            engine.search, _query(query), collection=collection, limit=limit, mode=mode, filters=parsed,
+            min_score=min_score, explain=explain,
+        )  # fmt: skip
+        return _search_output(result, query)
+
+    @server.tool(
+        description="Answer-ready evidence for a question: best passages with neighbours, merged, packed under "
+        "max_tokens (never over), with numbered citations [n] and their sources."
+    )
+    async def get_context(
+        query: Query,
+        max_tokens: Annotated[int, Field(ge=50, le=100_000, description="Token budget for the text.")] = 4000,
+        neighbors: Annotated[int, Field(ge=0, le=5, description="Chunks to add on each side of a hit.")] = 1,
+        filters: SearchFilters | None = None,
+    ) -> ContextOutput:
+        collection, parsed = _filters(filters, default_collection)
+        assembled = await _call(
+            engine.context, _query(query), collection=collection, max_tokens=max_tokens, neighbors=neighbors,
+            filters=parsed,
+        )  # fmt: skip
+        sources = [
+            ContextSource(
+                n=s.n,
+                chunk_ids=list(s.chunk_ids),
+                document_id=s.document_id,
+                uri=document_uri(s.document_id, s.revision_id),
+                path=s.path,
+                start=s.start,
+                end=s.end,
+                line_start=s.line_start,
+                line_end=s.line_end,
+                revision_id=s.revision_id,
+                relevance=s.relevance,
+            )
+            for s in assembled.sources
+        ]
+        return ContextOutput(
+            query=assembled.query, text=assembled.text, tokens=assembled.tokens, max_tokens=assembled.max_tokens,
+            search_mode=assembled.search_mode, sources=sources,
+        )  # fmt: skip
+
+    @server.tool(
+        description="Read a document's exact text (current revision, or revision_id), optionally a character "
+        "range start/end or a line range; long documents are paged with next_start."
+    )
+    async def get_document(
+        document_id: Annotated[str, Field(min_length=1, max_length=100, description="From a search result.")],
+        revision_id: Annotated[
+            str | None, Field(max_length=100, description="A past or current revision.")
+        ] = None,
+        start: Annotated[int | None, Field(ge=0, description="First character offset.")] = None,
+        end: Annotated[int | None, Field(ge=0, description="Character offset to stop before.")] = None,
+        line_start: Annotated[int | None, Field(ge=1, description="First line (1-based).")] = None,
+        line_end: Annotated[int | None, Field(ge=1, description="Last line, inclusive.")] = None,
+        max_chars: Annotated[int, Field(ge=100, le=100_000, description="Page size in characters.")] = 20_000,
+    ) -> DocumentOutput:
+        revision = await _call(engine.document, document_id, revision_id)
+        return page_of(revision, start, end, line_start, line_end, max_chars)
+
+    @server.tool(description="Chunks in other documents most similar to a chunk (or a whole document).")
+    async def find_similar(
+        chunk_id: Annotated[int | None, Field(ge=1, description="A chunk id from a search result.")] = None,
+        document_id: Annotated[str | None, Field(max_length=100, description="Or a whole document.")] = None,
+        limit: Limit = 10,
+        filters: SearchFilters | None = None,
+    ) -> SearchOutput:
+        _, parsed = _filters(filters, default_collection)
+        result = await _call(
+            engine.similar, chunk_id=chunk_id, document_id=document_id, limit=limit, filters=parsed
+        )
+        return _search_output(result, "")
+
+    @server.tool(
+        description="Collections with document, chunk, embedded and missing-vector counts, model, last indexed."
+    )
+    async def index_status(
+        collection: Annotated[str | None, Field(max_length=200, description="Only this collection.")] = None,
+    ) -> StatusOutput:
+        state = status_to_dict(await _call(engine.status))
+        if collection is not None:
+            state["collections"] = [c for c in state["collections"] if c["name"] == collection]
+            if not state["collections"]:
+                raise ToolError(
+                    f"collection {collection!r} does not exist; call index_status without it to list them"
+                )
+        return StatusOutput.model_validate(state)
+
+    @server.tool(
+        description="Re-index (incrementally) a file or folder that is already indexed; returns what changed."
+    )
+    async def refresh_index(
+        path: Annotated[str, Field(min_length=1, max_length=4096, description="An indexed file or folder.")],
+        collection: Annotated[str | None, Field(max_length=200)] = None,
+    ) -> RefreshOutput:
+        report = await _call(engine.refresh, path, collection=collection or default_collection)
+        return RefreshOutput.model_validate(report_to_dict(report))
+
+    @server.resource(
+        document_uri("{document_id}"), mime_type="text/plain", description="A document's current text."
+    )
+    async def document_resource(document_id: str) -> str:
+        return await _read_resource(engine, document_id, None)
+
+    @server.resource(
+        document_uri("{document_id}", "{revision_id}"),
+        mime_type="text/plain",
+        description="One revision's text.",
+    )
+    async def revision_resource(document_id: str, revision_id: str) -> str:
+        return await _read_resource(engine, document_id, revision_id)
+
+    return server
+
+
+async def _read_resource(engine: Engine, document_id: str, revision_id: str | None) -> str:
+    try:
+        revision = await anyio.to_thread.run_sync(engine.document, document_id, revision_id)
+    except RetrievoError as exc:
+        raise ResourceError(str(exc)) from exc
+    return revision.text
+
+
+def page_of(
+    revision: Any,
+    start: int | None,
+    end: int | None,
+    line_start: int | None,
+    line_end: int | None,
+    max_chars: int,
+) -> DocumentOutput:
+    text: str = revision.text
+    line_offsets = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+    if line_start is not None or line_end is not None:
+        if start is not None or end is not None:
+            raise ToolError("give either start/end or line_start/line_end, not both")
+        first = (line_start or 1) - 1
+        last = min(line_end or len(line_offsets), len(line_offsets))
+        if first >= len(line_offsets) or last <= first:
+            raise ToolError(f"line range is outside the document, which has {len(line_offsets)} lines")
+        start = line_offsets[first]
+        end = line_offsets[last] if last < len(line_offsets) else len(text)
+    begin = min(start or 0, len(text))
+    stop = min(len(text) if end is None else end, len(text))
+    if stop < begin:
+        raise ToolError(f"end ({stop}) is before start ({begin})")
+    page_end = min(stop, begin + max_chars)
+    return DocumentOutput(
+        document_id=revision.document_id, revision_id=revision.revision_id, is_current=revision.is_current,
+        collection=revision.collection, uri=document_uri(revision.document_id, revision.revision_id),
+        path=revision.path, title=revision.title, kind=str(revision.kind), total_chars=len(text),
+        total_lines=len(line_offsets), start=begin, end=page_end, line_start=text.count("\n", 0, begin) + 1,
+        line_end=text.count("\n", 0, max(begin, page_end - 1)) + 1, text=text[begin:page_end],
+        next_start=page_end if page_end < stop else None,
+    )  # fmt: skip
+
+
+def serve(engine: Engine, http: bool, host: str, port: int) -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    server = build_server(engine)
+    if http:
+        server.run("streamable-http", host=host, port=port)
+    else:
+        server.run("stdio")
