@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -70,7 +70,7 @@ def test_neighbours_are_merged_into_one_span_per_stretch_of_a_document(engine: A
         spans.setdefault(source.revision_id, []).append((source.start, source.end))
     for ranges in spans.values():
         ranges.sort()
-        for (_, end), (start, _) in zip(ranges, ranges[1:], strict=False):
+        for (_, end), (start, _) in itertools.pairwise(ranges):
             assert start > end, "merged spans of one revision never overlap"
 
 
