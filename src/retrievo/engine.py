@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +36,7 @@ from retrievo.models import (
     Hit,
     IndexReport,
     IndexStatus,
+    LoadedDocument,
     RevisionText,
     SearchMode,
     SearchResult,
@@ -132,7 +133,7 @@ class Engine:
         progress: IndexProgress | None = None,
     ) -> IndexReport:
         """Index files and folders; unchanged files are skipped by hash, removed files leave search."""
-        if chunker != ChunkerName.AUTO and chunker not in CHUNKERS:
+        if chunker not in (ChunkerName.AUTO, *CHUNKERS):
             raise SourceError(f"unknown chunker {chunker!r}; choose auto, {', '.join(CHUNKERS)}")
         name = collection or self.config.collection
         progress = progress or _NoProgress()
@@ -178,25 +179,65 @@ class Engine:
             loaded = load_file(candidate.path, self.config.max_file_bytes, explicit=explicit)
             if isinstance(loaded, Skip):
                 report.skipped.append(SkippedFile(source, loaded.reason))
-                progress.file_done(source)
-                continue
-            source_hash = sha256_text(loaded.text)
-            state = store.document_state(collection, source)
-            if state is not None and state.source_hash == source_hash and not force:
-                report.documents_unchanged += 1
-                progress.file_done(source)
-                continue
-            drafts = chunk_document(loaded, chunker)
-            modified = datetime.fromtimestamp(candidate.path.stat().st_mtime, UTC).isoformat()
-            store.write_revision(collection, loaded, source_hash, drafts, modified)
-            report.chunks_written += len(drafts)
-            if state is None:
-                report.documents_added += 1
             else:
-                report.documents_changed += 1
+                modified = datetime.fromtimestamp(candidate.path.stat().st_mtime, UTC).isoformat()
+                self._ingest(store, report, loaded, collection, chunker, force, modified)
             progress.file_done(source)
         gone = [source for source in store.sources_under(collection, str(root)) if source not in seen]
         report.documents_removed += store.remove_sources(collection, gone)
+
+    def _ingest(
+        self,
+        store: Store,
+        report: IndexReport,
+        loaded: LoadedDocument,
+        collection: str,
+        chunker: str,
+        force: bool,
+        modified: str | None,
+    ) -> None:
+        """Write one loaded document as a new revision, unless its content hash is unchanged."""
+        source_hash = sha256_text(loaded.text)
+        state = store.document_state(collection, loaded.source)
+        if state is not None and state.source_hash == source_hash and not force:
+            report.documents_unchanged += 1
+            return
+        drafts = chunk_document(loaded, chunker)
+        store.write_revision(collection, loaded, source_hash, drafts, modified)
+        report.chunks_written += len(drafts)
+        if state is None:
+            report.documents_added += 1
+        else:
+            report.documents_changed += 1
+
+    def add_documents(
+        self,
+        documents: Iterable[LoadedDocument],
+        collection: str | None = None,
+        chunker: str = ChunkerName.AUTO,
+        embed: bool = True,
+        progress: IndexProgress | None = None,
+    ) -> IndexReport:
+        """Index in-memory documents (records, corpora); ``source`` is their identity for re-indexing."""
+        name = collection or self.config.collection
+        progress = progress or _NoProgress()
+        store = self._open_store(create=True)
+        store.ensure_collection(name)
+        self._check_model(store, name)
+        report = IndexReport(collection=name)
+        started = time.perf_counter()
+        for document in documents:
+            report.files_seen += 1
+            if not document.text.strip():
+                report.skipped.append(SkippedFile(document.source, "empty: document has no text"))
+                continue
+            self._ingest(store, report, document, name, chunker, False, None)
+            progress.file_done(document.source)
+        if embed:
+            self._embed_missing(store, name, report, progress)
+        store.mark_indexed(name)
+        report.duration_s = time.perf_counter() - started
+        return report
 
     def embed_missing(
         self, collection: str | None = None, progress: IndexProgress | None = None

@@ -26,6 +26,7 @@ class ChunkerName(StrEnum):
     SENTENCE = "sentence"
     PARAGRAPH = "paragraph"
     MARKDOWN = "markdown"
+    WHOLE = "whole"
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,8 @@ CHUNKERS: dict[str, ChunkerSpec] = {
     ChunkerName.PARAGRAPH: ChunkerSpec("paragraph", 1, 1500, paragraph_segments),
     # Sections are already small topical units; pack their sentences into model-sized chunks.
     ChunkerName.MARKDOWN: ChunkerSpec("markdown", 1, 1000, sentence_segments),
+    # For short, already-split sources (records, abstracts, pre-chunked corpora): one chunk each.
+    ChunkerName.WHOLE: ChunkerSpec("whole", 1, 20_000, paragraph_segments),
 }
 
 

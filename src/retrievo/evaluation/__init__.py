@@ -1,0 +1,1 @@
+"""Retrieval evaluation on BEIR-layout datasets: metrics, loading, and the eval runner."""
