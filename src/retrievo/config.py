@@ -21,6 +21,10 @@ class Setting:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("db", "RETRIEVO_DB", f"index file (default {DEFAULT_DB})"),
+    Setting(
+        "store", "RETRIEVO_STORE", "postgresql://… to use PostgreSQL + pgvector instead of the --db file"
+    ),
+    Setting("ef_search", "RETRIEVO_EF_SEARCH", "PostgreSQL HNSW ef_search (default 100)"),
     Setting("collection", "RETRIEVO_COLLECTION", "collection to read and write (default 'default')"),
     Setting("embedder", "RETRIEVO_EMBEDDER", "local | openai | ollama | none (default local)"),
     Setting("embed_url", "RETRIEVO_EMBED_URL", "base URL of an HTTP embedding provider"),
@@ -36,6 +40,8 @@ SETTINGS: tuple[Setting, ...] = (
 @dataclass(frozen=True)
 class Config:
     db: Path = DEFAULT_DB
+    store: str | None = None
+    ef_search: int = 100
     collection: str = "default"
     embedder: str = "local"
     embed_url: str | None = None
@@ -46,7 +52,13 @@ class Config:
 
     def __repr__(self) -> str:
         # The API key must never reach a log line or a traceback.
-        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "embed_api_key"}
+        shown = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("embed_api_key", "store")
+        }
+        if self.store:
+            from retrievo.store.postgres.store import redact
+
+            shown["store"] = redact(self.store)
         return f"Config({shown}, embed_api_key={'***' if self.embed_api_key else None})"
 
     @classmethod
@@ -68,13 +80,15 @@ class Config:
             try:
                 if name == "db":
                     typed[name] = Path(value).expanduser()
-                elif name in ("max_file_bytes", "rrf_k"):
+                elif name in ("max_file_bytes", "rrf_k", "ef_search"):
                     typed[name] = int(value)
                 else:
                     typed[name] = str(value)
             except ValueError as exc:
                 raise ConfigError(f"setting {name!r} must be a whole number, got {value!r}") from exc
         config = replace(self, **typed)
+        if config.store and not config.store.startswith(("postgresql://", "postgres://")):
+            raise ConfigError(f"--store must be a postgresql:// URL, got {config.store.split(':')[0]}://…")
         if config.rrf_k < 1:
             raise ConfigError(f"rrf_k must be at least 1, got {config.rrf_k}")
         if config.embedder not in ("local", "openai", "ollama", "none"):

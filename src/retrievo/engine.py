@@ -45,7 +45,7 @@ from retrievo.models import (
 from retrievo.search.context import AssembledContext, assemble
 from retrievo.search.hybrid import SearchOptions, run_search
 from retrievo.store.base import Store
-from retrievo.store.sqlite import SQLiteStore
+from retrievo.store.factory import open_store
 
 log = logging.getLogger(__name__)
 EMBED_WRITE_BATCH = 256
@@ -101,7 +101,7 @@ class Engine:
     def _open_store(self, create: bool) -> Store:
         with self._lock:
             if self._store is None:
-                self._store = SQLiteStore(self.config.db, create=create)
+                self._store = open_store(self.config, create)
             return self._store
 
     def close(self) -> None:
@@ -146,11 +146,12 @@ class Engine:
         self._check_model(store, name)
         report = IndexReport(collection=name)
         started = time.perf_counter()
-        for root in roots:
-            self._index_root(store, report, root, name, chunker, include, exclude, force, progress)
-        if embed:
-            self._embed_missing(store, name, report, progress)
-        store.mark_indexed(name)
+        with store.writer_lock(name):
+            for root in roots:
+                self._index_root(store, report, root, name, chunker, include, exclude, force, progress)
+            if embed:
+                self._embed_missing(store, name, report, progress)
+            store.mark_indexed(name)
         report.duration_s = time.perf_counter() - started
         return report
 
@@ -226,16 +227,17 @@ class Engine:
         self._check_model(store, name)
         report = IndexReport(collection=name)
         started = time.perf_counter()
-        for document in documents:
-            report.files_seen += 1
-            if not document.text.strip():
-                report.skipped.append(SkippedFile(document.source, "empty: document has no text"))
-                continue
-            self._ingest(store, report, document, name, chunker, False, None)
-            progress.file_done(document.source)
-        if embed:
-            self._embed_missing(store, name, report, progress)
-        store.mark_indexed(name)
+        with store.writer_lock(name):
+            for document in documents:
+                report.files_seen += 1
+                if not document.text.strip():
+                    report.skipped.append(SkippedFile(document.source, "empty: document has no text"))
+                    continue
+                self._ingest(store, report, document, name, chunker, False, None)
+                progress.file_done(document.source)
+            if embed:
+                self._embed_missing(store, name, report, progress)
+            store.mark_indexed(name)
         report.duration_s = time.perf_counter() - started
         return report
 
@@ -247,7 +249,8 @@ class Engine:
         store = self._open_store(create=False)
         self._check_model(store, name)
         report = IndexReport(collection=name)
-        self._embed_missing(store, name, report, progress or _NoProgress())
+        with store.writer_lock(name):
+            self._embed_missing(store, name, report, progress or _NoProgress())
         return report
 
     def _embed_missing(

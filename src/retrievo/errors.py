@@ -4,6 +4,7 @@
     ├── ConfigError            a setting or argument is wrong
     ├── IndexMissingError      there is no index at the path given
     ├── IndexCorruptError      the file is not a readable retrieval index
+    ├── StoreUnavailableError  the database server cannot be reached
     ├── CollectionNotFound     a named collection does not exist
     ├── DocumentNotFound       a document, revision or chunk id is not in the index
     ├── ModelMismatchError     the collection was embedded with another model
@@ -30,6 +31,10 @@ class IndexMissingError(RetrievoError):
 
 
 class IndexCorruptError(RetrievoError):
+    pass
+
+
+class StoreUnavailableError(RetrievoError):
     pass
 
 

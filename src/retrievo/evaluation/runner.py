@@ -57,6 +57,7 @@ def corpus_documents(dataset: Dataset) -> list[LoadedDocument]:
 def evaluate(
     directory: Path,
     db: Path | None = None,
+    store: str | None = None,
     modes: Sequence[str] = ("keyword", "semantic", "hybrid"),
     limit_queries: int | None = None,
     chunker: str = "whole",

@@ -12,6 +12,7 @@ Contract (every implementation, checked by one behaviour suite):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -83,6 +84,10 @@ class Store(Protocol):
     def get_chunks(self, chunk_ids: Sequence[int]) -> dict[int, Chunk]: ...
 
     def mark_indexed(self, collection: str) -> None: ...
+
+    def writer_lock(self, collection: str) -> AbstractContextManager[None]:
+        """Held while indexing: a second writer of the same collection gets IndexLockedError at once."""
+        ...
 
     def list_collections(self) -> list[str]: ...
 

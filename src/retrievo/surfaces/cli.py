@@ -27,11 +27,23 @@ F = TypeVar("F", bound=Callable[..., Any])
 err = Console(stderr=True)
 out = Console()
 
-db_option = click.option(
+_db_file = click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Index file (default $RETRIEVO_DB or ~/.retrievo/index.db).",
 )
+_store_url = click.option(
+    "--store",
+    "store",
+    help="postgresql://… URL: use PostgreSQL + pgvector instead of --db ($RETRIEVO_STORE).",
+)
+
+
+def db_option(command: F) -> F:
+    """--db FILE and --store URL: where the index lives."""
+    return _db_file(_store_url(command))
+
+
 collection_option = click.option("--collection", "-c", help="Collection name (default 'default').")
 json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON object instead of a table."
@@ -90,6 +102,7 @@ def main() -> None:
 def index(
     paths: tuple[str, ...],
     db: Path | None,
+    store: str | None,
     collection: str | None,
     chunker: str,
     include: tuple[str, ...],
@@ -101,7 +114,7 @@ def index(
 ) -> None:
     """Index files and folders (incremental: unchanged files are skipped)."""
     with _errors():
-        engine = _engine(db, collection, max_file_bytes=max_file_bytes)
+        engine = _engine(db, collection, store=store, max_file_bytes=max_file_bytes)
         show_bars = err.is_terminal and not as_json
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
         with Progress(*columns, console=err, disable=not show_bars, transient=True) as bars:
@@ -154,6 +167,7 @@ def _print_report(report: IndexReport, db: Path) -> None:
 def search(
     query: str,
     db: Path | None,
+    store: str | None,
     collection: str | None,
     limit: int,
     mode: str,
@@ -164,7 +178,7 @@ def search(
 ) -> None:
     """Search an index by meaning and by keyword."""
     with _errors():
-        engine = _engine(db, collection)
+        engine = _engine(db, collection, store=store)
         result = engine.search(
             query,
             limit=limit,
@@ -214,10 +228,10 @@ def _print_result(result: SearchResult, explain: bool) -> None:
 @db_option
 @collection_option
 @json_option
-def embed(db: Path | None, collection: str | None, as_json: bool) -> None:
+def embed(db: Path | None, store: str | None, collection: str | None, as_json: bool) -> None:
     """Embed chunks that have no vector yet (after --no-embed or an embedder outage)."""
     with _errors():
-        engine = _engine(db, collection)
+        engine = _engine(db, collection, store=store)
         report = engine.embed_missing()
         if as_json:
             click.echo(json.dumps(report_to_dict(report), indent=2))
@@ -228,10 +242,10 @@ def embed(db: Path | None, collection: str | None, as_json: bool) -> None:
 @main.command()
 @db_option
 @json_option
-def status(db: Path | None, as_json: bool) -> None:
+def status(db: Path | None, store: str | None, as_json: bool) -> None:
     """Show collections, documents, chunks, embedded and missing vectors."""
     with _errors():
-        state = _engine(db, None).status()
+        state = _engine(db, None, store=store).status()
         if as_json:
             click.echo(json.dumps(status_to_dict(state), indent=2))
             return
@@ -252,12 +266,12 @@ def status(db: Path | None, as_json: bool) -> None:
 @click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP port.")
-def mcp(db: Path | None, collection: str | None, http: bool, host: str, port: int) -> None:
+def mcp(db: Path | None, store: str | None, collection: str | None, http: bool, host: str, port: int) -> None:
     """Serve the index to MCP clients (stdio by default; --http for streamable HTTP at /mcp)."""
     from retrievo.surfaces.mcp_server import serve
 
     with _errors():
-        serve(_engine(db, collection), http=http, host=host, port=port)
+        serve(_engine(db, collection, store=store), http=http, host=host, port=port)
 
 
 @main.command()
@@ -271,6 +285,7 @@ def mcp(db: Path | None, collection: str | None, http: bool, host: str, port: in
 def context(
     query: str,
     db: Path | None,
+    store: str | None,
     collection: str | None,
     max_tokens: int,
     neighbors: int,
@@ -279,7 +294,7 @@ def context(
 ) -> None:
     """Print the best evidence for QUERY packed under a token budget, with numbered citations."""
     with _errors():
-        assembled = _engine(db, collection).context(
+        assembled = _engine(db, collection, store=store).context(
             query, max_tokens=max_tokens, neighbors=neighbors, filters=filters_from_pairs(filters)
         )
         if as_json:
@@ -302,10 +317,12 @@ def context(
 )
 @click.option("--split", default="test", show_default=True, help="Which qrels/<split>.tsv to score.")
 @click.option("--rrf-k", type=click.IntRange(1), default=60, show_default=True)
+@_store_url
 @json_option
 def evaluate_command(
     dataset: Path,
     db: Path | None,
+    store: str | None,
     modes: str,
     limit_queries: int | None,
     chunker: str,

@@ -24,10 +24,7 @@ def filter_sql(filters: Filters) -> tuple[str, list[object]]:
         clauses.append("EXISTS (SELECT 1 FROM json_each(d.metadata, '$.tags') WHERE json_each.value = ?)")
         params.append(tag)
     for key, value in filters.metadata:
-        if not _METADATA_KEY.match(key):
-            raise ConfigError(
-                f"metadata filter key {key!r} is not valid; use letters, digits, '_', '-' or '.' (e.g. page=3)"
-            )
+        check_metadata_key(key)
         path = f'$."{key}"'
         clauses.append(
             "(CAST(json_extract(c.metadata, ?) AS TEXT) = ? OR CAST(json_extract(d.metadata, ?) AS TEXT) = ?)"
@@ -35,10 +32,10 @@ def filter_sql(filters: Filters) -> tuple[str, list[object]]:
         params.extend([path, value, path, value])
     if filters.date_from:
         clauses.append("d.modified_at >= ?")
-        params.append(_iso(filters.date_from, "date_from"))
+        params.append(iso_bound(filters.date_from, "date_from"))
     if filters.date_to:
         clauses.append("d.modified_at <= ?")
-        params.append(_iso(filters.date_to, "date_to", end_of_day=True))
+        params.append(iso_bound(filters.date_to, "date_to", end_of_day=True))
     if filters.document_ids:
         clauses.append(f"d.id IN ({','.join('?' * len(filters.document_ids))})")
         params.extend(filters.document_ids)
@@ -48,12 +45,19 @@ def filter_sql(filters: Filters) -> tuple[str, list[object]]:
     return (" AND " + " AND ".join(clauses) if clauses else ""), params
 
 
+def check_metadata_key(key: str) -> None:
+    if not _METADATA_KEY.match(key):
+        raise ConfigError(
+            f"metadata filter key {key!r} is not valid; use letters, digits, '_', '-' or '.' (e.g. page=3)"
+        )
+
+
 def path_glob_pattern(glob: str) -> str:
     """Globs match absolute source paths; a relative glob such as ``docs/*.md`` matches at any depth."""
     return glob if glob.startswith("/") else "*" + glob.lstrip("*")
 
 
-def _iso(value: str, name: str, end_of_day: bool = False) -> str:
+def iso_bound(value: str, name: str, end_of_day: bool = False) -> str:
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError as exc:

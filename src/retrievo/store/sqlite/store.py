@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import sqlite3
 import threading
@@ -13,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from retrievo.errors import CollectionNotFound, IndexCorruptError
-from retrievo.ingest.hashing import embedding_input, embedding_key, sha256_text
+from retrievo.errors import CollectionNotFound, IndexCorruptError, IndexLockedError
+from retrievo.ingest.hashing import embedding_input, embedding_key
 from retrievo.models import (
     ArmHit,
     Chunk,
@@ -27,6 +28,7 @@ from retrievo.models import (
     LoadedDocument,
     RevisionText,
 )
+from retrievo.store import ids
 from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.sqlite import documents
 from retrievo.store.sqlite.connection import connect
@@ -111,6 +113,23 @@ class SQLiteStore:
                 (model_id, dimensions, name),
             )
 
+    @contextmanager
+    def writer_lock(self, collection: str) -> Iterator[None]:
+        """One indexer per collection across processes: an exclusive flock on a file beside the index."""
+        lock_path = Path(f"{self.path}.{ids.document_id(collection, 'writer-lock')[4:]}.lock")
+        with lock_path.open("a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                raise IndexLockedError(
+                    f"another indexer is writing collection {collection!r} in {self.path}; "
+                    "wait for it to finish, then run the command again"
+                ) from exc
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
     def mark_indexed(self, collection: str) -> None:
         with self._transaction() as db:
             db.execute("UPDATE collections SET last_indexed_at = ? WHERE name = ?", (now_iso(), collection))
@@ -136,7 +155,7 @@ class SQLiteStore:
         modified_at: str | None,
     ) -> DocumentState:
         collection_id = self._collection_id(collection)
-        document_id = "doc_" + sha256_text(f"{collection}\0{document.source}")[:16]
+        document_id = ids.document_id(collection, document.source)
         stamp = now_iso()
         metadata = json.dumps(document.metadata)
         with self._transaction() as db:
@@ -154,7 +173,7 @@ class SQLiteStore:
             number = db.execute(
                 "SELECT COALESCE(MAX(number), 0) + 1 FROM revisions WHERE document_id = ?", (document_id,)
             ).fetchone()[0]
-            revision_id = "rev_" + sha256_text(f"{document_id}\0{number}\0{source_hash}")[:16]
+            revision_id = ids.revision_id(document_id, number, source_hash)
             db.execute(
                 "INSERT INTO revisions (id, document_id, number, source_hash, text, created_at) VALUES (?,?,?,?,?,?)",
                 (revision_id, document_id, number, source_hash, document.text, stamp),

@@ -1,0 +1,121 @@
+"""Query latency (p50/p95) per mode at growing sizes, excluding query embedding; peak RSS.
+
+Synthetic text and random unit vectors stand in for real chunks (real text is for quality, in
+`retrievo eval`). Each size is built in a fresh SQLite index through the store's public methods.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from common import p50_p95, peak_rss_mb, synthetic_texts, timed, unit_vectors
+
+from retrievo.config import Config
+from retrievo.embed.base import Embedder, Vectors
+from retrievo.engine import Engine
+from retrievo.ingest.chunkers import LineIndex
+from retrievo.ingest.hashing import embedding_key, sha256_text
+from retrievo.models import ChunkDraft, LoadedDocument
+from retrievo.store.sqlite import SQLiteStore
+
+DIMS = 384
+CHUNKS_PER_DOCUMENT = 1000
+MODEL_ID = "bench-random-384"
+
+
+class FixedQueryEmbedder(Embedder):
+    """Returns precomputed query vectors, so timings exclude the model."""
+
+    model_id = MODEL_ID
+
+    def __init__(self, queries: np.ndarray) -> None:
+        self.queries = queries
+        self.next = 0
+
+    @property
+    def dimensions(self) -> int:
+        return DIMS
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        vector = self.queries[self.next % len(self.queries)]
+        self.next += 1
+        return np.tile(vector, (len(texts), 1))
+
+
+def build(db: Path, size: int) -> float:
+    store = SQLiteStore(db, create=True)
+    store.ensure_collection("bench")
+    store.set_collection_model("bench", MODEL_ID, DIMS)
+    texts = synthetic_texts(size)
+    vectors = unit_vectors(size, DIMS, seed=1)
+    started = time.perf_counter()
+    written = 0
+    while written < size:
+        batch = [next(texts) for _ in range(min(CHUNKS_PER_DOCUMENT, size - written))]
+        body = "\n".join(batch)
+        lines = LineIndex(body)
+        drafts, offset = [], 0
+        for text in batch:
+            drafts.append(
+                ChunkDraft(
+                    text=text, start=offset, end=offset + len(text), line_start=lines.line_of(offset),
+                    line_end=lines.line_of(offset), context=f"Document {written}", chunker="bench",
+                    chunker_version=1, chunk_hash=sha256_text(text),
+                )
+            )  # fmt: skip
+            offset += len(text) + 1
+        document = LoadedDocument(source=f"/bench/{written}.txt", text=body, title=f"Document {written}")
+        store.write_revision("bench", document, sha256_text(body), drafts, None)
+        keys = [embedding_key(d.context, d.text) for d in drafts]
+        store.put_embeddings(MODEL_ID, keys, vectors[written : written + len(batch)])
+        written += len(batch)
+    store.close()
+    return time.perf_counter() - started
+
+
+def measure(db: Path, queries: int) -> dict[str, tuple[float, float]]:
+    rng = np.random.default_rng(5)
+    query_vectors = unit_vectors(queries, DIMS, seed=9)
+    words = list(synthetic_texts(queries, seed=3, words=6))
+    engine = Engine(Config(db=db, collection="bench"), embedder=FixedQueryEmbedder(query_vectors))
+    engine.search("warm up the caches", limit=10)
+    results: dict[str, tuple[float, float]] = {}
+    for mode in ("keyword", "semantic", "hybrid"):
+        latencies = []
+        for i in range(queries):
+            text = " ".join(words[i].split()[: int(rng.integers(2, 6))])
+            _, ms = timed(lambda text=text, mode=mode: engine.search(text, mode=mode, limit=10))
+            latencies.append(ms)
+        results[mode] = p50_p95(latencies)
+    engine.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--keep", type=Path, help="Folder to keep the built indexes in.")
+    args = parser.parse_args()
+    print(
+        f"# {platform.processor() or platform.machine()}, Python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d')}"
+    )
+    print("size | build s | keyword p50/p95 ms | semantic p50/p95 ms | hybrid p50/p95 ms | peak RSS MB")
+    for size in args.sizes:
+        folder = args.keep or Path(tempfile.mkdtemp(prefix="retrievo-bench-"))
+        db = folder / f"bench-{size}.db"
+        build_s = build(db, size) if not db.exists() else 0.0
+        latencies = measure(db, args.queries)
+        cells = " | ".join(f"{p50:.1f} / {p95:.1f}" for p50, p95 in latencies.values())
+        print(f"{size} | {build_s:.0f} | {cells} | {peak_rss_mb():.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

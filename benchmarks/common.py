@@ -1,0 +1,50 @@
+"""Helpers shared by the benchmark scripts (synthetic corpora, timing, memory)."""
+
+from __future__ import annotations
+
+import random
+import resource
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+import numpy as np
+
+T = TypeVar("T")
+WORDS = (
+    "alpha beta gamma delta index vector search query token chunk embed model store fusion rank score "
+    "policy leave expense travel security laptop password network server client latency memory disk "
+    "protein cell gene enzyme receptor pathway tumour immune response dose trial patient outcome risk"
+).split()
+
+
+def synthetic_texts(count: int, seed: int = 0, words: int = 60) -> Iterator[str]:
+    """Zipf-ish word salad with a unique token per text so every text is distinct."""
+    rng = random.Random(seed)
+    vocabulary = WORDS + [f"term{i}" for i in range(5000)]
+    weights = [1.0 / (rank + 1) for rank in range(len(vocabulary))]
+    for i in range(count):
+        yield " ".join(rng.choices(vocabulary, weights, k=words)) + f" doc{i}."
+
+
+def unit_vectors(count: int, dims: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((count, dims), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors
+
+
+def timed(function: Callable[[], T]) -> tuple[T, float]:
+    started = time.perf_counter()
+    value = function()
+    return value, (time.perf_counter() - started) * 1000
+
+
+def p50_p95(values: list[float]) -> tuple[float, float]:
+    ordered = sorted(values)
+    return statistics.median(ordered), ordered[max(0, round(0.95 * len(ordered)) - 1)]
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -1,0 +1,16 @@
+"""Open the store a Config names: a PostgreSQL URL (``--store``) or the SQLite file (``--db``)."""
+
+from __future__ import annotations
+
+from retrievo.config import Config
+from retrievo.store.base import Store
+
+
+def open_store(config: Config, create: bool) -> Store:
+    if config.store:
+        from retrievo.store.postgres import PostgresStore
+
+        return PostgresStore(config.store, create=create, ef_search=config.ef_search)
+    from retrievo.store.sqlite import SQLiteStore
+
+    return SQLiteStore(config.db, create=create)

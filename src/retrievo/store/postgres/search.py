@@ -1,0 +1,92 @@
+"""PostgreSQL search arms: BM25 computed exactly as SQLite FTS5 does, and pgvector HNSW cosine.
+
+BM25 (FTS5's ``bm25()`` with weights 1, k1 = 1.2, b = 0.75): for each query term t present in a
+chunk, ``idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen))`` summed, where
+``idf = max(ln((N − df + 0.5)/(df + 0.5)), 1e-6)``, N and avglen over the collection's current
+chunks. The GIN index on the tsvector finds candidates; only they are scored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+
+from retrievo.models import ArmHit, Filters
+from retrievo.store.postgres.filters import filter_sql
+from retrievo.store.sqlite.fts_query import query_terms
+from retrievo.store.tokenizer import shared_tokenizer
+
+K1, B = 1.2, 0.75
+MAX_LEXEME_BYTES = 2046
+
+
+def query_stems(query: str) -> list[str]:
+    stems: dict[str, None] = {}
+    for counts in shared_tokenizer().term_counts(query_terms(query)):
+        stems.update(dict.fromkeys(counts))
+    # PostgreSQL cannot hold lexemes of 2 kB or more, so such a "word" is in no chunk either.
+    return [stem for stem in stems if len(stem.encode()) < MAX_LEXEME_BYTES]
+
+
+def tsquery_literal(stems: list[str]) -> str:
+    return " | ".join("'" + stem.replace("'", "''").replace("\\", "\\\\") + "'" for stem in stems)
+
+
+def keyword_search(
+    conn: psycopg.Connection[Any], collection_id: int, query: str, filters: Filters, limit: int
+) -> list[ArmHit]:
+    stems = query_stems(query)
+    if not stems or limit <= 0:
+        return []
+    where, params = filter_sql(filters)
+    rows = conn.execute(
+        f"""WITH stats AS (
+                SELECT chunk_count::float8 AS n, token_total::float8 / GREATEST(chunk_count, 1) AS avgdl
+                FROM collection_stats WHERE collection_id = %s),
+            q AS (
+                SELECT t.term, GREATEST(ln((s.n - t.df + 0.5) / (t.df + 0.5)), 1e-6) AS idf
+                FROM term_stats t CROSS JOIN stats s
+                WHERE t.collection_id = %s AND t.term = ANY(%s) AND t.df > 0)
+            SELECT c.id, SUM(q.idf * (u.tf * {K1 + 1}) / (u.tf + {K1} * ({1 - B} + {B} * c.token_count / s.avgdl)))
+                   AS score
+            FROM chunks c JOIN documents d ON d.id = c.document_id CROSS JOIN stats s
+            CROSS JOIN LATERAL (SELECT lexeme, cardinality(positions)::float8 AS tf FROM unnest(c.tsv)) u
+            JOIN q ON q.term = u.lexeme
+            WHERE c.collection_id = %s AND c.superseded_at IS NULL AND c.tsv @@ %s::tsquery{where}
+            GROUP BY c.id ORDER BY score DESC, c.id LIMIT %s""",
+        [collection_id, collection_id, stems, collection_id, tsquery_literal(stems), *params, limit],
+    ).fetchall()
+    return [ArmHit(int(row[0]), rank, float(row[1])) for rank, row in enumerate(rows, start=1)]
+
+
+def vector_search(
+    conn: psycopg.Connection[Any],
+    collection_id: int,
+    dimensions: int,
+    query: npt.NDArray[np.float32],
+    filters: Filters,
+    limit: int,
+    ef_search: int,
+) -> list[ArmHit]:
+    if limit <= 0:
+        return []
+    where, params = filter_sql(filters)
+    cast = f"c.vector::vector({int(dimensions)})"
+    with conn.transaction():
+        # Iterative scans keep filtered HNSW searches from coming back short (pgvector >= 0.8).
+        conn.execute(f"SET LOCAL hnsw.ef_search = {max(int(ef_search), limit)}")
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        rows = conn.execute(
+            f"""SELECT c.id, 1 - ({cast} <=> %s) AS score
+                FROM chunks c JOIN documents d ON d.id = c.document_id
+                WHERE c.collection_id = %s AND c.superseded_at IS NULL AND c.vector IS NOT NULL
+                  AND vector_dims(c.vector) = {int(dimensions)}{where}
+                ORDER BY {cast} <=> %s LIMIT %s""",
+            [query, collection_id, *params, query, limit],
+        ).fetchall()
+    # relaxed_order may return neighbours slightly out of order: sort by the exact distance.
+    ordered = sorted(rows, key=lambda row: (-float(row[1]), int(row[0])))
+    return [ArmHit(int(row[0]), rank, float(row[1])) for rank, row in enumerate(ordered, start=1)]

@@ -1,0 +1,466 @@
+"""PostgresStore: the Store contract on PostgreSQL + pgvector (see ``retrievo.store.base``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from retrievo.errors import (
+    CollectionNotFound,
+    DocumentNotFound,
+    IndexLockedError,
+    IndexMissingError,
+    StoreUnavailableError,
+)
+from retrievo.ingest.hashing import embedding_input, embedding_key
+from retrievo.models import (
+    ArmHit,
+    Chunk,
+    ChunkDraft,
+    CollectionStatus,
+    DocumentSummary,
+    Filters,
+    IndexStatus,
+    Kind,
+    LoadedDocument,
+    RevisionText,
+)
+from retrievo.store import ids
+from retrievo.store.base import CollectionInfo, DocumentState
+from retrievo.store.postgres import search
+from retrievo.store.postgres.search import MAX_LEXEME_BYTES
+from retrievo.store.postgres.migrations import apply_migrations
+from retrievo.store.tokenizer import shared_tokenizer
+
+MAX_POSITIONS = 256  # tsvector keeps at most 256 positions per lexeme
+DEFAULT_EF_SEARCH = 100
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def redact(url: str) -> str:
+    return re.sub(r"(//[^:/@]+:)[^@]*@", r"\1***@", url)
+
+
+def tsvector_literal(counts: Counter[str]) -> str:
+    parts = []
+    for term, count in counts.items():
+        if len(term.encode()) >= MAX_LEXEME_BYTES:  # PostgreSQL's lexeme limit; such "words" are noise
+            continue
+        escaped = term.replace("\\", "\\\\").replace("'", "''")
+        positions = ",".join(str(p) for p in range(1, min(count, MAX_POSITIONS) + 1))
+        parts.append(f"'{escaped}':{positions}")
+    return " ".join(parts)
+
+
+class PostgresStore:
+    def __init__(
+        self, url: str, create: bool = False, ef_search: int = DEFAULT_EF_SEARCH, max_size: int = 8
+    ) -> None:
+        self.path = redact(url)
+        self.ef_search = ef_search
+        try:
+            with psycopg.connect(url, autocommit=True) as conn:
+                tables = {
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+                    )
+                }
+                if "migrations" not in tables and not create:
+                    raise IndexMissingError(
+                        f"no retrievo index in {self.path}; run `retrievo index PATH --store {self.path}` first"
+                    )
+                apply_migrations(conn)
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailableError(
+                f"cannot connect to PostgreSQL at {self.path} ({str(exc).strip().splitlines()[0]}); "
+                "check the URL and that the server is running"
+            ) from exc
+        self._pool = ConnectionPool(
+            url, min_size=1, max_size=max_size, kwargs={"autocommit": True}, configure=_configure, open=True
+        )
+
+    def close(self) -> None:
+        self._pool.close()
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection[Any]]:
+        with self._pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def _transaction(self) -> Iterator[psycopg.Connection[Any]]:
+        with self._pool.connection() as conn, conn.transaction():
+            yield conn
+
+    def _rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        with self._conn() as conn:
+            return conn.execute(sql.encode(), params).fetchall()
+
+    # Collections --------------------------------------------------------------------------------
+
+    def _collection_id(self, name: str) -> int:
+        rows = self._rows("SELECT id FROM collections WHERE name = %s", (name,))
+        if not rows:
+            raise CollectionNotFound(
+                f"collection {name!r} does not exist; run `retrievo index PATH --collection {name}` first"
+            )
+        return int(rows[0][0])
+
+    def get_collection(self, name: str) -> CollectionInfo | None:
+        rows = self._rows("SELECT name, model_id, dimensions FROM collections WHERE name = %s", (name,))
+        return CollectionInfo(rows[0][0], rows[0][1], rows[0][2]) if rows else None
+
+    def list_collections(self) -> list[str]:
+        return [row[0] for row in self._rows("SELECT name FROM collections ORDER BY name")]
+
+    def ensure_collection(self, name: str) -> CollectionInfo:
+        with self._transaction() as conn:
+            row = conn.execute(
+                """INSERT INTO collections (name, created_at) VALUES (%s, %s)
+                   ON CONFLICT (name) DO NOTHING RETURNING id""",
+                (name, now_iso()),
+            ).fetchone()
+            if row:
+                conn.execute("INSERT INTO collection_stats (collection_id) VALUES (%s)", (row[0],))
+        info = self.get_collection(name)
+        assert info is not None
+        return info
+
+    def set_collection_model(self, name: str, model_id: str, dimensions: int) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "UPDATE collections SET model_id = %s, dimensions = %s WHERE name = %s",
+                (model_id, dimensions, name),
+            )
+            conn.execute(
+                f"""CREATE INDEX IF NOT EXISTS chunks_hnsw_{int(dimensions)} ON chunks
+                    USING hnsw ((vector::vector({int(dimensions)})) vector_cosine_ops)
+                    WHERE superseded_at IS NULL AND vector_dims(vector) = {int(dimensions)}"""
+            )
+            conn.execute(
+                """UPDATE chunks c SET vector = e.vector FROM embeddings e, collections col
+                   WHERE col.name = %s AND c.collection_id = col.id AND c.vector IS NULL
+                     AND e.model_id = %s AND e.embed_key = c.embed_key""",
+                (name, model_id),
+            )
+
+    def mark_indexed(self, collection: str) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "UPDATE collections SET last_indexed_at = %s WHERE name = %s", (now_iso(), collection)
+            )
+
+    @contextmanager
+    def writer_lock(self, collection: str) -> Iterator[None]:
+        """One indexer per collection: a session advisory lock, released with the connection."""
+        with self._pool.connection() as conn:
+            key = f"retrievo:writer:{collection}"
+            if not conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (key,)).fetchone()[0]:  # type: ignore[index]
+                raise IndexLockedError(
+                    f"another indexer is writing collection {collection!r} in {self.path}; "
+                    "wait for it to finish, then run the command again"
+                )
+            try:
+                yield
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
+
+    # Documents and revisions --------------------------------------------------------------------
+
+    def document_state(self, collection: str, source: str) -> DocumentState | None:
+        rows = self._rows(
+            """SELECT d.id, r.source_hash, r.id FROM documents d
+               JOIN collections col ON col.id = d.collection_id
+               JOIN revisions r ON r.id = d.current_revision_id
+               WHERE col.name = %s AND d.source = %s AND d.deleted_at IS NULL""",
+            (collection, source),
+        )
+        return DocumentState(rows[0][0], rows[0][1], rows[0][2]) if rows else None
+
+    def write_revision(
+        self,
+        collection: str,
+        document: LoadedDocument,
+        source_hash: str,
+        drafts: Sequence[ChunkDraft],
+        modified_at: str | None,
+    ) -> DocumentState:
+        collection_id = self._collection_id(collection)
+        document_id = ids.document_id(collection, document.source)
+        stamp = now_iso()
+        counts = shared_tokenizer().term_counts([f"{d.context} {d.text}" for d in drafts])
+        with self._transaction() as conn:
+            self._supersede(conn, collection_id, document_id, stamp)
+            conn.execute(
+                """INSERT INTO documents (id, collection_id, source, kind, title, media_type, metadata,
+                       modified_at, created_at)
+                   VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+                   ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, title = excluded.title,
+                       media_type = excluded.media_type, metadata = excluded.metadata,
+                       modified_at = excluded.modified_at, deleted_at = NULL""",
+                (document_id, collection_id, document.source, str(document.kind), document.title,
+                 document.media_type, json.dumps(document.metadata), modified_at, stamp),
+            )  # fmt: skip
+            number = conn.execute(
+                "SELECT COALESCE(MAX(number), 0) + 1 FROM revisions WHERE document_id = %s", (document_id,)
+            ).fetchone()[0]  # type: ignore[index]
+            revision_id = ids.revision_id(document_id, number, source_hash)
+            conn.execute(
+                """INSERT INTO revisions (id, document_id, number, source_hash, text, created_at)
+                   VALUES (%s, %s, %s, %s, %s, %s)""",
+                (revision_id, document_id, number, source_hash, document.text, stamp),
+            )
+            conn.execute(
+                "UPDATE documents SET current_revision_id = %s WHERE id = %s", (revision_id, document_id)
+            )
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    """INSERT INTO chunks (collection_id, document_id, revision_id, ordinal, text, context,
+                           start_offset, end_offset, line_start, line_end, chunk_hash, source_hash, chunker,
+                           chunker_version, embed_key, metadata, created_at, tsv, token_count)
+                       VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::tsvector,%s)""",
+                    [(collection_id, document_id, revision_id, ordinal, d.text, d.context, d.start, d.end,
+                      d.line_start, d.line_end, d.chunk_hash, source_hash, d.chunker, d.chunker_version,
+                      embedding_key(d.context, d.text), json.dumps(d.metadata), stamp, tsvector_literal(c),
+                      sum(c.values()))
+                     for ordinal, (d, c) in enumerate(zip(drafts, counts, strict=True))],
+                )  # fmt: skip
+            self._count(conn, collection_id, "revision_id = %s", revision_id, +1)
+            conn.execute(
+                """UPDATE chunks c SET vector = e.vector FROM embeddings e, collections col
+                   WHERE c.revision_id = %s AND col.id = c.collection_id AND e.model_id = col.model_id
+                     AND e.embed_key = c.embed_key""",
+                (revision_id,),
+            )
+        return DocumentState(document_id, source_hash, revision_id)
+
+    @staticmethod
+    def _count(conn: psycopg.Connection[Any], collection_id: int, where: str, value: str, sign: int) -> None:
+        """Add (sign=+1) or remove (sign=-1) the current chunks selected by ``where`` from the BM25 statistics."""
+        conn.execute(
+            f"""UPDATE collection_stats s SET chunk_count = s.chunk_count + %s * x.n,
+                       token_total = s.token_total + %s * x.tokens
+                FROM (SELECT count(*) AS n, COALESCE(sum(token_count), 0) AS tokens FROM chunks
+                      WHERE {where} AND superseded_at IS NULL) x
+                WHERE s.collection_id = %s""",
+            (sign, sign, value, collection_id),
+        )
+        conn.execute(
+            f"""INSERT INTO term_stats (collection_id, term, df)
+                SELECT %s, u.lexeme, %s * count(*) FROM chunks c, unnest(c.tsv) u
+                WHERE c.{where} AND c.superseded_at IS NULL GROUP BY u.lexeme
+                ON CONFLICT (collection_id, term) DO UPDATE SET df = term_stats.df + excluded.df""",
+            (collection_id, sign, value),
+        )
+
+    def _supersede(
+        self, conn: psycopg.Connection[Any], collection_id: int, document_id: str, stamp: str
+    ) -> None:
+        self._count(conn, collection_id, "document_id = %s", document_id, -1)
+        conn.execute(
+            "UPDATE chunks SET superseded_at = %s WHERE document_id = %s AND superseded_at IS NULL",
+            (stamp, document_id),
+        )
+        conn.execute(
+            "UPDATE revisions SET superseded_at = %s WHERE document_id = %s AND superseded_at IS NULL",
+            (stamp, document_id),
+        )
+
+    def sources_under(self, collection: str, prefix: str) -> list[str]:
+        folder = prefix.rstrip("/") + "/"
+        rows = self._rows(
+            """SELECT d.source FROM documents d JOIN collections col ON col.id = d.collection_id
+               WHERE col.name = %s AND d.deleted_at IS NULL AND (d.source = %s OR left(d.source, %s) = %s)""",
+            (collection, prefix, len(folder), folder),
+        )
+        return [row[0] for row in rows]
+
+    def remove_sources(self, collection: str, sources: Sequence[str]) -> int:
+        collection_id = self._collection_id(collection)
+        stamp = now_iso()
+        removed = 0
+        with self._transaction() as conn:
+            for source in sources:
+                row = conn.execute(
+                    "SELECT id FROM documents WHERE collection_id = %s AND source = %s AND deleted_at IS NULL",
+                    (collection_id, source),
+                ).fetchone()
+                if row:
+                    self._supersede(conn, collection_id, row[0], stamp)
+                    conn.execute("UPDATE documents SET deleted_at = %s WHERE id = %s", (stamp, row[0]))
+                    removed += 1
+        return removed
+
+    # Embeddings ---------------------------------------------------------------------------------
+
+    def missing_embeddings(self, collection: str, model_id: str) -> list[tuple[str, str]]:
+        rows = self._rows(
+            """SELECT c.embed_key, MIN(c.context), MIN(c.text) FROM chunks c
+               LEFT JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = %s
+               WHERE c.collection_id = %s AND c.superseded_at IS NULL AND e.embed_key IS NULL
+               GROUP BY c.embed_key""",
+            (model_id, self._collection_id(collection)),
+        )
+        return [(row[0], embedding_input(row[1], row[2])) for row in rows]
+
+    def put_embeddings(self, model_id: str, keys: Sequence[str], vectors: npt.NDArray[np.float32]) -> None:
+        with self._transaction() as conn:
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO embeddings (embed_key, model_id, vector) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                    [
+                        (key, model_id, np.asarray(v, dtype=np.float32))
+                        for key, v in zip(keys, vectors, strict=True)
+                    ],
+                )
+            conn.execute(
+                """UPDATE chunks c SET vector = e.vector FROM embeddings e, collections col
+                   WHERE e.model_id = %s AND e.embed_key = ANY(%s) AND c.embed_key = e.embed_key
+                     AND col.id = c.collection_id AND col.model_id = e.model_id""",
+                (model_id, list(keys)),
+            )
+
+    # Search -------------------------------------------------------------------------------------
+
+    def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
+        collection_id = self._collection_id(collection)
+        with self._conn() as conn:
+            return search.keyword_search(conn, collection_id, query, filters, limit)
+
+    def vector_search(
+        self, collection: str, model_id: str, vector: npt.NDArray[np.float32], filters: Filters, limit: int
+    ) -> list[ArmHit]:
+        info = self.get_collection(collection)
+        if info is None:
+            self._collection_id(collection)
+        if info is None or info.model_id != model_id or info.dimensions is None:
+            return []
+        with self._conn() as conn:
+            return search.vector_search(
+                conn, self._collection_id(collection), info.dimensions, vector, filters, limit, self.ef_search
+            )
+
+    def get_chunks(self, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
+        if not chunk_ids:
+            return {}
+        with self._conn() as conn, conn.cursor(row_factory=dict_row) as cursor:
+            rows = cursor.execute(
+                """SELECT c.*, d.source, d.title, d.kind, col.name AS collection FROM chunks c
+                   JOIN documents d ON d.id = c.document_id JOIN collections col ON col.id = c.collection_id
+                   WHERE c.id = ANY(%s)""",
+                (list(chunk_ids),),
+            ).fetchall()
+        return {row["id"]: _chunk(row) for row in rows}
+
+    # Documents --------------------------------------------------------------------------------
+
+    def revision_text(self, document_id: str, revision_id: str | None = None) -> RevisionText:
+        clause = "r.id = %s" if revision_id else "r.id = d.current_revision_id"
+        rows = self._rows(
+            f"""SELECT d.id, r.id, col.name, d.source, d.title, d.kind, r.text, r.created_at,
+                       r.id = d.current_revision_id AND d.deleted_at IS NULL
+                FROM documents d JOIN revisions r ON r.document_id = d.id
+                JOIN collections col ON col.id = d.collection_id WHERE d.id = %s AND {clause}""",
+            [document_id, *([revision_id] if revision_id else [])],
+        )
+        if not rows:
+            what = (
+                f"revision {revision_id!r} of document {document_id!r}"
+                if revision_id
+                else f"document {document_id!r}"
+            )
+            raise DocumentNotFound(f"{what} is not in the index; take ids from search results")
+        r = rows[0]
+        return RevisionText(r[0], r[1], r[2], r[3], r[4], Kind(r[5]), r[6], r[7], bool(r[8]))
+
+    def chunk_ids_of_revision(self, revision_id: str) -> list[int]:
+        rows = self._rows("SELECT id FROM chunks WHERE revision_id = %s ORDER BY ordinal", (revision_id,))
+        return [int(row[0]) for row in rows]
+
+    def current_chunk_ids(self, document_id: str) -> list[int]:
+        rows = self._rows(
+            "SELECT id FROM chunks WHERE document_id = %s AND superseded_at IS NULL ORDER BY ordinal",
+            (document_id,),
+        )
+        return [int(row[0]) for row in rows]
+
+    def chunk_vectors(
+        self, chunk_ids: Sequence[int], model_id: str, dimensions: int
+    ) -> npt.NDArray[np.float32]:
+        rows = self._rows(
+            """SELECT e.vector FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = %s
+               WHERE c.id = ANY(%s)""",
+            (model_id, list(chunk_ids)),
+        )
+        if not rows:
+            return np.zeros((0, dimensions), dtype=np.float32)
+        return np.stack([np.asarray(row[0], dtype=np.float32) for row in rows])
+
+    def list_documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]:
+        rows = self._rows(
+            """SELECT d.id, col.name, d.source, d.title, d.kind, d.current_revision_id FROM documents d
+               JOIN collections col ON col.id = d.collection_id
+               WHERE d.deleted_at IS NULL AND (%s::text IS NULL OR col.name = %s) ORDER BY d.source LIMIT %s""",
+            (collection, collection, limit),
+        )
+        return [DocumentSummary(r[0], r[1], r[2], r[3], Kind(r[4]), r[5]) for r in rows]
+
+    # Status -------------------------------------------------------------------------------------
+
+    def status(self) -> IndexStatus:
+        rows = self._rows(
+            """SELECT col.name, col.model_id, col.dimensions, col.last_indexed_at,
+                 (SELECT COUNT(*) FROM documents d WHERE d.collection_id = col.id AND d.deleted_at IS NULL),
+                 (SELECT COUNT(*) FROM chunks c WHERE c.collection_id = col.id AND c.superseded_at IS NULL),
+                 (SELECT COUNT(*) FROM chunks c JOIN embeddings e
+                    ON e.embed_key = c.embed_key AND e.model_id = col.model_id
+                  WHERE c.collection_id = col.id AND c.superseded_at IS NULL)
+               FROM collections col ORDER BY col.name"""
+        )
+        size = int(self._rows("SELECT pg_database_size(current_database())")[0][0])
+        collections = tuple(
+            CollectionStatus(
+                name=r[0],
+                model_id=r[1],
+                dimensions=r[2],
+                last_indexed=r[3],
+                documents=int(r[4]),
+                chunks=int(r[5]),
+                embedded=int(r[6]),
+                missing=int(r[5]) - int(r[6]),
+            )
+            for r in rows
+        )
+        return IndexStatus(db=self.path, size_bytes=size, collections=collections)
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    from pgvector.psycopg import register_vector
+
+    register_vector(conn)
+
+
+def _chunk(row: dict[str, Any]) -> Chunk:
+    return Chunk(
+        chunk_id=int(row["id"]), document_id=row["document_id"], revision_id=row["revision_id"],
+        collection=row["collection"], ordinal=row["ordinal"], text=row["text"], context=row["context"],
+        start=row["start_offset"], end=row["end_offset"], line_start=row["line_start"], line_end=row["line_end"],
+        chunk_hash=row["chunk_hash"], source_hash=row["source_hash"], chunker=row["chunker"],
+        chunker_version=row["chunker_version"], metadata=row["metadata"], path=row["source"], title=row["title"],
+        kind=Kind(row["kind"]),
+    )  # fmt: skip

@@ -1,0 +1,56 @@
+"""Keyword tokens exactly as the SQLite store's FTS5 index makes them, for stores without FTS5.
+
+Why SQLite itself: the PostgreSQL store scores BM25 the way FTS5 does, and keyword rankings on the
+two stores must agree. A re-implementation of FTS5's ``porter unicode61 remove_diacritics 2``
+tokenizer would drift (its Porter variant differs from snowball's on words like -logy and -bly),
+so we ask FTS5 to tokenize, through an in-memory table and its ``fts5vocab`` instance view.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Sequence
+
+FTS5_TOKENIZER = "porter unicode61 remove_diacritics 2"
+BATCH = 500
+
+
+class Fts5Tokenizer:
+    def __init__(self) -> None:
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.execute(f"CREATE VIRTUAL TABLE scratch USING fts5(body, tokenize='{FTS5_TOKENIZER}')")
+        self._db.execute("CREATE VIRTUAL TABLE scratch_terms USING fts5vocab(scratch, 'instance')")
+        self._lock = threading.Lock()
+
+    def term_counts(self, texts: Sequence[str]) -> list[Counter[str]]:
+        """For each text, how often each (stemmed, folded) term occurs in it."""
+        counts: list[Counter[str]] = [Counter() for _ in texts]
+        with self._lock:
+            for begin in range(0, len(texts), BATCH):
+                batch = texts[begin : begin + BATCH]
+                self._db.execute("DELETE FROM scratch")
+                self._db.executemany(
+                    "INSERT INTO scratch (rowid, body) VALUES (?, ?)",
+                    [(begin + i + 1, text) for i, text in enumerate(batch)],
+                )
+                for term, row in self._db.execute("SELECT term, doc FROM scratch_terms"):
+                    counts[row - 1][term] += 1
+            self._db.execute("DELETE FROM scratch")
+        return counts
+
+    def terms(self, text: str) -> list[str]:
+        return list(self.term_counts([text])[0])
+
+
+_shared: Fts5Tokenizer | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_tokenizer() -> Fts5Tokenizer:
+    global _shared  # noqa: PLW0603 - one in-memory tokenizer per process is enough
+    with _shared_lock:
+        if _shared is None:
+            _shared = Fts5Tokenizer()
+        return _shared
