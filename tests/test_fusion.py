@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from retrievo.models import ArmHit
-from retrievo.search.fusion import max_rrf_score, rrf
+from retrievo.search.fusion import max_rrf_score, rrf, zscore_fusion, zscore_relevance
 
 
 def _hits(*ids: int) -> list[ArmHit]:
@@ -37,3 +37,30 @@ def test_max_score_is_rank_one_in_every_arm() -> None:
 def test_k_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         rrf({"a": _hits(1)}, k=0)
+
+
+def test_zscore_fusion_standardises_each_arm_and_floors_missing_chunks() -> None:
+    keyword = [ArmHit(1, 1, 9.0), ArmHit(2, 2, 5.0), ArmHit(3, 3, 1.0)]  # mean 5, std √(32/3)
+    semantic = [ArmHit(3, 1, 0.9), ArmHit(4, 2, 0.5)]  # mean 0.7, std 0.2
+    fused = dict(zscore_fusion({"keyword": keyword, "semantic": semantic}))
+    std = (32 / 3) ** 0.5
+    assert fused[1] == pytest.approx((4 / std + -1.0) / 2), "missing from semantic: that arm's floor (-1)"
+    assert fused[3] == pytest.approx((-4 / std + 1.0) / 2)
+    assert fused[4] == pytest.approx((-4 / std + -1.0) / 2)
+    assert zscore_fusion({"keyword": keyword, "semantic": semantic})[0][0] == 1
+
+
+def test_zscore_fusion_weights_and_degenerate_arms() -> None:
+    single = zscore_fusion({"keyword": [ArmHit(7, 1, 3.0)], "semantic": []})
+    assert single == [(7, 0.0)], "one candidate has z = 0; an empty arm is ignored"
+    weighted = dict(zscore_fusion({"a": _scored(1, 2), "b": _scored(2, 1)}, weights={"a": 3.0, "b": 1.0}))
+    assert weighted[1] > weighted[2]
+
+
+def test_zscore_relevance_is_a_probability() -> None:
+    assert zscore_relevance(0.0, 2) == pytest.approx(0.5)
+    assert 0.99 < zscore_relevance(3.0, 2) <= 1.0 and 0.0 <= zscore_relevance(-3.0, 2) < 0.01
+
+
+def _scored(*ids: int) -> list[ArmHit]:
+    return [ArmHit(chunk_id, rank, float(10 - rank)) for rank, chunk_id in enumerate(ids, start=1)]

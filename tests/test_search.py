@@ -141,3 +141,15 @@ def test_index_survives_an_embedder_outage_and_embeds_later(
     later = engine.index([handbook])
     assert later.documents_unchanged == 5 and later.chunks_embedded == report.chunks_written
     assert engine.status().collections[0].missing == 0
+
+
+@pytest.mark.parametrize("fusion", ["zscore", "rrf"])
+def test_both_fusions_rank_the_obvious_answer_first_with_relevance_in_range(
+    make_engine: Any, handbook: Path, fusion: str
+) -> None:
+    engine = make_engine(fusion=fusion)
+    engine.index([handbook])
+    result = engine.search("corporate credit card for travel", explain=True)
+    assert "Corporate cards" in result.hits[0].chunk.context
+    assert all(0.0 <= hit.relevance <= 1.0 for hit in result.hits)
+    assert result.hits[0].relevance > 0.8

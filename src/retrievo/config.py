@@ -33,6 +33,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "max_file_bytes", "RETRIEVO_MAX_FILE_BYTES", "files larger than this are skipped (default 10 MB)"
     ),
+    Setting("fusion", "RETRIEVO_FUSION", "hybrid fusion: zscore (default, best measured) or rrf"),
     Setting("rrf_k", "RETRIEVO_RRF_K", "Reciprocal Rank Fusion constant k (default 60)"),
 )
 
@@ -49,6 +50,7 @@ class Config:
     embed_api_key: str | None = None
     max_file_bytes: int = 10 * 1024 * 1024
     rrf_k: int = 60
+    fusion: str = "zscore"
 
     def __repr__(self) -> str:
         # The API key must never reach a log line or a traceback.
@@ -89,6 +91,8 @@ class Config:
         config = replace(self, **typed)
         if config.store and not config.store.startswith(("postgresql://", "postgres://")):
             raise ConfigError(f"--store must be a postgresql:// URL, got {config.store.split(':')[0]}://…")
+        if config.fusion not in ("zscore", "rrf"):
+            raise ConfigError(f"unknown fusion {config.fusion!r}; choose zscore or rrf")
         if config.rrf_k < 1:
             raise ConfigError(f"rrf_k must be at least 1, got {config.rrf_k}")
         if config.embedder not in ("local", "openai", "ollama", "none"):

@@ -319,6 +319,7 @@ class Engine:
             min_score=min_score,
             explain=explain,
             k=self.config.rrf_k,
+            fusion=self.config.fusion,
         )
         reason = self._unavailable_reason(store, name)
         return run_search(store, name, query, options, self._embed_query, reason)

@@ -40,6 +40,7 @@ class EvalReport:
     index_seconds: float
     chunks_per_second: float
     chunker: str
+    fusion: str
     rrf_k: int
     modes: list[ModeScores] = field(default_factory=list)
 
@@ -64,6 +65,7 @@ def evaluate(
     split: str = "test",
     embedder: Embedder | None = None,
     rrf_k: int = 60,
+    fusion: str = "zscore",
 ) -> EvalReport:
     dataset = load_beir(directory, split)
     dense = any(mode != SearchMode.KEYWORD for mode in modes)
@@ -82,7 +84,7 @@ def evaluate(
                 dataset=dataset.name, documents=len(dataset.corpus), chunks=chunks, queries=0,
                 index_seconds=round(index_seconds, 2),
                 chunks_per_second=round(report.chunks_written / index_seconds, 1) if report.chunks_written else 0.0,
-                chunker=chunker, rrf_k=rrf_k,
+                chunker=chunker, fusion=fusion, rrf_k=rrf_k,
             )  # fmt: skip
             queries = list(dataset.queries.items())[:limit_queries]
             result.queries = len(queries)

@@ -1,10 +1,12 @@
 """Run the arms a mode asks for, fuse them, and say how the answer was made.
 
-Relevance: every hit's fused RRF score divided by the highest score possible for the arms that
-ran (rank 1 in each). So relevance is 1.0 for a chunk every arm put first, ~0.5 for a chunk only
-one of two arms ranked first, and falls off as ``(k+1)/(k+rank)``. It is comparable across queries
-and modes, which is what ``min_score`` needs; it measures agreement of rankings, not absolute
-similarity (the raw per-arm scores are in ``explain``).
+Two fusions (``SearchOptions.fusion``):
+- ``zscore`` (default, best measured): weighted mean of each arm's standardised scores.
+  Relevance = Φ(√arms · score): 0.5 for a typical candidate, near 1 for a hit far above the rest.
+- ``rrf``: Reciprocal Rank Fusion. Relevance = fused score / the highest score possible for the
+  arms that ran (rank 1 in each): 1.0 for a chunk every arm put first, falling off as (k+1)/(k+rank).
+Both are in [0, 1] and comparable across queries, which is what ``min_score`` needs; the raw
+per-arm scores are in ``explain``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ import numpy.typing as npt
 
 from retrievo.errors import EmbedderUnavailable
 from retrievo.models import ArmHit, Filters, Hit, SearchMode, SearchResult
-from retrievo.search.fusion import DEFAULT_K, max_rrf_score, rrf
+from retrievo.search.fusion import (
+    DEFAULT_FUSION,
+    DEFAULT_K,
+    max_rrf_score,
+    rrf,
+    zscore_fusion,
+    zscore_relevance,
+)
 from retrievo.store.base import Store
 
 KEYWORD, SEMANTIC = "keyword", "semantic"
@@ -33,6 +42,7 @@ class SearchOptions:
     min_score: float | None = None
     explain: bool = False
     k: int = DEFAULT_K
+    fusion: str = DEFAULT_FUSION
     weights: Mapping[str, float] | None = None
     depth: int = 100
 
@@ -66,12 +76,23 @@ def run_search(
     degraded = options.mode != SearchMode.KEYWORD and SEMANTIC not in arms
     if options.mode in (SearchMode.KEYWORD, SearchMode.HYBRID) or degraded:
         arms[KEYWORD] = store.keyword_search(collection, query, options.filters, depth)
-    fused = rrf(arms, k=options.k, weights=options.weights)
-    ceiling = max_rrf_score(list(arms), k=options.k, weights=options.weights)
+    if options.fusion == "rrf":
+        fused = rrf(arms, k=options.k, weights=options.weights)
+        ceiling = max_rrf_score(list(arms), k=options.k, weights=options.weights)
+
+        def relevance_of(score: float) -> float:
+            return min(1.0, score / ceiling) if ceiling else 0.0
+    else:
+        fused = zscore_fusion(arms, weights=options.weights)
+        ran = sum(1 for hits in arms.values() if hits)
+
+        def relevance_of(score: float) -> float:
+            return zscore_relevance(score, ran)
+
     ranks = {arm: {hit.chunk_id: hit for hit in hits} for arm, hits in arms.items()}
     selected: list[tuple[int, float, float]] = []
     for chunk_id, score in fused:
-        relevance = min(1.0, score / ceiling) if ceiling else 0.0
+        relevance = relevance_of(score)
         if options.min_score is not None and relevance < options.min_score:
             break  # fused order is relevance order, so nothing after this passes either
         selected.append((chunk_id, score, relevance))

@@ -163,6 +163,9 @@ def _print_report(report: IndexReport, db: Path) -> None:
     "--min-score", type=click.FloatRange(0, 1), help="Drop hits whose relevance (0-1) is below this."
 )
 @click.option("--explain", is_flag=True, help="Show each arm's rank and raw score.")
+@click.option(
+    "--fusion", type=click.Choice(["zscore", "rrf"]), help="Hybrid fusion (default zscore; $RETRIEVO_FUSION)."
+)
 @json_option
 def search(
     query: str,
@@ -174,11 +177,12 @@ def search(
     filters: tuple[str, ...],
     min_score: float | None,
     explain: bool,
+    fusion: str | None,
     as_json: bool,
 ) -> None:
     """Search an index by meaning and by keyword."""
     with _errors():
-        engine = _engine(db, collection, store=store)
+        engine = _engine(db, collection, store=store, fusion=fusion)
         result = engine.search(
             query,
             limit=limit,
@@ -317,6 +321,7 @@ def context(
 )
 @click.option("--split", default="test", show_default=True, help="Which qrels/<split>.tsv to score.")
 @click.option("--rrf-k", type=click.IntRange(1), default=60, show_default=True)
+@click.option("--fusion", type=click.Choice(["zscore", "rrf"]), default="zscore", show_default=True)
 @_store_url
 @json_option
 def evaluate_command(
@@ -328,6 +333,7 @@ def evaluate_command(
     chunker: str,
     split: str,
     rrf_k: int,
+    fusion: str,
     as_json: bool,
 ) -> None:
     """Measure retrieval quality on a BEIR-layout DATASET folder, every mode side by side."""
@@ -345,6 +351,7 @@ def evaluate_command(
             chunker=chunker,
             split=split,
             rrf_k=rrf_k,
+            fusion=fusion,
         )
     if as_json:
         click.echo(json.dumps(dataclasses.asdict(report), indent=2))

@@ -39,8 +39,8 @@ from retrievo.models import (
 from retrievo.store import ids
 from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.postgres import search
-from retrievo.store.postgres.search import MAX_LEXEME_BYTES
 from retrievo.store.postgres.migrations import apply_migrations
+from retrievo.store.postgres.search import MAX_LEXEME_BYTES
 from retrievo.store.tokenizer import shared_tokenizer
 
 MAX_POSITIONS = 256  # tsvector keeps at most 256 positions per lexeme
