@@ -11,7 +11,7 @@ Contract (every implementation, checked by one behaviour suite):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
@@ -29,6 +29,7 @@ from retrievo.models import (
     LoadedDocument,
     RevisionText,
 )
+from retrievo.store.transfer import Record
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,14 @@ class Store(Protocol):
     ) -> npt.NDArray[np.float32]: ...
 
     def list_documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]: ...
+
+    def dump(self, collection: str) -> Iterator[Record]:
+        """Every row of a collection in a store-neutral shape (see ``retrievo.store.transfer``)."""
+        ...
+
+    def restore(self, records: Iterable[Record]) -> None:
+        """Write a dumped collection, ids kept, in one transaction."""
+        ...
 
     def status(self) -> IndexStatus: ...
 

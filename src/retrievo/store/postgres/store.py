@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -38,10 +38,11 @@ from retrievo.models import (
 )
 from retrievo.store import ids
 from retrievo.store.base import CollectionInfo, DocumentState
-from retrievo.store.postgres import search
+from retrievo.store.postgres import search, transfer
 from retrievo.store.postgres.migrations import apply_migrations
 from retrievo.store.postgres.search import MAX_LEXEME_BYTES
 from retrievo.store.tokenizer import shared_tokenizer
+from retrievo.store.transfer import Record
 
 MAX_POSITIONS = 256  # tsvector keeps at most 256 positions per lexeme
 DEFAULT_EF_SEARCH = 100
@@ -409,7 +410,7 @@ class PostgresStore:
         )
         if not rows:
             return np.zeros((0, dimensions), dtype=np.float32)
-        return np.stack([np.asarray(row[0], dtype=np.float32) for row in rows])
+        return np.stack([transfer.as_array(row[0]) for row in rows])
 
     def list_documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]:
         rows = self._rows(
@@ -419,6 +420,18 @@ class PostgresStore:
             (collection, collection, limit),
         )
         return [DocumentSummary(r[0], r[1], r[2], r[3], Kind(r[4]), r[5]) for r in rows]
+
+    # Moving between stores --------------------------------------------------------------------
+
+    def dump(self, collection: str) -> Iterator[Record]:
+        with self._conn() as conn:
+            yield from transfer.dump(conn, collection)
+
+    def restore(self, records: Iterable[Record]) -> None:
+        with self._conn() as conn:
+            model = transfer.restore(conn, records, tsvector_literal)
+        if model is not None:
+            self.set_collection_model(*model)
 
     # Status -------------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import fcntl
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,10 +30,11 @@ from retrievo.models import (
 )
 from retrievo.store import ids
 from retrievo.store.base import CollectionInfo, DocumentState
-from retrievo.store.sqlite import documents
+from retrievo.store.sqlite import documents, transfer
 from retrievo.store.sqlite.connection import connect
 from retrievo.store.sqlite.search import keyword_search, vector_search
 from retrievo.store.sqlite.vectors import VectorCache, encode_vector
+from retrievo.store.transfer import Record
 
 
 def now_iso() -> str:
@@ -307,6 +308,17 @@ class SQLiteStore:
     def list_documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]:
         with self._lock:
             return documents.list_documents(self._db, collection, limit)
+
+    # Moving between stores --------------------------------------------------------------------
+
+    def dump(self, collection: str) -> Iterator[Record]:
+        with self._lock:
+            records = list(transfer.dump(self._db, collection))
+        yield from records
+
+    def restore(self, records: Iterable[Record]) -> None:
+        with self._lock:
+            transfer.restore(self._db, records)
 
     # Status -------------------------------------------------------------------------------------
 

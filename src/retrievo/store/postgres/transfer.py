@@ -1,0 +1,145 @@
+"""PostgreSQL side of moving collections between stores (see ``retrievo.store.transfer``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.rows import dict_row
+
+from retrievo.errors import ConfigError
+from retrievo.store.tokenizer import shared_tokenizer
+from retrievo.store.transfer import CHUNK_FIELDS, DOCUMENT_FIELDS, REVISION_FIELDS, Record
+
+BATCH = 1000
+
+
+def as_array(vector: Any) -> np.ndarray[Any, np.dtype[np.float32]]:
+    """pgvector hands back ``Vector`` objects (or arrays, by version); the rest of retrievo wants numpy."""
+    values = vector.to_numpy() if hasattr(vector, "to_numpy") else vector
+    return np.asarray(values, dtype=np.float32)
+
+
+def dump(conn: psycopg.Connection[Any], collection: str) -> Iterator[Record]:
+    with conn.cursor(row_factory=dict_row) as cursor:
+        col = cursor.execute("SELECT * FROM collections WHERE name = %s", (collection,)).fetchone()
+    if col is None:
+        return
+    yield (
+        "collection",
+        {k: col[k] for k in ("name", "model_id", "dimensions", "created_at", "last_indexed_at")},
+    )
+    queries = (
+        ("document", "SELECT * FROM documents WHERE collection_id = %s ORDER BY id", DOCUMENT_FIELDS),
+        ("revision", "SELECT r.* FROM revisions r JOIN documents d ON d.id = r.document_id "
+                     "WHERE d.collection_id = %s ORDER BY r.id", REVISION_FIELDS),
+        ("chunk", "SELECT * FROM chunks WHERE collection_id = %s ORDER BY id", CHUNK_FIELDS),
+    )  # fmt: skip
+    for kind, sql, fields in queries:
+        with conn.cursor(row_factory=dict_row) as cursor:
+            for row in cursor.execute(sql, (col["id"],)):
+                yield kind, {f: row[f] for f in fields}
+    if col["model_id"]:
+        with conn.cursor() as cursor:
+            rows = cursor.execute(
+                """SELECT e.embed_key, e.vector FROM embeddings e WHERE e.model_id = %s AND e.embed_key IN
+                   (SELECT embed_key FROM chunks WHERE collection_id = %s) ORDER BY e.embed_key""",
+                (col["model_id"], col["id"]),
+            )
+            for key, vector in rows:
+                yield (
+                    "embedding",
+                    {"embed_key": key, "model_id": col["model_id"], "vector": as_array(vector)},
+                )
+
+
+def restore(
+    conn: psycopg.Connection[Any], records: Iterable[Record], tsvector_literal: Any
+) -> tuple[str, str, int] | None:
+    """Write a dumped collection in one transaction; returns (name, model, dims) to finish vectors."""
+    model: tuple[str, str, int] | None = None
+    try:
+        with conn.transaction():
+            collection_id = None
+            pending: list[dict[str, Any]] = []
+            for kind, row in records:
+                if kind == "collection":
+                    collection_id = conn.execute(
+                        """INSERT INTO collections (name, model_id, dimensions, created_at, last_indexed_at)
+                           VALUES (%(name)s, %(model_id)s, %(dimensions)s, %(created_at)s, %(last_indexed_at)s)
+                           RETURNING id""",
+                        row,
+                    ).fetchone()[0]  # type: ignore[index]
+                    conn.execute("INSERT INTO collection_stats (collection_id) VALUES (%s)", (collection_id,))
+                    if row["model_id"]:
+                        model = (row["name"], row["model_id"], int(row["dimensions"]))
+                elif kind == "chunk":
+                    pending.append(row)
+                    if len(pending) >= BATCH:
+                        _insert_chunks(conn, pending, collection_id, tsvector_literal)
+                        pending = []
+                elif kind == "embedding":
+                    conn.execute(
+                        "INSERT INTO embeddings (embed_key, model_id, vector) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                        (row["embed_key"], row["model_id"], np.asarray(row["vector"], dtype=np.float32)),
+                    )
+                else:
+                    _insert_row(conn, kind, row, collection_id)
+            _insert_chunks(conn, pending, collection_id, tsvector_literal)
+            conn.execute(
+                """UPDATE collection_stats s SET chunk_count = x.n, token_total = x.tokens
+                   FROM (SELECT count(*) AS n, COALESCE(sum(token_count), 0) AS tokens FROM chunks
+                         WHERE collection_id = %s AND superseded_at IS NULL) x WHERE s.collection_id = %s""",
+                (collection_id, collection_id),
+            )
+            conn.execute(
+                """INSERT INTO term_stats (collection_id, term, df)
+                   SELECT %s, u.lexeme, count(*) FROM chunks c, unnest(c.tsv) u
+                   WHERE c.collection_id = %s AND c.superseded_at IS NULL GROUP BY u.lexeme""",
+                (collection_id, collection_id),
+            )
+            conn.execute("SELECT setval('chunks_id_seq', GREATEST((SELECT max(id) FROM chunks), 1))")
+    except psycopg.errors.UniqueViolation as exc:
+        raise ConfigError(
+            f"the target database already holds some of these ids ({exc}); migrate into an empty one"
+        ) from exc
+    return model
+
+
+def _insert_row(
+    conn: psycopg.Connection[Any], kind: str, row: dict[str, Any], collection_id: int | None
+) -> None:
+    values = dict(row)
+    if "metadata" in values:
+        values["metadata"] = json.dumps(values["metadata"])
+    if kind == "document":
+        values["collection_id"] = collection_id
+    table = {"document": "documents", "revision": "revisions"}[kind]
+    columns = ", ".join(values)
+    conn.execute(
+        f"INSERT INTO {table} ({columns}) VALUES ({', '.join(f'%({c})s' for c in values)})".encode(), values
+    )
+
+
+def _insert_chunks(
+    conn: psycopg.Connection[Any],
+    rows: list[dict[str, Any]],
+    collection_id: int | None,
+    tsvector_literal: Any,
+) -> None:
+    if not rows:
+        return
+    counts = shared_tokenizer().term_counts([f"{row['context']} {row['text']}" for row in rows])
+    with conn.cursor() as cursor:
+        cursor.executemany(
+            f"""INSERT INTO chunks (collection_id, {", ".join(CHUNK_FIELDS)}, tsv, token_count)
+                VALUES (%s, {", ".join(["%s"] * len(CHUNK_FIELDS))}, %s::tsvector, %s)""".encode(),
+            [
+                (collection_id, *(json.dumps(r[f]) if f == "metadata" else r[f] for f in CHUNK_FIELDS),
+                 tsvector_literal(c), sum(c.values()))
+                for r, c in zip(rows, counts, strict=True)
+            ],
+        )  # fmt: skip

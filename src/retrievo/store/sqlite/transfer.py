@@ -1,0 +1,97 @@
+"""SQLite side of moving collections between stores (see ``retrievo.store.transfer``)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from retrievo.errors import ConfigError
+from retrievo.store.sqlite.vectors import STORAGE_DTYPE, encode_vector
+from retrievo.store.transfer import CHUNK_FIELDS, DOCUMENT_FIELDS, REVISION_FIELDS, Record
+
+
+def dump(db: sqlite3.Connection, collection: str) -> Iterator[Record]:
+    cursor = db.execute("SELECT * FROM collections WHERE name = ?", (collection,))
+    cursor.row_factory = sqlite3.Row
+    col = cursor.fetchone()
+    if col is None:
+        return
+    yield (
+        "collection",
+        {k: col[k] for k in ("name", "model_id", "dimensions", "created_at", "last_indexed_at")},
+    )
+    queries = (
+        ("document", "SELECT * FROM documents WHERE collection_id = ? ORDER BY id", DOCUMENT_FIELDS),
+        ("revision", "SELECT r.* FROM revisions r JOIN documents d ON d.id = r.document_id "
+                     "WHERE d.collection_id = ? ORDER BY r.id", REVISION_FIELDS),
+        ("chunk", "SELECT * FROM chunks WHERE collection_id = ? ORDER BY id", CHUNK_FIELDS),
+    )  # fmt: skip
+    for kind, sql, fields in queries:
+        cursor = db.execute(sql, (col["id"],))
+        cursor.row_factory = sqlite3.Row
+        for row in cursor:
+            record = {f: row[f] for f in fields}
+            if "metadata" in record:
+                record["metadata"] = json.loads(record["metadata"])
+            yield kind, record
+    if col["model_id"]:
+        rows = db.execute(
+            """SELECT e.embed_key, e.vector FROM embeddings e WHERE e.model_id = ? AND e.embed_key IN
+               (SELECT embed_key FROM chunks WHERE collection_id = ?) ORDER BY e.embed_key""",
+            (col["model_id"], col["id"]),
+        )
+        for key, blob in rows:
+            vector = np.frombuffer(blob, dtype=STORAGE_DTYPE).astype(np.float32)
+            yield "embedding", {"embed_key": key, "model_id": col["model_id"], "vector": vector}
+
+
+def restore(db: sqlite3.Connection, records: Iterable[Record]) -> None:
+    """Write a dumped collection in one transaction (all of it, or nothing)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        collection_id: int | None = None
+        for kind, row in records:
+            if kind == "collection":
+                cursor = db.execute(
+                    """INSERT INTO collections (name, model_id, dimensions, created_at, last_indexed_at)
+                       VALUES (:name, :model_id, :dimensions, :created_at, :last_indexed_at)""",
+                    row,
+                )
+                collection_id = cursor.lastrowid
+            elif kind == "embedding":
+                db.execute(
+                    "INSERT OR IGNORE INTO embeddings (embed_key, model_id, vector) VALUES (?, ?, ?)",
+                    (row["embed_key"], row["model_id"], encode_vector(row["vector"])),
+                )
+            else:
+                _insert(db, kind, row, collection_id)
+        db.execute(
+            """INSERT INTO chunks_fts (rowid, context, text)
+               SELECT id, context, text FROM chunks WHERE collection_id = ? AND superseded_at IS NULL""",
+            (collection_id,),
+        )
+        db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+        db.execute("COMMIT")
+    except sqlite3.IntegrityError as exc:
+        db.execute("ROLLBACK")
+        raise ConfigError(
+            f"the target index already holds some of these ids ({exc}); migrate into an empty index"
+        ) from exc
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def _insert(db: sqlite3.Connection, kind: str, row: dict[str, Any], collection_id: int | None) -> None:
+    values = dict(row)
+    if "metadata" in values:
+        values["metadata"] = json.dumps(values["metadata"])
+    if kind in ("document", "chunk"):
+        values["collection_id"] = collection_id
+    table = {"document": "documents", "revision": "revisions", "chunk": "chunks"}[kind]
+    columns = ", ".join(values)
+    db.execute(f"INSERT INTO {table} ({columns}) VALUES ({', '.join(':' + c for c in values)})", values)

@@ -1,0 +1,127 @@
+"""What only makes sense across stores: equal keyword rankings, moving indexes, concurrent access."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import ROOT
+from retrievo import Config, Engine, IndexLockedError
+
+QUERIES = [
+    "parental leave approval",
+    "lost laptop encryption",
+    "expense receipts meals alcohol",
+    "reciprocal rank fusion relevance",
+    "chunks offsets hashes revisions",
+    "multi-factor authentication hardware keys",
+]
+
+
+def _keyword_engine(**settings: Any) -> Engine:
+    return Engine(Config.from_env(embedder="none", **settings))
+
+
+def test_bm25_rankings_and_scores_agree_between_sqlite_and_postgresql(
+    tmp_path: Path, handbook: Path, postgres_url: str
+) -> None:
+    lite = _keyword_engine(db=tmp_path / "lite.db")
+    pg = _keyword_engine(store=postgres_url)
+    for engine in (lite, pg):
+        engine.index([handbook, ROOT / "docs"])
+    for query in QUERIES:
+        a = lite.search(query, mode="keyword", limit=10, explain=True).hits
+        b = pg.search(query, mode="keyword", limit=10, explain=True).hits
+        assert a and len(a) == len(b), query
+        scores_a = [h.explain["keyword"].score for h in a if h.explain]
+        scores_b = [h.explain["keyword"].score for h in b if h.explain]
+        assert scores_b == pytest.approx(scores_a, rel=1e-6), query
+        # Equal scores may tie; compare which chunk text sits at each score, not raw ids.
+        assert [(round(s, 6), h.chunk.text) for s, h in zip(scores_a, a, strict=True)] == [
+            (round(s, 6), h.chunk.text) for s, h in zip(scores_b, b, strict=True)
+        ]
+    lite.close()
+    pg.close()
+
+
+def test_migrate_sqlite_to_postgresql_and_back_without_re_embedding(
+    tmp_path: Path, handbook: Path, postgres_url: str, minilm: Any
+) -> None:
+    source = tmp_path / "source.db"
+    with Engine(Config(db=source), embedder=minilm) as engine:
+        engine.index([handbook])
+        before = engine.search("who approves parental leave", limit=5)
+    env = {**os.environ, "RETRIEVO_EMBEDDER": "none"}
+    cli = [sys.executable, "-m", "retrievo.surfaces.cli", "migrate"]
+    forward = subprocess.run([*cli, "--from", str(source), "--to", postgres_url, "--json"],
+                             capture_output=True, text=True, timeout=300, check=True, env=env)  # fmt: skip
+    moved = json.loads(forward.stdout)[0]
+    assert moved["name"] == "default" and moved["fingerprint"]["chunks"] > 0
+    assert moved["fingerprint"]["embeddings"] == moved["fingerprint"]["chunks"]
+    with Engine(Config(store=postgres_url), embedder=minilm) as engine:
+        assert engine.status().collections[0].missing == 0, "vectors came along; nothing to re-embed"
+        after = engine.search("who approves parental leave", limit=5)
+    assert [h.chunk.chunk_id for h in after.hits] == [h.chunk.chunk_id for h in before.hits]
+    assert [h.chunk.revision_id for h in after.hits] == [h.chunk.revision_id for h in before.hits]
+    back = tmp_path / "back.db"
+    returned = subprocess.run([*cli, "--from", postgres_url, "--to", str(back), "--json"],
+                              capture_output=True, text=True, timeout=300, check=True, env=env)  # fmt: skip
+    assert json.loads(returned.stdout)[0]["fingerprint"] == moved["fingerprint"]
+    again = subprocess.run([*cli, "--from", str(source), "--to", str(back)],
+                           capture_output=True, text=True, timeout=300, check=False, env=env)  # fmt: skip
+    assert again.returncode == 1 and "already has collection" in again.stderr
+
+
+def test_a_second_indexer_of_the_same_collection_is_told_to_wait(make_engine: Any, handbook: Path) -> None:
+    first, second = make_engine(), make_engine()
+    first.index([handbook])
+    store = first._open_store(create=False)
+    with store.writer_lock("default"):
+        with pytest.raises(IndexLockedError, match="another indexer is writing collection 'default'"):
+            second.index([handbook])
+        second.index([handbook], collection="other")  # other collections are not blocked
+    assert second.index([handbook]).documents_unchanged == 5
+
+
+def test_readers_keep_answering_while_an_indexer_writes(
+    tmp_path: Path, make_engine: Any, handbook: Path
+) -> None:
+    corpus = tmp_path / "growing"
+    corpus.mkdir()
+    for i in range(60):
+        (corpus / f"note{i}.md").write_text(
+            f"# Note {i}\n\nParental leave note number {i} about approvals.\n"
+        )
+    writer = make_engine()
+    writer.index([handbook])
+    readers = [make_engine() for _ in range(3)]
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def read(engine: Engine) -> None:
+        try:
+            for _ in range(200):
+                for hit in engine.search("parental leave approvals", mode="keyword", limit=5).hits:
+                    assert hit.chunk.text.strip()
+                if done.is_set():
+                    return
+        except BaseException as exc:  # collected and re-raised in the test thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=read, args=(engine,)) for engine in readers]
+    for thread in threads:
+        thread.start()
+    report = writer.index([corpus], embed=False)
+    done.set()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors[0]
+    assert report.documents_added == 60
+    assert len(readers[0].search("note number 59", mode="keyword").hits) > 0
