@@ -13,6 +13,8 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 
+from retrievo.ingest.identifiers import identifier_terms
+
 FTS5_TOKENIZER = "porter unicode61 remove_diacritics 2"
 BATCH = 500
 
@@ -42,6 +44,11 @@ class Fts5Tokenizer:
 
     def terms(self, text: str) -> list[str]:
         return list(self.term_counts([text])[0])
+
+
+def keyword_source(context: str, text: str) -> str:
+    """What keyword search indexes for a chunk: the same three columns the SQLite FTS5 table holds."""
+    return f"{context} {text} {identifier_terms(text)}"
 
 
 _shared: Fts5Tokenizer | None = None

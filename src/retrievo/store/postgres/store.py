@@ -41,7 +41,7 @@ from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.postgres import search, transfer
 from retrievo.store.postgres.migrations import apply_migrations
 from retrievo.store.postgres.search import MAX_LEXEME_BYTES
-from retrievo.store.tokenizer import shared_tokenizer
+from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 from retrievo.store.transfer import Record
 
 MAX_POSITIONS = 256  # tsvector keeps at most 256 positions per lexeme
@@ -204,7 +204,7 @@ class PostgresStore:
         collection_id = self._collection_id(collection)
         document_id = ids.document_id(collection, document.source)
         stamp = now_iso()
-        counts = shared_tokenizer().term_counts([f"{d.context} {d.text}" for d in drafts])
+        counts = shared_tokenizer().term_counts([keyword_source(d.context, d.text) for d in drafts])
         with self._transaction() as conn:
             self._supersede(conn, collection_id, document_id, stamp)
             conn.execute(

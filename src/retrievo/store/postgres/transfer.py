@@ -11,7 +11,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from retrievo.errors import ConfigError
-from retrievo.store.tokenizer import shared_tokenizer
+from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 from retrievo.store.transfer import CHUNK_FIELDS, DOCUMENT_FIELDS, REVISION_FIELDS, Record
 
 BATCH = 1000
@@ -132,7 +132,7 @@ def _insert_chunks(
 ) -> None:
     if not rows:
         return
-    counts = shared_tokenizer().term_counts([f"{row['context']} {row['text']}" for row in rows])
+    counts = shared_tokenizer().term_counts([keyword_source(row["context"], row["text"]) for row in rows])
     with conn.cursor() as cursor:
         cursor.executemany(
             f"""INSERT INTO chunks (collection_id, {", ".join(CHUNK_FIELDS)}, tsv, token_count)

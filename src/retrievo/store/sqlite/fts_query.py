@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import re
 
+from retrievo.ingest.identifiers import identifier_terms
+
 MAX_TERMS = 64
+MAX_QUERY_CHARS = 10_000
 # Very common English words carry almost no BM25 signal but make FTS5 score many more rows.
 STOPWORDS = frozenset(
     [
@@ -65,7 +68,9 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 def query_terms(text: str) -> list[str]:
     """Distinct lower-cased word tokens, stop-words dropped unless nothing else is left."""
     seen: dict[str, None] = {}
-    for token in _WORD.findall(text.lower()):
+    # Compound identifiers in the query also match their parts (DiffExecutor → diff, executor).
+    words = [*_WORD.findall(text.lower()), *identifier_terms(text[:MAX_QUERY_CHARS]).split()]
+    for token in words:
         if token not in seen:
             seen[token] = None
         if len(seen) >= MAX_TERMS:

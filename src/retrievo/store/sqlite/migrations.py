@@ -55,6 +55,7 @@ CREATE TABLE chunks (
     chunker TEXT NOT NULL,
     chunker_version INTEGER NOT NULL,
     embed_key TEXT NOT NULL,
+    keywords TEXT NOT NULL DEFAULT '',
     metadata TEXT NOT NULL DEFAULT '{}',
     created_at TEXT NOT NULL,
     superseded_at TEXT
@@ -68,9 +69,9 @@ CREATE TABLE embeddings (
     vector BLOB NOT NULL,
     PRIMARY KEY (embed_key, model_id)
 ) WITHOUT ROWID;
--- External-content FTS5 over the current chunks only: BM25 over context + text.
+-- External-content FTS5 over the current chunks only: BM25 over context + text (+ identifier parts).
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
-    context, text, content='chunks', content_rowid='id',
+    context, text, keywords, content='chunks', content_rowid='id',
     tokenize='porter unicode61 remove_diacritics 2'
 );
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

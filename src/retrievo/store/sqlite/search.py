@@ -12,8 +12,8 @@ from retrievo.store.sqlite.filters import filter_sql
 from retrievo.store.sqlite.fts_query import match_expression
 from retrievo.store.sqlite.vectors import VectorMatrix
 
-# bm25() column weights for (context, text): the context (title, headings) is short and telling.
-BM25_WEIGHTS = (1.0, 1.0)
+# bm25() column weights for (context, text, keywords); equal, as the PostgreSQL store assumes.
+BM25_WEIGHTS = (1.0, 1.0, 1.0)
 
 
 def keyword_search(
@@ -24,7 +24,7 @@ def keyword_search(
         return []
     where, params = filter_sql(filters)
     rows = db.execute(
-        f"""SELECT c.id, bm25(chunks_fts, {BM25_WEIGHTS[0]}, {BM25_WEIGHTS[1]}) AS rank_score
+        f"""SELECT c.id, bm25(chunks_fts, {", ".join(map(str, BM25_WEIGHTS))}) AS rank_score
             FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
             JOIN documents d ON d.id = c.document_id
             WHERE chunks_fts MATCH ? AND c.collection_id = ? AND c.superseded_at IS NULL{where}

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from retrievo.errors import CollectionNotFound, IndexCorruptError, IndexLockedError
 from retrievo.ingest.hashing import embedding_input, embedding_key
+from retrievo.ingest.identifiers import identifier_terms
 from retrievo.models import (
     ArmHit,
     Chunk,
@@ -183,19 +184,20 @@ class SQLiteStore:
                 "UPDATE documents SET current_revision_id = ? WHERE id = ?", (revision_id, document_id)
             )
             for ordinal, draft in enumerate(drafts):
+                keywords = identifier_terms(draft.text)
                 cursor = db.execute(
                     """INSERT INTO chunks (collection_id, document_id, revision_id, ordinal, text, context,
                            start_offset, end_offset, line_start, line_end, chunk_hash, source_hash, chunker,
-                           chunker_version, embed_key, metadata, created_at)
-                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                           chunker_version, embed_key, keywords, metadata, created_at)
+                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                     (collection_id, document_id, revision_id, ordinal, draft.text, draft.context, draft.start,
                      draft.end, draft.line_start, draft.line_end, draft.chunk_hash, source_hash, draft.chunker,
-                     draft.chunker_version, embedding_key(draft.context, draft.text), json.dumps(draft.metadata),
-                     stamp),
+                     draft.chunker_version, embedding_key(draft.context, draft.text), keywords,
+                     json.dumps(draft.metadata), stamp),
                 )  # fmt: skip
                 db.execute(
-                    "INSERT INTO chunks_fts (rowid, context, text) VALUES (?, ?, ?)",
-                    (cursor.lastrowid, draft.context, draft.text),
+                    "INSERT INTO chunks_fts (rowid, context, text, keywords) VALUES (?, ?, ?, ?)",
+                    (cursor.lastrowid, draft.context, draft.text, keywords),
                 )
         return DocumentState(document_id, source_hash, revision_id)
 
@@ -203,8 +205,9 @@ class SQLiteStore:
     def _supersede(db: sqlite3.Connection, document_id: str, stamp: str) -> None:
         """Take a document's current chunks out of search; they stay stored for point-in-time reads."""
         db.execute(
-            """INSERT INTO chunks_fts (chunks_fts, rowid, context, text)
-               SELECT 'delete', id, context, text FROM chunks WHERE document_id = ? AND superseded_at IS NULL""",
+            """INSERT INTO chunks_fts (chunks_fts, rowid, context, text, keywords)
+               SELECT 'delete', id, context, text, keywords FROM chunks
+               WHERE document_id = ? AND superseded_at IS NULL""",
             (document_id,),
         )
         db.execute(

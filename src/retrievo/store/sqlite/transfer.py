@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from retrievo.errors import ConfigError
+from retrievo.ingest.identifiers import identifier_terms
 from retrievo.store.sqlite.vectors import STORAGE_DTYPE, encode_vector
 from retrievo.store.transfer import CHUNK_FIELDS, DOCUMENT_FIELDS, REVISION_FIELDS, Record
 
@@ -70,8 +71,8 @@ def restore(db: sqlite3.Connection, records: Iterable[Record]) -> None:
             else:
                 _insert(db, kind, row, collection_id)
         db.execute(
-            """INSERT INTO chunks_fts (rowid, context, text)
-               SELECT id, context, text FROM chunks WHERE collection_id = ? AND superseded_at IS NULL""",
+            """INSERT INTO chunks_fts (rowid, context, text, keywords)
+               SELECT id, context, text, keywords FROM chunks WHERE collection_id = ? AND superseded_at IS NULL""",
             (collection_id,),
         )
         db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
@@ -92,6 +93,8 @@ def _insert(db: sqlite3.Connection, kind: str, row: dict[str, Any], collection_i
         values["metadata"] = json.dumps(values["metadata"])
     if kind in ("document", "chunk"):
         values["collection_id"] = collection_id
+    if kind == "chunk":
+        values["keywords"] = identifier_terms(values["text"])
     table = {"document": "documents", "revision": "revisions", "chunk": "chunks"}[kind]
     columns = ", ".join(values)
     db.execute(f"INSERT INTO {table} ({columns}) VALUES ({', '.join(':' + c for c in values)})", values)
