@@ -23,7 +23,7 @@ from retrievo.engine import Engine
 from retrievo.ingest.chunkers import LineIndex
 from retrievo.ingest.hashing import embedding_key, sha256_text
 from retrievo.models import ChunkDraft, LoadedDocument
-from retrievo.store.sqlite import SQLiteStore
+from retrievo.store.factory import open_store
 
 DIMS = 384
 CHUNKS_PER_DOCUMENT = 1000
@@ -49,8 +49,12 @@ class FixedQueryEmbedder(Embedder):
         return np.tile(vector, (len(texts), 1))
 
 
-def build(db: Path, size: int) -> float:
-    store = SQLiteStore(db, create=True)
+def config_for(db: Path, store_url: str | None) -> Config:
+    return Config(db=db, store=store_url, collection="bench")
+
+
+def build(config: Config, size: int) -> float:
+    store = open_store(config, create=True)
     store.ensure_collection("bench")
     store.set_collection_model("bench", MODEL_ID, DIMS)
     texts = synthetic_texts(size)
@@ -80,11 +84,11 @@ def build(db: Path, size: int) -> float:
     return time.perf_counter() - started
 
 
-def measure(db: Path, queries: int) -> dict[str, tuple[float, float]]:
+def measure(config: Config, queries: int) -> dict[str, tuple[float, float]]:
     rng = np.random.default_rng(5)
     query_vectors = unit_vectors(queries, DIMS, seed=9)
     words = list(synthetic_texts(queries, seed=3, words=6))
-    engine = Engine(Config(db=db, collection="bench"), embedder=FixedQueryEmbedder(query_vectors))
+    engine = Engine(config, embedder=FixedQueryEmbedder(query_vectors))
     engine.search("warm up the caches", limit=10)
     results: dict[str, tuple[float, float]] = {}
     for mode in ("keyword", "semantic", "hybrid"):
@@ -103,16 +107,19 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--keep", type=Path, help="Folder to keep the built indexes in.")
+    parser.add_argument("--store", help="postgresql:// URL of an empty database (one size per database).")
     args = parser.parse_args()
     print(
         f"# {platform.processor() or platform.machine()}, Python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d')}"
     )
+    print(f"# store: {'PostgreSQL' if args.store else 'SQLite'}")
     print("size | build s | keyword p50/p95 ms | semantic p50/p95 ms | hybrid p50/p95 ms | peak RSS MB")
     for size in args.sizes:
         folder = args.keep or Path(tempfile.mkdtemp(prefix="retrievo-bench-"))
         db = folder / f"bench-{size}.db"
-        build_s = build(db, size) if not db.exists() else 0.0
-        latencies = measure(db, args.queries)
+        config = config_for(db, args.store)
+        build_s = build(config, size) if args.store or not db.exists() else 0.0
+        latencies = measure(config, args.queries)
         cells = " | ".join(f"{p50:.1f} / {p95:.1f}" for p50, p95 in latencies.values())
         print(f"{size} | {build_s:.0f} | {cells} | {peak_rss_mb():.0f}", flush=True)
 
