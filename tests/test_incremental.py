@@ -71,3 +71,14 @@ def test_opening_a_collection_with_another_model_says_how_to_re_embed(
         assert "--collection" in str(exc)
     else:
         raise AssertionError("a model mismatch must be an error")
+
+
+def test_a_collection_whose_vectors_all_come_from_the_cache_is_still_hybrid(
+    make_engine: Any, handbook: Path
+) -> None:
+    engine = make_engine()
+    engine.index([handbook], collection="first")
+    second = engine.index([handbook], collection="second")
+    assert second.chunks_embedded == 0 and second.embeddings_reused == second.chunks_written
+    result = engine.search("parental leave", collection="second")
+    assert result.search_mode == "hybrid" and engine.status().collections[1].missing == 0

@@ -262,13 +262,14 @@ class Engine:
         if embedder is None:
             report.embed_error = "embedder is 'none': keyword search only"
             return
-        if not missing:
-            return
-        progress.embedding_started(len(missing))
         try:
+            # Recorded even when every vector is reused from the cache (nothing missing).
             info = store.get_collection(collection)
             if info is not None and info.model_id is None:
                 store.set_collection_model(collection, embedder.model_id, embedder.dimensions)
+            if not missing:
+                return
+            progress.embedding_started(len(missing))
             # Written in slices so a crash mid-way keeps what was already embedded (resumable).
             for begin in range(0, len(missing), EMBED_WRITE_BATCH):
                 batch = missing[begin : begin + EMBED_WRITE_BATCH]
