@@ -102,3 +102,15 @@ def test_keyword_ranking_on_real_scifact_matches_published_bm25() -> None:
     assert report.documents == 5183 and report.queries == 300
     # Published BM25 on this test set: 0.679–0.690 (Anserini, bm25s, Elasticsearch).
     assert 0.67 <= keyword.ndcg_10 <= 0.72, keyword
+
+
+def test_eval_runs_on_postgresql_and_honours_the_fusion(postgres_url: str) -> None:
+    on_postgres = evaluate(MINI, store=postgres_url, modes=["keyword"], fusion="rrf")
+    on_sqlite = evaluate(MINI, modes=["keyword"])
+    assert on_postgres.fusion == "rrf" and on_postgres.modes[0].ndcg_10 == on_sqlite.modes[0].ndcg_10
+    import psycopg
+
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute("SELECT count(*) FROM documents").fetchone() == (8,), (
+            "the eval index is in PostgreSQL"
+        )

@@ -71,10 +71,13 @@ def evaluate(
     dense = any(mode != SearchMode.KEYWORD for mode in modes)
     with tempfile.TemporaryDirectory(prefix="retrievo-eval-") as scratch:
         config = Config.from_env(
-            db=db or Path(scratch) / "eval.db", collection=f"eval-{dataset.name}", rrf_k=rrf_k
+            db=db or Path(scratch) / "eval.db",
+            store=store,
+            collection=f"eval-{dataset.name}",
+            rrf_k=rrf_k,
+            fusion=fusion,
+            embedder=None if dense else "none",
         )
-        if not dense:
-            config = Config.from_env(db=config.db, collection=config.collection, rrf_k=rrf_k, embedder="none")
         with Engine(config, embedder=embedder if dense else None) as engine:
             started = time.perf_counter()
             report = engine.add_documents(corpus_documents(dataset), chunker=chunker, embed=dense)
