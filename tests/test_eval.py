@@ -114,3 +114,18 @@ def test_eval_runs_on_postgresql_and_honours_the_fusion(postgres_url: str) -> No
         assert conn.execute("SELECT count(*) FROM documents").fetchone() == (8,), (
             "the eval index is in PostgreSQL"
         )
+    command = [
+        sys.executable,
+        "-m",
+        "retrievo.surfaces.cli",
+        "eval",
+        str(MINI),
+        "--modes",
+        "keyword",
+        "--json",
+    ]
+    subprocess.run(
+        [*command, "--store", postgres_url], capture_output=True, text=True, timeout=300, check=True
+    )
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute("SELECT count(*) FROM revisions").fetchone() == (8,), "the CLI reused that index"

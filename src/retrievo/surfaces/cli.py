@@ -346,6 +346,7 @@ def evaluate_command(
         report = evaluate(
             dataset,
             db=db,
+            store=store,
             modes=chosen,
             limit_queries=limit_queries,
             chunker=chunker,
