@@ -58,15 +58,23 @@ CREATE TABLE chunks (
     metadata JSONB NOT NULL DEFAULT '{}',
     created_at TEXT NOT NULL,
     superseded_at TEXT,
-    -- Keyword index: FTS5-identical terms with their counts as positions, and the row's length.
-    tsv TSVECTOR NOT NULL,
     token_count INTEGER NOT NULL,
     vector VECTOR
 );
 CREATE INDEX chunks_current ON chunks (collection_id) WHERE superseded_at IS NULL;
 CREATE INDEX chunks_by_document ON chunks (document_id, revision_id, ordinal);
 CREATE INDEX chunks_by_embed_key ON chunks (embed_key);
-CREATE INDEX chunks_terms ON chunks USING GIN (tsv) WHERE superseded_at IS NULL;
+-- The keyword index: one row per (term, current chunk) with FTS5-identical terms, the term's count in
+-- the chunk and the chunk's length, so BM25 reads only the postings of the query's terms.
+CREATE TABLE postings (
+    collection_id INTEGER NOT NULL,
+    term TEXT NOT NULL,
+    chunk_id BIGINT NOT NULL,
+    tf INTEGER NOT NULL,
+    token_count INTEGER NOT NULL,
+    PRIMARY KEY (collection_id, term, chunk_id)
+);
+CREATE INDEX postings_by_chunk ON postings (chunk_id);
 CREATE TABLE embeddings (
     embed_key TEXT NOT NULL,
     model_id TEXT NOT NULL,

@@ -3,7 +3,8 @@
 BM25 (FTS5's ``bm25()`` with weights 1, k1 = 1.2, b = 0.75): for each query term t present in a
 chunk, ``idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen))`` summed, where
 ``idf = max(ln((N − df + 0.5)/(df + 0.5)), 1e-6)``, N and avglen over the collection's current
-chunks. The GIN index on the tsvector finds candidates; only they are scored.
+chunks. The ``postings`` table (term → chunk, tf, length) is the inverted index: only the postings
+of the query's terms are read.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ import psycopg
 
 from retrievo.models import ArmHit, Filters
 from retrievo.store.postgres.filters import filter_sql
+from retrievo.store.postgres.postings import MAX_LEXEME_BYTES
 from retrievo.store.sqlite.fts_query import query_terms
 from retrievo.store.tokenizer import shared_tokenizer
 
 K1, B = 1.2, 0.75
-MAX_LEXEME_BYTES = 2046
 
 
 def query_stems(query: str) -> list[str]:
@@ -31,10 +32,6 @@ def query_stems(query: str) -> list[str]:
     return [stem for stem in stems if len(stem.encode()) < MAX_LEXEME_BYTES]
 
 
-def tsquery_literal(stems: list[str]) -> str:
-    return " | ".join("'" + stem.replace("'", "''").replace("\\", "\\\\") + "'" for stem in stems)
-
-
 def keyword_search(
     conn: psycopg.Connection[Any], collection_id: int, query: str, filters: Filters, limit: int
 ) -> list[ArmHit]:
@@ -42,6 +39,11 @@ def keyword_search(
     if not stems or limit <= 0:
         return []
     where, params = filter_sql(filters)
+    restrict = (
+        f" AND EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = p.chunk_id{where})"
+        if where
+        else ""
+    )
     rows = conn.execute(
         f"""WITH stats AS (
                 SELECT chunk_count::float8 AS n, token_total::float8 / GREATEST(chunk_count, 1) AS avgdl
@@ -50,14 +52,12 @@ def keyword_search(
                 SELECT t.term, GREATEST(ln((s.n - t.df + 0.5) / (t.df + 0.5)), 1e-6) AS idf
                 FROM term_stats t CROSS JOIN stats s
                 WHERE t.collection_id = %s AND t.term = ANY(%s) AND t.df > 0)
-            SELECT c.id, SUM(q.idf * (u.tf * {K1 + 1}) / (u.tf + {K1} * ({1 - B} + {B} * c.token_count / s.avgdl)))
-                   AS score
-            FROM chunks c JOIN documents d ON d.id = c.document_id CROSS JOIN stats s
-            CROSS JOIN LATERAL (SELECT lexeme, cardinality(positions)::float8 AS tf FROM unnest(c.tsv)) u
-            JOIN q ON q.term = u.lexeme
-            WHERE c.collection_id = %s AND c.superseded_at IS NULL AND c.tsv @@ %s::tsquery{where}
-            GROUP BY c.id ORDER BY score DESC, c.id LIMIT %s""",
-        [collection_id, collection_id, stems, collection_id, tsquery_literal(stems), *params, limit],
+            SELECT p.chunk_id,
+                   SUM(q.idf * (p.tf * {K1 + 1}) / (p.tf + {K1} * ({1 - B} + {B} * p.token_count / s.avgdl))) AS score
+            FROM postings p JOIN q ON q.term = p.term CROSS JOIN stats s
+            WHERE p.collection_id = %s{restrict}
+            GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %s""",
+        [collection_id, collection_id, stems, collection_id, *params, limit],
     ).fetchall()
     return [ArmHit(int(row[0]), rank, float(row[1])) for rank, row in enumerate(rows, start=1)]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -38,13 +37,11 @@ from retrievo.models import (
 )
 from retrievo.store import ids
 from retrievo.store.base import CollectionInfo, DocumentState
-from retrievo.store.postgres import search, transfer
+from retrievo.store.postgres import postings, search, transfer
 from retrievo.store.postgres.migrations import apply_migrations
-from retrievo.store.postgres.search import MAX_LEXEME_BYTES
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 from retrievo.store.transfer import Record
 
-MAX_POSITIONS = 256  # tsvector keeps at most 256 positions per lexeme
 DEFAULT_EF_SEARCH = 100
 
 
@@ -54,17 +51,6 @@ def now_iso() -> str:
 
 def redact(url: str) -> str:
     return re.sub(r"(//[^:/@]+:)[^@]*@", r"\1***@", url)
-
-
-def tsvector_literal(counts: Counter[str]) -> str:
-    parts = []
-    for term, count in counts.items():
-        if len(term.encode()) >= MAX_LEXEME_BYTES:  # PostgreSQL's lexeme limit; such "words" are noise
-            continue
-        escaped = term.replace("\\", "\\\\").replace("'", "''")
-        positions = ",".join(str(p) for p in range(1, min(count, MAX_POSITIONS) + 1))
-        parts.append(f"'{escaped}':{positions}")
-    return " ".join(parts)
 
 
 class PostgresStore:
@@ -233,15 +219,18 @@ class PostgresStore:
                 cursor.executemany(
                     """INSERT INTO chunks (collection_id, document_id, revision_id, ordinal, text, context,
                            start_offset, end_offset, line_start, line_end, chunk_hash, source_hash, chunker,
-                           chunker_version, embed_key, metadata, created_at, tsv, token_count)
-                       VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::tsvector,%s)""",
+                           chunker_version, embed_key, metadata, created_at, token_count)
+                       VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)""",
                     [(collection_id, document_id, revision_id, ordinal, d.text, d.context, d.start, d.end,
                       d.line_start, d.line_end, d.chunk_hash, source_hash, d.chunker, d.chunker_version,
-                      embedding_key(d.context, d.text), json.dumps(d.metadata), stamp, tsvector_literal(c),
-                      sum(c.values()))
+                      embedding_key(d.context, d.text), json.dumps(d.metadata), stamp, sum(c.values()))
                      for ordinal, (d, c) in enumerate(zip(drafts, counts, strict=True))],
                 )  # fmt: skip
-            self._count(conn, collection_id, "revision_id = %s", revision_id, +1)
+            chunk_ids = [row[0] for row in conn.execute(
+                "SELECT id FROM chunks WHERE revision_id = %s ORDER BY ordinal", (revision_id,)
+            )]  # fmt: skip
+            postings.write_postings(conn, collection_id, zip(chunk_ids, counts, strict=True))
+            postings.adjust_statistics(conn, collection_id, "revision_id = %s", revision_id, +1)
             conn.execute(
                 """UPDATE chunks c SET vector = e.vector FROM embeddings e, collections col
                    WHERE c.revision_id = %s AND col.id = c.collection_id AND e.model_id = col.model_id
@@ -250,29 +239,11 @@ class PostgresStore:
             )
         return DocumentState(document_id, source_hash, revision_id)
 
-    @staticmethod
-    def _count(conn: psycopg.Connection[Any], collection_id: int, where: str, value: str, sign: int) -> None:
-        """Add (sign=+1) or remove (sign=-1) the current chunks selected by ``where`` from the BM25 statistics."""
-        conn.execute(
-            f"""UPDATE collection_stats s SET chunk_count = s.chunk_count + %s * x.n,
-                       token_total = s.token_total + %s * x.tokens
-                FROM (SELECT count(*) AS n, COALESCE(sum(token_count), 0) AS tokens FROM chunks
-                      WHERE {where} AND superseded_at IS NULL) x
-                WHERE s.collection_id = %s""",
-            (sign, sign, value, collection_id),
-        )
-        conn.execute(
-            f"""INSERT INTO term_stats (collection_id, term, df)
-                SELECT %s, u.lexeme, %s * count(*) FROM chunks c, unnest(c.tsv) u
-                WHERE c.{where} AND c.superseded_at IS NULL GROUP BY u.lexeme
-                ON CONFLICT (collection_id, term) DO UPDATE SET df = term_stats.df + excluded.df""",
-            (collection_id, sign, value),
-        )
-
     def _supersede(
         self, conn: psycopg.Connection[Any], collection_id: int, document_id: str, stamp: str
     ) -> None:
-        self._count(conn, collection_id, "document_id = %s", document_id, -1)
+        postings.adjust_statistics(conn, collection_id, "document_id = %s", document_id, -1)
+        postings.drop_postings(conn, document_id)
         conn.execute(
             "UPDATE chunks SET superseded_at = %s WHERE document_id = %s AND superseded_at IS NULL",
             (stamp, document_id),
@@ -429,7 +400,7 @@ class PostgresStore:
 
     def restore(self, records: Iterable[Record]) -> None:
         with self._conn() as conn:
-            model = transfer.restore(conn, records, tsvector_literal)
+            model = transfer.restore(conn, records)
         if model is not None:
             self.set_collection_model(*model)
 

@@ -11,6 +11,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from retrievo.errors import ConfigError
+from retrievo.store.postgres import postings
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 from retrievo.store.transfer import CHUNK_FIELDS, DOCUMENT_FIELDS, REVISION_FIELDS, Record
 
@@ -56,9 +57,7 @@ def dump(conn: psycopg.Connection[Any], collection: str) -> Iterator[Record]:
                 )
 
 
-def restore(
-    conn: psycopg.Connection[Any], records: Iterable[Record], tsvector_literal: Any
-) -> tuple[str, str, int] | None:
+def restore(conn: psycopg.Connection[Any], records: Iterable[Record]) -> tuple[str, str, int] | None:
     """Write a dumped collection in one transaction; returns (name, model, dims) to finish vectors."""
     model: tuple[str, str, int] | None = None
     try:
@@ -79,7 +78,7 @@ def restore(
                 elif kind == "chunk":
                     pending.append(row)
                     if len(pending) >= BATCH:
-                        _insert_chunks(conn, pending, collection_id, tsvector_literal)
+                        _insert_chunks(conn, pending, collection_id)
                         pending = []
                 elif kind == "embedding":
                     conn.execute(
@@ -88,19 +87,9 @@ def restore(
                     )
                 else:
                     _insert_row(conn, kind, row, collection_id)
-            _insert_chunks(conn, pending, collection_id, tsvector_literal)
-            conn.execute(
-                """UPDATE collection_stats s SET chunk_count = x.n, token_total = x.tokens
-                   FROM (SELECT count(*) AS n, COALESCE(sum(token_count), 0) AS tokens FROM chunks
-                         WHERE collection_id = %s AND superseded_at IS NULL) x WHERE s.collection_id = %s""",
-                (collection_id, collection_id),
-            )
-            conn.execute(
-                """INSERT INTO term_stats (collection_id, term, df)
-                   SELECT %s, u.lexeme, count(*) FROM chunks c, unnest(c.tsv) u
-                   WHERE c.collection_id = %s AND c.superseded_at IS NULL GROUP BY u.lexeme""",
-                (collection_id, collection_id),
-            )
+            _insert_chunks(conn, pending, collection_id)
+            assert collection_id is not None
+            postings.rebuild_statistics(conn, collection_id)
             conn.execute("SELECT setval('chunks_id_seq', GREATEST((SELECT max(id) FROM chunks), 1))")
     except psycopg.errors.UniqueViolation as exc:
         raise ConfigError(
@@ -125,21 +114,20 @@ def _insert_row(
 
 
 def _insert_chunks(
-    conn: psycopg.Connection[Any],
-    rows: list[dict[str, Any]],
-    collection_id: int | None,
-    tsvector_literal: Any,
+    conn: psycopg.Connection[Any], rows: list[dict[str, Any]], collection_id: int | None
 ) -> None:
-    if not rows:
+    if not rows or collection_id is None:
         return
     counts = shared_tokenizer().term_counts([keyword_source(row["context"], row["text"]) for row in rows])
     with conn.cursor() as cursor:
         cursor.executemany(
-            f"""INSERT INTO chunks (collection_id, {", ".join(CHUNK_FIELDS)}, tsv, token_count)
-                VALUES (%s, {", ".join(["%s"] * len(CHUNK_FIELDS))}, %s::tsvector, %s)""".encode(),
+            f"""INSERT INTO chunks (collection_id, {", ".join(CHUNK_FIELDS)}, token_count)
+                VALUES (%s, {", ".join(["%s"] * len(CHUNK_FIELDS))}, %s)""".encode(),
             [
                 (collection_id, *(json.dumps(r[f]) if f == "metadata" else r[f] for f in CHUNK_FIELDS),
-                 tsvector_literal(c), sum(c.values()))
+                 sum(c.values()))
                 for r, c in zip(rows, counts, strict=True)
             ],
         )  # fmt: skip
+    current = [(row["id"], c) for row, c in zip(rows, counts, strict=True) if row["superseded_at"] is None]
+    postings.write_postings(conn, collection_id, current)

@@ -1,0 +1,70 @@
+"""The PostgreSQL keyword index: postings rows and the BM25 statistics derived from them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+import psycopg
+
+MAX_LEXEME_BYTES = 2046  # longer "words" are noise; keeping them out keeps the btree small
+
+
+def write_postings(
+    conn: psycopg.Connection[Any], collection_id: int, chunks: Iterable[tuple[int, Counter[str]]]
+) -> None:
+    """One row per (term, chunk) with the term's count and the chunk's length, loaded with COPY."""
+    with (
+        conn.cursor() as cursor,
+        cursor.copy("COPY postings (collection_id, term, chunk_id, tf, token_count) FROM STDIN") as copy,
+    ):
+        for chunk_id, counts in chunks:
+            length = sum(counts.values())
+            for term, tf in counts.items():
+                if len(term.encode()) < MAX_LEXEME_BYTES:
+                    copy.write_row((collection_id, term, chunk_id, tf, length))
+
+
+def adjust_statistics(
+    conn: psycopg.Connection[Any], collection_id: int, where: str, value: str, sign: int
+) -> None:
+    """Add (sign=+1) or remove (sign=-1) the current chunks selected by ``where`` from N, avglen and df."""
+    conn.execute(
+        f"""UPDATE collection_stats s SET chunk_count = s.chunk_count + %s * x.n,
+                   token_total = s.token_total + %s * x.tokens
+            FROM (SELECT count(*) AS n, COALESCE(sum(token_count), 0) AS tokens FROM chunks
+                  WHERE {where} AND superseded_at IS NULL) x
+            WHERE s.collection_id = %s""".encode(),
+        (sign, sign, value, collection_id),
+    )
+    conn.execute(
+        f"""INSERT INTO term_stats (collection_id, term, df)
+            SELECT %s, p.term, %s * count(*) FROM postings p JOIN chunks c ON c.id = p.chunk_id
+            WHERE c.{where} AND c.superseded_at IS NULL GROUP BY p.term
+            ON CONFLICT (collection_id, term) DO UPDATE SET df = term_stats.df + excluded.df""".encode(),
+        (collection_id, sign, value),
+    )
+
+
+def drop_postings(conn: psycopg.Connection[Any], document_id: str) -> None:
+    conn.execute(
+        """DELETE FROM postings WHERE chunk_id IN
+           (SELECT id FROM chunks WHERE document_id = %s AND superseded_at IS NULL)""",
+        (document_id,),
+    )
+
+
+def rebuild_statistics(conn: psycopg.Connection[Any], collection_id: int) -> None:
+    conn.execute(
+        """UPDATE collection_stats s SET chunk_count = x.n, token_total = x.tokens
+           FROM (SELECT count(*) AS n, COALESCE(sum(token_count), 0) AS tokens FROM chunks
+                 WHERE collection_id = %s AND superseded_at IS NULL) x WHERE s.collection_id = %s""",
+        (collection_id, collection_id),
+    )
+    conn.execute("DELETE FROM term_stats WHERE collection_id = %s", (collection_id,))
+    conn.execute(
+        """INSERT INTO term_stats (collection_id, term, df)
+           SELECT %s, term, count(*) FROM postings WHERE collection_id = %s GROUP BY term""",
+        (collection_id, collection_id),
+    )
