@@ -64,3 +64,13 @@ def test_zscore_relevance_is_a_probability() -> None:
 
 def _scored(*ids: int) -> list[ArmHit]:
     return [ArmHit(chunk_id, rank, float(10 - rank)) for rank, chunk_id in enumerate(ids, start=1)]
+
+
+def test_terms_in_more_than_half_the_rows_are_pruned_only_from_large_indexes() -> None:
+    from retrievo.store.sqlite.fts_query import prune_common_terms
+
+    frequencies = {"the": 900, "cell": 600, "regeneration": 12, "bone": 40}
+    terms = ["the", "cell", "regeneration", "bone"]
+    assert prune_common_terms(terms, frequencies, 1000) == ["regeneration", "bone"]
+    assert prune_common_terms(["the", "cell"], frequencies, 1000) == ["cell"], "the rarest term is kept"
+    assert prune_common_terms(terms, frequencies, 999) == terms, "small indexes stay exact"

@@ -18,7 +18,7 @@ import psycopg
 from retrievo.models import ArmHit, Filters
 from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.postings import MAX_LEXEME_BYTES
-from retrievo.store.sqlite.fts_query import query_terms
+from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS, prune_common_terms, query_terms
 from retrievo.store.tokenizer import shared_tokenizer
 
 K1, B = 1.2, 0.75
@@ -38,6 +38,7 @@ def keyword_search(
     stems = query_stems(query)
     if not stems or limit <= 0:
         return []
+    stems = _prune(conn, collection_id, stems)
     where, params = filter_sql(filters)
     restrict = (
         f" AND EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = p.chunk_id{where})"
@@ -60,6 +61,23 @@ def keyword_search(
         [collection_id, collection_id, stems, collection_id, *params, limit],
     ).fetchall()
     return [ArmHit(int(row[0]), rank, float(row[1])) for rank, row in enumerate(rows, start=1)]
+
+
+def _prune(conn: psycopg.Connection[Any], collection_id: int, stems: list[str]) -> list[str]:
+    """The same rule as the SQLite store (see ``prune_common_terms``), on this collection's statistics."""
+    row = conn.execute(
+        "SELECT chunk_count FROM collection_stats WHERE collection_id = %s", (collection_id,)
+    ).fetchone()
+    rows = int(row[0]) if row else 0
+    if rows < PRUNE_MIN_ROWS:
+        return stems
+    frequencies = dict(
+        conn.execute(
+            "SELECT term, df FROM term_stats WHERE collection_id = %s AND term = ANY(%s)",
+            (collection_id, stems),
+        ).fetchall()
+    )
+    return prune_common_terms(stems, {k: int(v) for k, v in frequencies.items()}, rows)
 
 
 def vector_search(

@@ -12,6 +12,7 @@ import re
 from retrievo.ingest.identifiers import identifier_terms
 
 MAX_TERMS = 64
+PRUNE_MIN_ROWS = 1000
 MAX_QUERY_CHARS = 10_000
 # Very common English words carry almost no BM25 signal but make FTS5 score many more rows.
 STOPWORDS = frozenset(
@@ -80,9 +81,21 @@ def query_terms(text: str) -> list[str]:
     return content or terms
 
 
-def match_expression(text: str) -> str | None:
-    """The MATCH string for ``text``, or None when it contains no searchable word."""
-    terms = query_terms(text)
+def match_expression(terms: list[str]) -> str | None:
+    """The MATCH string for already-extracted terms, or None when there are none."""
     if not terms:
         return None
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def prune_common_terms(terms: list[str], document_frequency: dict[str, int], rows: int) -> list[str]:
+    """Drop terms found in more than half the rows, keeping at least the rarest term.
+
+    Why: BM25 as FTS5 computes it floors such a term's idf at 1e-6, so it adds at most ~2e-6 to
+    any score — but matching it makes FTS5 visit and score every row that holds it. Below
+    ``PRUNE_MIN_ROWS`` rows nothing is pruned (small indexes are fast anyway and stay exact).
+    """
+    if rows < PRUNE_MIN_ROWS or not terms:
+        return terms
+    kept = [term for term in terms if document_frequency.get(term, 0) * 2 <= rows]
+    return kept or [min(terms, key=lambda term: document_frequency.get(term, 0))]

@@ -74,6 +74,8 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
     context, text, keywords, content='chunks', content_rowid='id',
     tokenize='porter unicode61 remove_diacritics 2'
 );
+-- Per-term document counts, read to skip terms too common to change a BM25 ranking.
+CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, 'row');
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT INTO meta (key, value) VALUES ('generation', '0');
 """

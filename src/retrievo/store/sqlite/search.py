@@ -9,8 +9,9 @@ import numpy.typing as npt
 
 from retrievo.models import ArmHit, Filters
 from retrievo.store.sqlite.filters import filter_sql
-from retrievo.store.sqlite.fts_query import match_expression
-from retrievo.store.sqlite.vectors import VectorMatrix
+from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS, match_expression, prune_common_terms, query_terms
+from retrievo.store.sqlite.vectors import VectorMatrix, decode_vectors
+from retrievo.store.tokenizer import shared_tokenizer
 
 # bm25() column weights for (context, text, keywords); equal, as the PostgreSQL store assumes.
 BM25_WEIGHTS = (1.0, 1.0, 1.0)
@@ -19,7 +20,11 @@ BM25_WEIGHTS = (1.0, 1.0, 1.0)
 def keyword_search(
     db: sqlite3.Connection, collection_id: int, query: str, filters: Filters, limit: int
 ) -> list[ArmHit]:
-    expression = match_expression(query)
+    terms = query_terms(query)
+    indexed_rows = current_rows(db)
+    if indexed_rows >= PRUNE_MIN_ROWS and terms:
+        terms = prune_common_terms(terms, _document_frequencies(db, terms), indexed_rows)
+    expression = match_expression(terms)
     if expression is None:
         return []
     where, params = filter_sql(filters)
@@ -33,6 +38,22 @@ def keyword_search(
     ).fetchall()
     # FTS5's bm25() is negated so that ascending order is best-first; report the usual positive score.
     return [ArmHit(row[0], rank, -float(row[1])) for rank, row in enumerate(rows, start=1)]
+
+
+def current_rows(db: sqlite3.Connection) -> int:
+    """Rows in the FTS index (current chunks of every collection): BM25's N in FTS5."""
+    return int(db.execute("SELECT count(*) FROM chunks WHERE superseded_at IS NULL").fetchone()[0])
+
+
+def _document_frequencies(db: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
+    stems = shared_tokenizer().term_counts(terms)
+    frequencies: dict[str, int] = {}
+    for term, counts in zip(terms, stems, strict=True):
+        found = [
+            db.execute("SELECT doc FROM chunks_vocab WHERE term = ?", (stem,)).fetchone() for stem in counts
+        ]
+        frequencies[term] = max((row[0] for row in found if row), default=0)
+    return frequencies
 
 
 def vector_search(
@@ -64,3 +85,26 @@ def vector_search(
     top = np.argpartition(-scores, count - 1)[:count]
     top = top[np.argsort(-scores[top], kind="stable")]
     return [ArmHit(int(vectors.ids[i]), rank, float(scores[i])) for rank, i in enumerate(top, start=1)]
+
+
+def exact_filtered_search(
+    db: sqlite3.Connection,
+    collection_id: int,
+    model_id: str,
+    query: npt.NDArray[np.float32],
+    filters: Filters,
+    limit: int,
+) -> list[ArmHit]:
+    """Exact cosine over the vectors of the rows a filter allows, read straight from the index."""
+    where, params = filter_sql(filters)
+    rows = db.execute(
+        f"""SELECT c.id, e.vector FROM chunks c JOIN documents d ON d.id = c.document_id
+            JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
+            WHERE c.collection_id = ? AND c.superseded_at IS NULL{where}""",
+        [model_id, collection_id, *params],
+    ).fetchall()
+    if not rows:
+        return []
+    matrix = decode_vectors([row[1] for row in rows], len(query))
+    allowed = VectorMatrix(ids=np.array([row[0] for row in rows], dtype=np.int64), matrix=matrix)
+    return vector_search(db, allowed, collection_id, query, Filters(), limit)

@@ -32,8 +32,10 @@ from retrievo.models import (
 from retrievo.store import ids
 from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.sqlite import documents, transfer
+from retrievo.store.sqlite.ann import ANN_MIN_VECTORS, AnnIndexes
 from retrievo.store.sqlite.connection import connect
-from retrievo.store.sqlite.search import keyword_search, vector_search
+from retrievo.store.sqlite.filters import filter_sql
+from retrievo.store.sqlite.search import exact_filtered_search, keyword_search, vector_search
 from retrievo.store.sqlite.vectors import VectorCache, encode_vector
 from retrievo.store.transfer import Record
 
@@ -50,6 +52,8 @@ class SQLiteStore:
         self._db = connect(path, create)
         self._lock = threading.RLock()
         self._vectors = VectorCache()
+        self._ann = AnnIndexes(self.path)
+        self._counts: dict[tuple[int, str], tuple[int, int]] = {}
 
     def close(self) -> None:
         with self._lock:
@@ -274,8 +278,30 @@ class SQLiteStore:
     ) -> list[ArmHit]:
         collection_id = self._collection_id(collection)
         with self._lock:
-            matrix = self._vectors.get(self._db, collection_id, model_id, self.generation())
+            generation = self.generation()
+            if self._vector_count(collection_id, model_id, generation) >= ANN_MIN_VECTORS:
+                if filter_sql(filters)[0]:
+                    # Filtered: exact, over only the rows the filter allows (no full matrix in memory).
+                    return exact_filtered_search(self._db, collection_id, model_id, vector, filters, limit)
+                found = self._ann.search(self._db, collection_id, model_id, generation, vector, limit)
+                return [
+                    ArmHit(chunk_id, rank, score) for rank, (chunk_id, score) in enumerate(found, start=1)
+                ]
+            matrix = self._vectors.get(self._db, collection_id, model_id, generation)
             return vector_search(self._db, matrix, collection_id, vector, filters, limit)
+
+    def _vector_count(self, collection_id: int, model_id: str, generation: int) -> int:
+        key = (collection_id, model_id)
+        cached = self._counts.get(key)
+        if cached is None or cached[0] != generation:
+            row = self._db.execute(
+                """SELECT count(*) FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
+                   WHERE c.collection_id = ? AND c.superseded_at IS NULL""",
+                (model_id, collection_id),
+            ).fetchone()
+            cached = (generation, int(row[0]))
+            self._counts[key] = cached
+        return cached[1]
 
     def get_chunks(self, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
         if not chunk_ids:

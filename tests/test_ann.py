@@ -1,0 +1,64 @@
+"""Large collections search an HNSW index that stays in step with the chunks (SQLite store)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from retrievo.ingest.hashing import embedding_key, sha256_text
+from retrievo.models import ChunkDraft, Filters, LoadedDocument
+from retrievo.store.sqlite import SQLiteStore
+from retrievo.store.sqlite import store as sqlite_store
+
+DIMS = 32
+MODEL = "test-random-32"
+
+
+def _write(store: SQLiteStore, name: str, count: int, rng: np.random.Generator) -> np.ndarray:
+    texts = [f"chunk {name} {i} words" for i in range(count)]
+    body = "\n".join(texts)
+    drafts, offset = [], 0
+    for text in texts:
+        drafts.append(ChunkDraft(text, offset, offset + len(text), 1, 1, name, "test", 1, sha256_text(text)))
+        offset += len(text) + 1
+    store.write_revision(
+        "c", LoadedDocument(source=f"/{name}", text=body, title=name), sha256_text(body), drafts, None
+    )
+    vectors = rng.standard_normal((count, DIMS)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    store.put_embeddings(MODEL, [embedding_key(d.context, d.text) for d in drafts], vectors)
+    return vectors
+
+
+def test_ann_search_matches_exact_search_and_follows_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_store, "ANN_MIN_VECTORS", 1000)
+    rng = np.random.default_rng(0)
+    store = SQLiteStore(tmp_path / "ann.db", create=True)
+    store.ensure_collection("c")
+    store.set_collection_model("c", MODEL, DIMS)
+    _write(store, "a", 1500, rng)
+    _write(store, "b", 1500, rng)
+    queries = rng.standard_normal((20, DIMS)).astype(np.float32)
+    recalls = []
+    for query in queries / np.linalg.norm(queries, axis=1, keepdims=True):
+        approximate = store.vector_search("c", MODEL, query, Filters(), 10)
+        exact = store.vector_search("c", MODEL, query, Filters(path_glob="*"), 10)  # filtered → exact path
+        recalls.append(len({h.chunk_id for h in approximate} & {h.chunk_id for h in exact}) / 10)
+        assert [h.rank for h in approximate] == list(range(1, 11))
+    assert np.mean(recalls) >= 0.9
+    assert list(tmp_path.glob("ann.db.ann-*.usearch")), "the HNSW index is persisted beside the file"
+    removed = store.remove_sources("c", ["/a"])
+    assert removed == 1
+    for query in queries[:5]:
+        hits = store.vector_search("c", MODEL, query / np.linalg.norm(query), Filters(), 20)
+        chunks = store.get_chunks([h.chunk_id for h in hits])
+        assert hits and all(chunks[h.chunk_id].path == "/b" for h in hits), "superseded chunks left the graph"
+    store.close()
+    reopened = SQLiteStore(tmp_path / "ann.db")
+    again = reopened.vector_search("c", MODEL, queries[0] / np.linalg.norm(queries[0]), Filters(), 5)
+    assert len(again) == 5
+    reopened.close()
