@@ -18,16 +18,24 @@ BM25_WEIGHTS = (1.0, 1.0, 1.0)
 
 
 def keyword_search(
-    db: sqlite3.Connection, collection_id: int, query: str, filters: Filters, limit: int
+    db: sqlite3.Connection, collection_id: int, query: str, filters: Filters, limit: int, indexed_rows: int
 ) -> list[ArmHit]:
+    """``indexed_rows``: current chunks in the FTS index (all collections) — BM25's N in FTS5."""
     terms = query_terms(query)
-    indexed_rows = current_rows(db)
     if indexed_rows >= PRUNE_MIN_ROWS and terms:
         terms = prune_common_terms(terms, _document_frequencies(db, terms), indexed_rows)
     expression = match_expression(terms)
     if expression is None:
         return []
     where, params = filter_sql(filters)
+    if not where and _only_collection(db):
+        # Nothing to exclude: let FTS5 rank alone, without joining every match to its chunk row.
+        rows = db.execute(
+            f"""SELECT rowid, bm25(chunks_fts, {", ".join(map(str, BM25_WEIGHTS))}) AS rank_score
+                FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank_score LIMIT ?""",
+            [expression, limit],
+        ).fetchall()
+        return [ArmHit(row[0], rank, -float(row[1])) for rank, row in enumerate(rows, start=1)]
     rows = db.execute(
         f"""SELECT c.id, bm25(chunks_fts, {", ".join(map(str, BM25_WEIGHTS))}) AS rank_score
             FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
@@ -38,6 +46,11 @@ def keyword_search(
     ).fetchall()
     # FTS5's bm25() is negated so that ascending order is best-first; report the usual positive score.
     return [ArmHit(row[0], rank, -float(row[1])) for rank, row in enumerate(rows, start=1)]
+
+
+def _only_collection(db: sqlite3.Connection) -> bool:
+    """True when the index holds one collection, so the FTS table holds only its current chunks."""
+    return int(db.execute("SELECT count(*) FROM collections").fetchone()[0]) == 1
 
 
 def current_rows(db: sqlite3.Connection) -> int:

@@ -35,7 +35,7 @@ from retrievo.store.sqlite import documents, transfer
 from retrievo.store.sqlite.ann import ANN_MIN_VECTORS, AnnIndexes
 from retrievo.store.sqlite.connection import connect
 from retrievo.store.sqlite.filters import filter_sql
-from retrievo.store.sqlite.search import exact_filtered_search, keyword_search, vector_search
+from retrievo.store.sqlite.search import current_rows, exact_filtered_search, keyword_search, vector_search
 from retrievo.store.sqlite.vectors import VectorCache, encode_vector
 from retrievo.store.transfer import Record
 
@@ -54,6 +54,7 @@ class SQLiteStore:
         self._vectors = VectorCache()
         self._ann = AnnIndexes(self.path)
         self._counts: dict[tuple[int, str], tuple[int, int]] = {}
+        self._indexed_rows: tuple[int, int] | None = None
 
     def close(self) -> None:
         with self._lock:
@@ -271,7 +272,10 @@ class SQLiteStore:
     def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
         collection_id = self._collection_id(collection)
         with self._lock:
-            return keyword_search(self._db, collection_id, query, filters, limit)
+            generation = self.generation()
+            if self._indexed_rows is None or self._indexed_rows[0] != generation:
+                self._indexed_rows = (generation, current_rows(self._db))
+            return keyword_search(self._db, collection_id, query, filters, limit, self._indexed_rows[1])
 
     def vector_search(
         self, collection: str, model_id: str, vector: npt.NDArray[np.float32], filters: Filters, limit: int
