@@ -24,7 +24,9 @@ MAX_TOKENS = 256
 
 class MiniLMEmbedder(Embedder):
     model_id = MODEL_ID
-    batch_size = 32
+    # Small batches: on 2 CPU cores 256-token inputs gain nothing from batching, and memory grows
+    # with the batch (peak RSS 1.45 GB at 32, 0.4 GB at 4; docs/benchmarks.md).
+    batch_size = 4
 
     def __init__(self, threads: int | None = None) -> None:
         self._threads = threads or os.cpu_count() or 1
