@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -141,19 +142,27 @@ class Engine:
         for root in roots:
             if not root.exists():
                 raise SourceError(f"path {str(root)!r} does not exist; check the spelling")
+        with self._indexing(name, embed, progress) as (store, report):
+            for root in roots:
+                self._index_root(store, report, root, name, chunker, include, exclude, force, progress)
+        return report
+
+    @contextmanager
+    def _indexing(
+        self, name: str, embed: bool, progress: IndexProgress
+    ) -> Iterator[tuple[Store, IndexReport]]:
+        """One write session: the collection's writer lock held, then embedding, then the timestamp."""
         store = self._open_store(create=True)
         store.ensure_collection(name)
         self._check_model(store, name)
         report = IndexReport(collection=name)
         started = time.perf_counter()
         with store.writer_lock(name):
-            for root in roots:
-                self._index_root(store, report, root, name, chunker, include, exclude, force, progress)
+            yield store, report
             if embed:
                 self._embed_missing(store, name, report, progress)
             store.mark_indexed(name)
         report.duration_s = time.perf_counter() - started
-        return report
 
     def _index_root(
         self,
@@ -222,12 +231,7 @@ class Engine:
         """Index in-memory documents (records, corpora); ``source`` is their identity for re-indexing."""
         name = collection or self.config.collection
         progress = progress or _NoProgress()
-        store = self._open_store(create=True)
-        store.ensure_collection(name)
-        self._check_model(store, name)
-        report = IndexReport(collection=name)
-        started = time.perf_counter()
-        with store.writer_lock(name):
+        with self._indexing(name, embed, progress) as (store, report):
             for document in documents:
                 report.files_seen += 1
                 if not document.text.strip():
@@ -235,10 +239,6 @@ class Engine:
                     continue
                 self._ingest(store, report, document, name, chunker, False, None)
                 progress.file_done(document.source)
-            if embed:
-                self._embed_missing(store, name, report, progress)
-            store.mark_indexed(name)
-        report.duration_s = time.perf_counter() - started
         return report
 
     def embed_missing(

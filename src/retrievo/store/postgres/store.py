@@ -35,10 +35,11 @@ from retrievo.models import (
     LoadedDocument,
     RevisionText,
 )
-from retrievo.store import ids
+from retrievo.store import ids, queries
 from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.postgres import postings, search, transfer
 from retrievo.store.postgres.migrations import apply_migrations
+from retrievo.store.queries import format_style
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 from retrievo.store.transfer import Record
 
@@ -109,7 +110,7 @@ class PostgresStore:
         return int(rows[0][0])
 
     def get_collection(self, name: str) -> CollectionInfo | None:
-        rows = self._rows("SELECT name, model_id, dimensions FROM collections WHERE name = %s", (name,))
+        rows = self._rows(format_style(queries.COLLECTION_INFO), (name,))
         return CollectionInfo(rows[0][0], rows[0][1], rows[0][2]) if rows else None
 
     def list_collections(self) -> list[str]:
@@ -170,13 +171,7 @@ class PostgresStore:
     # Documents and revisions --------------------------------------------------------------------
 
     def document_state(self, collection: str, source: str) -> DocumentState | None:
-        rows = self._rows(
-            """SELECT d.id, r.source_hash, r.id FROM documents d
-               JOIN collections col ON col.id = d.collection_id
-               JOIN revisions r ON r.id = d.current_revision_id
-               WHERE col.name = %s AND d.source = %s AND d.deleted_at IS NULL""",
-            (collection, source),
-        )
+        rows = self._rows(format_style(queries.DOCUMENT_STATE), (collection, source))
         return DocumentState(rows[0][0], rows[0][1], rows[0][2]) if rows else None
 
     def write_revision(
@@ -282,11 +277,7 @@ class PostgresStore:
 
     def missing_embeddings(self, collection: str, model_id: str) -> list[tuple[str, str]]:
         rows = self._rows(
-            """SELECT c.embed_key, MIN(c.context), MIN(c.text) FROM chunks c
-               LEFT JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = %s
-               WHERE c.collection_id = %s AND c.superseded_at IS NULL AND e.embed_key IS NULL
-               GROUP BY c.embed_key""",
-            (model_id, self._collection_id(collection)),
+            format_style(queries.MISSING_EMBEDDINGS), (model_id, self._collection_id(collection))
         )
         return [(row[0], embedding_input(row[1], row[2])) for row in rows]
 
@@ -407,15 +398,7 @@ class PostgresStore:
     # Status -------------------------------------------------------------------------------------
 
     def status(self) -> IndexStatus:
-        rows = self._rows(
-            """SELECT col.name, col.model_id, col.dimensions, col.last_indexed_at,
-                 (SELECT COUNT(*) FROM documents d WHERE d.collection_id = col.id AND d.deleted_at IS NULL),
-                 (SELECT COUNT(*) FROM chunks c WHERE c.collection_id = col.id AND c.superseded_at IS NULL),
-                 (SELECT COUNT(*) FROM chunks c JOIN embeddings e
-                    ON e.embed_key = c.embed_key AND e.model_id = col.model_id
-                  WHERE c.collection_id = col.id AND c.superseded_at IS NULL)
-               FROM collections col ORDER BY col.name"""
-        )
+        rows = self._rows(format_style(queries.STATUS))
         size = int(self._rows("SELECT pg_database_size(current_database())")[0][0])
         collections = tuple(
             CollectionStatus(

@@ -12,6 +12,7 @@ from psycopg.rows import dict_row
 
 from retrievo.errors import ConfigError
 from retrievo.store.postgres import postings
+from retrievo.store.queries import DUMP, DUMP_EMBEDDINGS, format_style
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 from retrievo.store.transfer import CHUNK_FIELDS, DOCUMENT_FIELDS, REVISION_FIELDS, Record
 
@@ -33,23 +34,15 @@ def dump(conn: psycopg.Connection[Any], collection: str) -> Iterator[Record]:
         "collection",
         {k: col[k] for k in ("name", "model_id", "dimensions", "created_at", "last_indexed_at")},
     )
-    queries = (
-        ("document", "SELECT * FROM documents WHERE collection_id = %s ORDER BY id", DOCUMENT_FIELDS),
-        ("revision", "SELECT r.* FROM revisions r JOIN documents d ON d.id = r.document_id "
-                     "WHERE d.collection_id = %s ORDER BY r.id", REVISION_FIELDS),
-        ("chunk", "SELECT * FROM chunks WHERE collection_id = %s ORDER BY id", CHUNK_FIELDS),
-    )  # fmt: skip
-    for kind, sql, fields in queries:
+    fields_of = {"document": DOCUMENT_FIELDS, "revision": REVISION_FIELDS, "chunk": CHUNK_FIELDS}
+    for kind, sql in DUMP:
+        fields = fields_of[kind]
         with conn.cursor(row_factory=dict_row) as cursor:
-            for row in cursor.execute(sql, (col["id"],)):
+            for row in cursor.execute(format_style(sql).encode(), (col["id"],)):
                 yield kind, {f: row[f] for f in fields}
     if col["model_id"]:
         with conn.cursor() as cursor:
-            rows = cursor.execute(
-                """SELECT e.embed_key, e.vector FROM embeddings e WHERE e.model_id = %s AND e.embed_key IN
-                   (SELECT embed_key FROM chunks WHERE collection_id = %s) ORDER BY e.embed_key""",
-                (col["model_id"], col["id"]),
-            )
+            rows = cursor.execute(format_style(DUMP_EMBEDDINGS).encode(), (col["model_id"], col["id"]))
             for key, vector in rows:
                 yield (
                     "embedding",

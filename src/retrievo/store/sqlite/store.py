@@ -29,7 +29,7 @@ from retrievo.models import (
     LoadedDocument,
     RevisionText,
 )
-from retrievo.store import ids
+from retrievo.store import ids, queries
 from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.sqlite import documents, transfer
 from retrievo.store.sqlite.ann import ANN_MIN_VECTORS, AnnIndexes
@@ -99,7 +99,7 @@ class SQLiteStore:
         return int(rows[0][0])
 
     def get_collection(self, name: str) -> CollectionInfo | None:
-        rows = self._read("SELECT name, model_id, dimensions FROM collections WHERE name = ?", (name,))
+        rows = self._read(queries.COLLECTION_INFO, (name,))
         return CollectionInfo(rows[0][0], rows[0][1], rows[0][2]) if rows else None
 
     def list_collections(self) -> list[str]:
@@ -144,13 +144,7 @@ class SQLiteStore:
     # Documents and revisions --------------------------------------------------------------------
 
     def document_state(self, collection: str, source: str) -> DocumentState | None:
-        rows = self._read(
-            """SELECT d.id, r.source_hash, r.id FROM documents d
-               JOIN collections col ON col.id = d.collection_id
-               JOIN revisions r ON r.id = d.current_revision_id
-               WHERE col.name = ? AND d.source = ? AND d.deleted_at IS NULL""",
-            (collection, source),
-        )
+        rows = self._read(queries.DOCUMENT_STATE, (collection, source))
         return DocumentState(rows[0][0], rows[0][1], rows[0][2]) if rows else None
 
     def write_revision(
@@ -251,13 +245,7 @@ class SQLiteStore:
     # Embeddings ---------------------------------------------------------------------------------
 
     def missing_embeddings(self, collection: str, model_id: str) -> list[tuple[str, str]]:
-        rows = self._read(
-            """SELECT c.embed_key, MIN(c.context), MIN(c.text) FROM chunks c
-               LEFT JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
-               WHERE c.collection_id = ? AND c.superseded_at IS NULL AND e.embed_key IS NULL
-               GROUP BY c.embed_key""",
-            (model_id, self._collection_id(collection)),
-        )
+        rows = self._read(queries.MISSING_EMBEDDINGS, (model_id, self._collection_id(collection)))
         return [(row[0], embedding_input(row[1], row[2])) for row in rows]
 
     def put_embeddings(self, model_id: str, keys: Sequence[str], vectors: npt.NDArray[np.float32]) -> None:
@@ -356,15 +344,7 @@ class SQLiteStore:
     # Status -------------------------------------------------------------------------------------
 
     def status(self) -> IndexStatus:
-        rows = self._read(
-            """SELECT col.name, col.model_id, col.dimensions, col.last_indexed_at,
-                 (SELECT COUNT(*) FROM documents d WHERE d.collection_id = col.id AND d.deleted_at IS NULL),
-                 (SELECT COUNT(*) FROM chunks c WHERE c.collection_id = col.id AND c.superseded_at IS NULL),
-                 (SELECT COUNT(*) FROM chunks c JOIN embeddings e
-                    ON e.embed_key = c.embed_key AND e.model_id = col.model_id
-                  WHERE c.collection_id = col.id AND c.superseded_at IS NULL)
-               FROM collections col ORDER BY col.name"""
-        )
+        rows = self._read(queries.STATUS)
         collections = tuple(
             CollectionStatus(
                 name=row[0],

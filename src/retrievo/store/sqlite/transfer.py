@@ -11,6 +11,7 @@ import numpy as np
 
 from retrievo.errors import ConfigError
 from retrievo.ingest.identifiers import identifier_terms
+from retrievo.store.queries import DUMP, DUMP_EMBEDDINGS
 from retrievo.store.sqlite.vectors import STORAGE_DTYPE, encode_vector
 from retrievo.store.transfer import CHUNK_FIELDS, DOCUMENT_FIELDS, REVISION_FIELDS, Record
 
@@ -25,13 +26,9 @@ def dump(db: sqlite3.Connection, collection: str) -> Iterator[Record]:
         "collection",
         {k: col[k] for k in ("name", "model_id", "dimensions", "created_at", "last_indexed_at")},
     )
-    queries = (
-        ("document", "SELECT * FROM documents WHERE collection_id = ? ORDER BY id", DOCUMENT_FIELDS),
-        ("revision", "SELECT r.* FROM revisions r JOIN documents d ON d.id = r.document_id "
-                     "WHERE d.collection_id = ? ORDER BY r.id", REVISION_FIELDS),
-        ("chunk", "SELECT * FROM chunks WHERE collection_id = ? ORDER BY id", CHUNK_FIELDS),
-    )  # fmt: skip
-    for kind, sql, fields in queries:
+    fields_of = {"document": DOCUMENT_FIELDS, "revision": REVISION_FIELDS, "chunk": CHUNK_FIELDS}
+    for kind, sql in DUMP:
+        fields = fields_of[kind]
         cursor = db.execute(sql, (col["id"],))
         cursor.row_factory = sqlite3.Row
         for row in cursor:
@@ -40,11 +37,7 @@ def dump(db: sqlite3.Connection, collection: str) -> Iterator[Record]:
                 record["metadata"] = json.loads(record["metadata"])
             yield kind, record
     if col["model_id"]:
-        rows = db.execute(
-            """SELECT e.embed_key, e.vector FROM embeddings e WHERE e.model_id = ? AND e.embed_key IN
-               (SELECT embed_key FROM chunks WHERE collection_id = ?) ORDER BY e.embed_key""",
-            (col["model_id"], col["id"]),
-        )
+        rows = db.execute(DUMP_EMBEDDINGS, (col["model_id"], col["id"]))
         for key, blob in rows:
             vector = np.frombuffer(blob, dtype=STORAGE_DTYPE).astype(np.float32)
             yield "embedding", {"embed_key": key, "model_id": col["model_id"], "vector": vector}

@@ -1,0 +1,45 @@
+"""SQL both stores run as written (qmark placeholders; the PostgreSQL store converts them once).
+
+One text per question keeps the two stores from drifting apart.
+"""
+
+from __future__ import annotations
+
+STATUS = """
+    SELECT col.name, col.model_id, col.dimensions, col.last_indexed_at,
+      (SELECT COUNT(*) FROM documents d WHERE d.collection_id = col.id AND d.deleted_at IS NULL),
+      (SELECT COUNT(*) FROM chunks c WHERE c.collection_id = col.id AND c.superseded_at IS NULL),
+      (SELECT COUNT(*) FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = col.model_id
+       WHERE c.collection_id = col.id AND c.superseded_at IS NULL)
+    FROM collections col ORDER BY col.name"""
+
+DOCUMENT_STATE = """
+    SELECT d.id, r.source_hash, r.id FROM documents d
+    JOIN collections col ON col.id = d.collection_id
+    JOIN revisions r ON r.id = d.current_revision_id
+    WHERE col.name = ? AND d.source = ? AND d.deleted_at IS NULL"""
+
+MISSING_EMBEDDINGS = """
+    SELECT c.embed_key, MIN(c.context), MIN(c.text) FROM chunks c
+    LEFT JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
+    WHERE c.collection_id = ? AND c.superseded_at IS NULL AND e.embed_key IS NULL
+    GROUP BY c.embed_key"""
+
+COLLECTION_INFO = "SELECT name, model_id, dimensions FROM collections WHERE name = ?"
+
+# Rows of one collection for moving it between stores: (kind, SQL with the collection id as its parameter).
+DUMP = (
+    ("document", "SELECT * FROM documents WHERE collection_id = ? ORDER BY id"),
+    ("revision", "SELECT r.* FROM revisions r JOIN documents d ON d.id = r.document_id "
+                 "WHERE d.collection_id = ? ORDER BY r.id"),
+    ("chunk", "SELECT * FROM chunks WHERE collection_id = ? ORDER BY id"),
+)  # fmt: skip
+
+DUMP_EMBEDDINGS = """
+    SELECT e.embed_key, e.vector FROM embeddings e WHERE e.model_id = ? AND e.embed_key IN
+    (SELECT embed_key FROM chunks WHERE collection_id = ?) ORDER BY e.embed_key"""
+
+
+def format_style(sql: str) -> str:
+    """The same statement with psycopg's ``%s`` placeholders (no statement here contains a literal ``?``)."""
+    return sql.replace("%", "%%").replace("?", "%s")
