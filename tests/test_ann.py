@@ -62,3 +62,23 @@ def test_ann_search_matches_exact_search_and_follows_changes(
     again = reopened.vector_search("c", MODEL, queries[0] / np.linalg.norm(queries[0]), Filters(), 5)
     assert len(again) == 5
     reopened.close()
+
+
+def test_a_reopened_ann_index_searches_with_the_configured_breadth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retrievo.store.sqlite import ann
+
+    monkeypatch.setattr(sqlite_store, "ANN_MIN_VECTORS", 100)
+    rng = np.random.default_rng(1)
+    store = SQLiteStore(tmp_path / "ann.db", create=True)
+    store.ensure_collection("c")
+    store.set_collection_model("c", MODEL, DIMS)
+    _write(store, "a", 300, rng)
+    store.vector_search("c", MODEL, np.ones(DIMS, dtype=np.float32) / DIMS**0.5, Filters(), 5)
+    store.close()
+    reopened = SQLiteStore(tmp_path / "ann.db")
+    reopened.vector_search("c", MODEL, np.ones(DIMS, dtype=np.float32) / DIMS**0.5, Filters(), 5)
+    entry = next(iter(reopened._ann._entries.values()))
+    assert entry.index.expansion_search == ann.EXPANSION_SEARCH
+    reopened.close()

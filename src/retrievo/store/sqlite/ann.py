@@ -76,6 +76,8 @@ class AnnIndexes:
             index = None
             if path.exists() and meta.exists():
                 index = Index.restore(str(path))
+                if index is not None:
+                    index.expansion_search = EXPANSION_SEARCH  # not kept in the saved file
                 if json.loads(meta.read_text()).get("generation") == generation and index is not None:
                     entry = _Entry(generation, index, path)
                     self._entries[key] = entry
