@@ -77,7 +77,8 @@ class AnnIndexes:
             if path.exists() and meta.exists():
                 index = Index.restore(str(path))
                 if index is not None:
-                    index.expansion_search = EXPANSION_SEARCH  # not kept in the saved file
+                    # Not kept in the saved file. usearch has a setter its type hints do not show.
+                    index.expansion_search = EXPANSION_SEARCH  # type: ignore[misc]
                 if json.loads(meta.read_text()).get("generation") == generation and index is not None:
                     entry = _Entry(generation, index, path)
                     self._entries[key] = entry
