@@ -82,3 +82,31 @@ def test_a_reopened_ann_index_searches_with_the_configured_breadth(
     entry = next(iter(reopened._ann._entries.values()))
     assert entry.index.expansion_search == ann.EXPANSION_SEARCH
     reopened.close()
+
+
+def test_the_ann_index_and_the_bundled_model_live_in_one_process(tmp_path: Path) -> None:
+    # A native clash crashes the interpreter when usearch loads before onnxruntime; run it apart.
+    import subprocess
+    import sys
+
+    script = f"""
+import numpy as np
+from pathlib import Path
+from retrievo.store.sqlite import store as sqlite_store
+from retrievo.store.sqlite import SQLiteStore
+import test_ann
+sqlite_store.ANN_MIN_VECTORS = 10
+store = SQLiteStore(Path({str(tmp_path / "p.db")!r}), create=True)
+store.ensure_collection("c")
+store.set_collection_model("c", test_ann.MODEL, test_ann.DIMS)
+test_ann._write(store, "a", 50, np.random.default_rng(0))
+assert store.vector_search("c", test_ann.MODEL, np.ones(test_ann.DIMS, dtype=np.float32) / 6, test_ann.Filters(), 3)
+from retrievo.embed.local import MiniLMEmbedder
+print(MiniLMEmbedder().embed_query("still alive").shape)
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False,
+        cwd=Path(__file__).parent,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "(384,)" in proc.stdout

@@ -62,6 +62,9 @@ class AnnIndexes:
             ]
 
     def _synced(self, db: sqlite3.Connection, collection_id: int, model_id: str, generation: int) -> _Entry:
+        # onnxruntime must be loaded before usearch: the other order crashes the process (a clash of
+        # native libraries between usearch 2.26/numkong and onnxruntime 1.31, reproduced here).
+        import onnxruntime  # noqa: F401
         from usearch.index import Index
 
         key = (collection_id, model_id)
