@@ -35,3 +35,11 @@ def test_open_reads_the_database_path_from_the_environment(tmp_path: Path, monke
         assert "env.db" in str(exc)
     else:
         raise AssertionError("status on a missing index must say so")
+
+
+def test_every_cli_command_is_documented_in_the_readme() -> None:
+    from retrievo.surfaces.cli import main
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    for name in main.commands:
+        assert f"retrievo {name}" in readme, f"`retrievo {name}` has no documentation in README.md"
