@@ -13,6 +13,7 @@ import argparse
 import time
 
 import numpy as np
+from common import low_rank
 from usearch.index import Index
 
 from retrievo.store.sqlite.ann import EXPANSION_SEARCH
@@ -23,20 +24,6 @@ def clustered(count: int, dims: int, clusters: int, noise: float, seed: int) -> 
     centres = rng.standard_normal((clusters, dims)).astype(np.float32)
     points = centres[rng.integers(0, clusters, count)] + noise * rng.standard_normal((count, dims)).astype(
         np.float32
-    )
-    return points / np.linalg.norm(points, axis=1, keepdims=True)
-
-
-def low_rank(count: int, dims: int, latent: int, seed: int) -> np.ndarray:
-    """Points on a ``latent``-dimensional subspace (plus 5 % noise): how real embeddings are spread."""
-    rng = np.random.default_rng(seed)
-    projection = np.random.default_rng(0).standard_normal((latent, dims)).astype(np.float32)
-    points = rng.standard_normal((count, latent)).astype(np.float32) @ projection
-    points += (
-        0.05
-        * np.linalg.norm(points, axis=1, keepdims=True)
-        / np.sqrt(dims)
-        * rng.standard_normal((count, dims)).astype(np.float32)
     )
     return points / np.linalg.norm(points, axis=1, keepdims=True)
 

@@ -35,6 +35,23 @@ def unit_vectors(count: int, dims: int, seed: int = 0) -> np.ndarray:
     return vectors
 
 
+def low_rank(count: int, dims: int, latent: int = 24, seed: int = 0) -> np.ndarray:
+    """Points on a ``latent``-dimensional subspace (plus 5 % noise): how real embeddings are spread.
+
+    Every call shares one subspace (fixed projection); ``seed`` picks the points.
+    """
+    rng = np.random.default_rng(seed)
+    projection = np.random.default_rng(0).standard_normal((latent, dims)).astype(np.float32)
+    points = rng.standard_normal((count, latent)).astype(np.float32) @ projection
+    points += (
+        0.05
+        * np.linalg.norm(points, axis=1, keepdims=True)
+        / np.sqrt(dims)
+        * rng.standard_normal((count, dims)).astype(np.float32)
+    )
+    return points / np.linalg.norm(points, axis=1, keepdims=True)
+
+
 def timed(function: Callable[[], T]) -> tuple[T, float]:
     started = time.perf_counter()
     value = function()

@@ -157,7 +157,7 @@ class Engine:
         self._check_model(store, name)
         report = IndexReport(collection=name)
         started = time.perf_counter()
-        with store.writer_lock(name):
+        with store.writer_lock(name), store.bulk_load(name):
             yield store, report
             if embed:
                 self._embed_missing(store, name, report, progress)
@@ -249,7 +249,7 @@ class Engine:
         store = self._open_store(create=False)
         self._check_model(store, name)
         report = IndexReport(collection=name)
-        with store.writer_lock(name):
+        with store.writer_lock(name), store.bulk_load(name):
             self._embed_missing(store, name, report, progress or _NoProgress())
         return report
 

@@ -9,21 +9,31 @@ from typing import Any
 import psycopg
 
 MAX_LEXEME_BYTES = 2046  # longer "words" are noise; keeping them out keeps the btree small
+# COPY's text format: backslash, tab, newline and carriage return must be escaped inside a value.
+COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
 def write_postings(
     conn: psycopg.Connection[Any], collection_id: int, chunks: Iterable[tuple[int, Counter[str]]]
 ) -> None:
-    """One row per (term, chunk) with the term's count and the chunk's length, loaded with COPY."""
+    """One row per (term, chunk) with the term's count and the chunk's length, loaded with COPY.
+
+    The rows are formatted here as one block of COPY text: per-row ``write_row`` calls cost more than
+    the server's work on a large load (~80 postings a chunk).
+    """
+    lines: list[str] = []
+    for chunk_id, counts in chunks:
+        length = sum(counts.values())
+        lines.extend(
+            f"{collection_id}\t{term.translate(COPY_ESCAPES)}\t{chunk_id}\t{tf}\t{length}\n"
+            for term, tf in counts.items()
+            if len(term.encode()) < MAX_LEXEME_BYTES
+        )
     with (
         conn.cursor() as cursor,
         cursor.copy("COPY postings (collection_id, term, chunk_id, tf, token_count) FROM STDIN") as copy,
     ):
-        for chunk_id, counts in chunks:
-            length = sum(counts.values())
-            for term, tf in counts.items():
-                if len(term.encode()) < MAX_LEXEME_BYTES:
-                    copy.write_row((collection_id, term, chunk_id, tf, length))
+        copy.write("".join(lines))
 
 
 def adjust_statistics(

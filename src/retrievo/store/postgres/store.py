@@ -37,7 +37,7 @@ from retrievo.models import (
 )
 from retrievo.store import ids, queries
 from retrievo.store.base import CollectionInfo, DocumentState
-from retrievo.store.postgres import postings, search, transfer
+from retrievo.store.postgres import postings, search, transfer, vector_index
 from retrievo.store.postgres.migrations import apply_migrations
 from retrievo.store.queries import format_style
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
@@ -60,6 +60,7 @@ class PostgresStore:
     ) -> None:
         self.path = redact(url)
         self.ef_search = ef_search
+        self._bulk_loading: set[str] = set()
         try:
             with psycopg.connect(url, autocommit=True) as conn:
                 tables = {
@@ -135,17 +136,38 @@ class PostgresStore:
                 "UPDATE collections SET model_id = %s, dimensions = %s WHERE name = %s",
                 (model_id, dimensions, name),
             )
-            conn.execute(
-                f"""CREATE INDEX IF NOT EXISTS chunks_hnsw_{int(dimensions)} ON chunks
-                    USING hnsw ((vector::vector({int(dimensions)})) vector_cosine_ops)
-                    WHERE superseded_at IS NULL AND vector_dims(vector) = {int(dimensions)}"""
-            )
+            # Vectors first, then the HNSW index: one pass over a filled table is far faster than
+            # inserting into the graph row by row (this is what makes `migrate` fast).
             conn.execute(
                 """UPDATE chunks c SET vector = e.vector FROM embeddings e, collections col
                    WHERE col.name = %s AND c.collection_id = col.id AND c.vector IS NULL
                      AND e.model_id = %s AND e.embed_key = c.embed_key""",
                 (name, model_id),
             )
+            if name not in self._bulk_loading:
+                vector_index.create(conn, int(dimensions))
+
+    @contextmanager
+    def bulk_load(self, collection: str) -> Iterator[None]:
+        """A first load builds the vector index once at the end instead of row by row.
+
+        Only an index that holds no current vector is dropped, so no other collection's search slows
+        down; if the process dies mid-load the index is missing (search stays exact, just slower) and
+        the next index run builds it.
+        """
+        info = self.get_collection(collection)
+        if info is not None and info.dimensions:
+            with self._conn() as conn:
+                vector_index.drop_if_empty(conn, int(info.dimensions))
+        self._bulk_loading.add(collection)
+        try:
+            yield
+        finally:
+            self._bulk_loading.discard(collection)
+            info = self.get_collection(collection)
+            if info is not None and info.dimensions:
+                with self._transaction() as conn:
+                    vector_index.create(conn, int(info.dimensions))
 
     def mark_indexed(self, collection: str) -> None:
         with self._transaction() as conn:
@@ -222,15 +244,17 @@ class PostgresStore:
                      for ordinal, (d, c) in enumerate(zip(drafts, counts, strict=True))],
                 )  # fmt: skip
             chunk_ids = [row[0] for row in conn.execute(
-                "SELECT id FROM chunks WHERE revision_id = %s ORDER BY ordinal", (revision_id,)
+                "SELECT id FROM chunks WHERE document_id = %s AND revision_id = %s ORDER BY ordinal",
+                (document_id, revision_id),
             )]  # fmt: skip
             postings.write_postings(conn, collection_id, zip(chunk_ids, counts, strict=True))
-            postings.adjust_statistics(conn, collection_id, "revision_id = %s", revision_id, +1)
+            # The document's current chunks are now exactly this revision's (chunks_by_document index).
+            postings.adjust_statistics(conn, collection_id, "document_id = %s", document_id, +1)
             conn.execute(
                 """UPDATE chunks c SET vector = e.vector FROM embeddings e, collections col
-                   WHERE c.revision_id = %s AND col.id = c.collection_id AND e.model_id = col.model_id
-                     AND e.embed_key = c.embed_key""",
-                (revision_id,),
+                   WHERE c.document_id = %s AND c.revision_id = %s AND col.id = c.collection_id
+                     AND e.model_id = col.model_id AND e.embed_key = c.embed_key""",
+                (document_id, revision_id),
             )
         return DocumentState(document_id, source_hash, revision_id)
 
@@ -291,11 +315,12 @@ class PostgresStore:
                         for key, v in zip(keys, vectors, strict=True)
                     ],
                 )
+            # Keyed on chunks.embed_key so the planner walks its index, not the whole table.
             conn.execute(
-                """UPDATE chunks c SET vector = e.vector FROM embeddings e, collections col
-                   WHERE e.model_id = %s AND e.embed_key = ANY(%s) AND c.embed_key = e.embed_key
-                     AND col.id = c.collection_id AND col.model_id = e.model_id""",
-                (model_id, list(keys)),
+                """UPDATE chunks c SET vector = e.vector FROM embeddings e
+                   WHERE c.embed_key = ANY(%s) AND e.embed_key = c.embed_key AND e.model_id = %s
+                     AND c.collection_id IN (SELECT id FROM collections WHERE model_id = %s)""",
+                (list(keys), model_id, model_id),
             )
 
     # Search -------------------------------------------------------------------------------------
@@ -352,7 +377,13 @@ class PostgresStore:
         return RevisionText(r[0], r[1], r[2], r[3], r[4], Kind(r[5]), r[6], r[7], bool(r[8]))
 
     def chunk_ids_of_revision(self, revision_id: str) -> list[int]:
-        rows = self._rows("SELECT id FROM chunks WHERE revision_id = %s ORDER BY ordinal", (revision_id,))
+        # Through revisions, so the lookup uses chunks_by_document (document_id leads it).
+        rows = self._rows(
+            """SELECT c.id FROM revisions r
+               JOIN chunks c ON c.document_id = r.document_id AND c.revision_id = r.id
+               WHERE r.id = %s ORDER BY c.ordinal""",
+            (revision_id,),
+        )
         return [int(row[0]) for row in rows]
 
     def current_chunk_ids(self, document_id: str) -> list[int]:

@@ -38,10 +38,14 @@ def revision_text(db: sqlite3.Connection, document_id: str, revision_id: str | N
 
 
 def chunk_ids_of_revision(db: sqlite3.Connection, revision_id: str) -> list[int]:
-    return [
-        row[0]
-        for row in db.execute("SELECT id FROM chunks WHERE revision_id = ? ORDER BY ordinal", (revision_id,))
-    ]
+    # Through revisions, so the lookup uses chunks_by_document (document_id leads it), not a table scan.
+    rows = db.execute(
+        """SELECT c.id FROM revisions r
+           JOIN chunks c ON c.document_id = r.document_id AND c.revision_id = r.id
+           WHERE r.id = ? ORDER BY c.ordinal""",
+        (revision_id,),
+    )
+    return [row[0] for row in rows]
 
 
 def current_chunk_ids_of_document(db: sqlite3.Connection, document_id: str) -> list[int]:

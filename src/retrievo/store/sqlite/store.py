@@ -137,6 +137,11 @@ class SQLiteStore:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
+    @contextmanager
+    def bulk_load(self, collection: str) -> Iterator[None]:
+        """Nothing to defer: the HNSW graph beside the file is synced lazily, in batches, at first search."""
+        yield
+
     def mark_indexed(self, collection: str) -> None:
         with self._transaction() as db:
             db.execute("UPDATE collections SET last_indexed_at = ? WHERE name = ?", (now_iso(), collection))
