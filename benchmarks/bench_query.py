@@ -118,6 +118,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--keep", type=Path, help="Folder to keep the built indexes in.")
     parser.add_argument("--store", help="postgresql:// URL of an empty database (one size per database).")
+    phase = parser.add_mutually_exclusive_group()
+    # Build and measure apart, so that latencies are taken on a quiet machine.
+    phase.add_argument("--build-only", action="store_true", help="Build the indexes, measure nothing.")
+    phase.add_argument("--measure-only", action="store_true", help="Measure indexes built before.")
     args = parser.parse_args()
     print(
         f"# {platform.processor() or platform.machine()}, Python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d')}"
@@ -131,7 +135,11 @@ def main() -> None:
         db = folder / f"bench-{size}.db"
         config = config_for(db, args.store)
         # With --keep, a second run skips the build, so its peak RSS is the query phase alone.
-        build_s = build(config, size) if args.store or not db.exists() else 0.0
+        fresh = args.store is not None or not db.exists()
+        build_s = build(config, size) if fresh and not args.measure_only else 0.0
+        if args.build_only:
+            print(f"{size} | {build_s:.0f} | built", flush=True)
+            continue
         first_s, latencies = measure(config, args.queries)
         cells = " | ".join(f"{p50:.1f} / {p95:.1f}" for p50, p95 in latencies.values())
         print(f"{size} | {build_s:.0f} | {first_s:.1f} | {cells} | {peak_rss_mb():.0f}", flush=True)

@@ -95,7 +95,17 @@ CREATE TABLE term_stats (
 );
 """
 
-MIGRATIONS: tuple[tuple[str, str], ...] = (("m001_initial", M001_INITIAL),)
+# The postings key carries tf and length, so BM25 reads one term's postings from the index alone
+# (index-only scan, in key order) instead of fetching each row from the heap at random.
+M002_COVERING_POSTINGS = """
+ALTER TABLE postings DROP CONSTRAINT postings_pkey;
+ALTER TABLE postings ADD PRIMARY KEY (collection_id, term, chunk_id) INCLUDE (tf, token_count);
+"""
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    ("m001_initial", M001_INITIAL),
+    ("m002_covering_postings", M002_COVERING_POSTINGS),
+)
 
 
 def apply_migrations(conn: psycopg.Connection[object]) -> list[str]:

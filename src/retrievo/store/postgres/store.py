@@ -156,9 +156,14 @@ class PostgresStore:
         the next index run builds it.
         """
         info = self.get_collection(collection)
-        if info is not None and info.dimensions:
-            with self._conn() as conn:
+        with self._conn() as conn:
+            if info is not None and info.dimensions:
                 vector_index.drop_if_empty(conn, int(info.dimensions))
+            was_empty = not conn.execute(
+                """SELECT EXISTS (SELECT 1 FROM chunks c JOIN collections col ON col.id = c.collection_id
+                                  WHERE col.name = %s AND c.superseded_at IS NULL)""",
+                (collection,),
+            ).fetchone()[0]  # type: ignore[index]
         self._bulk_loading.add(collection)
         try:
             yield
@@ -168,6 +173,11 @@ class PostgresStore:
             if info is not None and info.dimensions:
                 with self._transaction() as conn:
                     vector_index.create(conn, int(info.dimensions))
+            if was_empty:
+                with self._conn() as conn:
+                    # After a first load: statistics for the planner and a visibility map, so that
+                    # postings are read by index-only scans now rather than after autovacuum's turn.
+                    conn.execute("VACUUM (ANALYZE) postings, chunks, term_stats")
 
     def mark_indexed(self, collection: str) -> None:
         with self._transaction() as conn:
