@@ -57,6 +57,7 @@ def restore(conn: psycopg.Connection[Any], records: Iterable[Record]) -> tuple[s
         with conn.transaction():
             collection_id = None
             pending: list[dict[str, Any]] = []
+            vectors: list[tuple[str, str, np.ndarray[Any, np.dtype[np.float32]]]] = []
             for kind, row in records:
                 if kind == "collection":
                     collection_id = conn.execute(
@@ -74,13 +75,16 @@ def restore(conn: psycopg.Connection[Any], records: Iterable[Record]) -> tuple[s
                         _insert_chunks(conn, pending, collection_id)
                         pending = []
                 elif kind == "embedding":
-                    conn.execute(
-                        "INSERT INTO embeddings (embed_key, model_id, vector) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                        (row["embed_key"], row["model_id"], np.asarray(row["vector"], dtype=np.float32)),
+                    vectors.append(
+                        (row["embed_key"], row["model_id"], np.asarray(row["vector"], dtype=np.float32))
                     )
+                    if len(vectors) >= BATCH:
+                        _insert_embeddings(conn, vectors)
+                        vectors = []
                 else:
                     _insert_row(conn, kind, row, collection_id)
             _insert_chunks(conn, pending, collection_id)
+            _insert_embeddings(conn, vectors)
             assert collection_id is not None
             postings.rebuild_statistics(conn, collection_id)
             conn.execute("SELECT setval('chunks_id_seq', GREATEST((SELECT max(id) FROM chunks), 1))")
@@ -124,3 +128,14 @@ def _insert_chunks(
         )  # fmt: skip
     current = [(row["id"], c) for row, c in zip(rows, counts, strict=True) if row["superseded_at"] is None]
     postings.write_postings(conn, collection_id, current)
+
+
+def _insert_embeddings(
+    conn: psycopg.Connection[Any], rows: list[tuple[str, str, np.ndarray[Any, np.dtype[np.float32]]]]
+) -> None:
+    if rows:
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO embeddings (embed_key, model_id, vector) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                rows,
+            )
