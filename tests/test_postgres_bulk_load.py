@@ -71,3 +71,17 @@ def test_indexing_into_postgresql_leaves_a_vector_index(postgres_url: str, minil
         top = engine.search("who approves parental leave", mode="semantic", limit=3).hits
     assert top and "leave" in top[0].chunk.path
     assert _has_vector_index(postgres_url, minilm.dimensions)  # type: ignore[attr-defined]
+
+
+def test_the_cli_says_when_it_builds_the_vector_index(
+    postgres_url: str, handbook: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from retrievo.store.postgres import vector_index
+    from retrievo.surfaces.cli import main
+
+    monkeypatch.setattr(vector_index, "ANNOUNCE_MIN_VECTORS", 1)  # the handbook is small
+    result = CliRunner().invoke(main, ["index", str(handbook), "--store", postgres_url])
+    assert result.exit_code == 0, result.output
+    assert "retrievo: building the HNSW index over" in result.stderr

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import click
 from rich.console import Console
@@ -84,6 +85,31 @@ class _RichProgress:
 @click.version_option(package_name="retrievo")
 def main() -> None:
     """Hybrid (BM25 + vector) retrieval over your documents, offline by default."""
+    _show_progress_messages()
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time, so swapped streams (tests, MCP) keep working."""
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        pass
+
+
+def _show_progress_messages() -> None:
+    # Long steps without a progress bar (building PostgreSQL's HNSW index after a large first load)
+    # say so on stderr instead of going quiet for minutes.
+    logger = logging.getLogger("retrievo")
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("retrievo: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
 
 
 @main.command()

@@ -13,6 +13,7 @@ log = logging.getLogger(__name__)
 # element and tuple headers. pgvector builds far slower once the graph outgrows maintenance_work_mem.
 GRAPH_BYTES_PER_VECTOR = 512
 MAX_BUILD_MEMORY_MB = 4096
+ANNOUNCE_MIN_VECTORS = 10_000  # below this the build takes seconds; no need to say anything
 
 
 def index_name(dimensions: int) -> str:
@@ -35,8 +36,8 @@ def create(conn: psycopg.Connection[Any], dimensions: int) -> None:
     )
     if needed_mb * 1024 > current_kb:
         conn.execute(f"SET LOCAL maintenance_work_mem = '{needed_mb}MB'".encode())
-    if vectors:
-        log.info("building the HNSW index over %d vectors of %d dimensions", vectors, dims)
+    if vectors >= ANNOUNCE_MIN_VECTORS:
+        log.info("building the HNSW index over %d vectors (a few minutes per million)…", vectors)
     conn.execute(
         f"""CREATE INDEX IF NOT EXISTS {index_name(dims)} ON chunks
             USING hnsw ((vector::vector({dims})) vector_cosine_ops)
