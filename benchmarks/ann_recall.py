@@ -3,7 +3,7 @@
 Exact top-10 is computed by streaming every current vector from the index in blocks, so memory stays
 small even at 1M chunks.
 
-    .venv/bin/python benchmarks/ann_recall.py /tmp/benchq/bench-1000000.db --queries 50
+    .venv/bin/python benchmarks/ann_recall.py /tmp/bench2/bench-1000000.db --queries 50
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_query import DIMS, MODEL_ID
-from common import unit_vectors
+from common import low_rank
 
 from retrievo.models import Filters
 from retrievo.store.sqlite import SQLiteStore
@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("db", type=Path)
     parser.add_argument("--queries", type=int, default=50)
     args = parser.parse_args()
-    queries = unit_vectors(args.queries, DIMS, seed=9)
+    queries = low_rank(args.queries, DIMS, seed=9)  # the queries bench_query.py uses
     exact = exact_top10(args.db, queries)
     store = SQLiteStore(args.db)
     recalls = []
