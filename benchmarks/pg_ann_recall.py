@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+import psycopg
 from common import low_rank
+from pgvector.psycopg import register_vector
 
 from retrievo.models import Filters
 from retrievo.store.postgres.store import DEFAULT_EF_SEARCH, PostgresStore
@@ -32,7 +34,8 @@ def main() -> None:
         approximate = {
             hit.chunk_id for hit in store.vector_search("bench", model.model_id, query, Filters(), 10)
         }
-        with store._conn() as conn:  # exact ground truth needs a session setting, so a raw connection
+        with psycopg.connect(args.url) as conn:  # exact ground truth: index scans off in this session
+            register_vector(conn)
             conn.execute("SET enable_indexscan = off")
             exact = {
                 int(row[0])
@@ -42,7 +45,6 @@ def main() -> None:
                     (query,),
                 )
             }
-            conn.execute("RESET enable_indexscan")
         recalls.append(len(approximate & exact) / 10)
     store.close()
     print(f"PostgreSQL HNSW recall@10 vs exact = {np.mean(recalls):.3f} over {len(recalls)} queries "
