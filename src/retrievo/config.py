@@ -58,7 +58,7 @@ class Config:
             f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("embed_api_key", "store")
         }
         if self.store:
-            from retrievo.store.postgres.store import redact
+            from retrievo.secrets import redact
 
             shown["store"] = redact(self.store)
         return f"Config({shown}, embed_api_key={'***' if self.embed_api_key else None})"

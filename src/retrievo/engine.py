@@ -133,17 +133,36 @@ class Engine:
         force: bool = False,
         progress: IndexProgress | None = None,
     ) -> IndexReport:
-        """Index files and folders; unchanged files are skipped by hash, removed files leave search."""
+        """Index files and folders; unchanged files are skipped by hash, removed files leave search.
+
+        Each path is recorded as a root of the collection: the only places ``refresh`` may re-read.
+        """
+        return self._index_paths(paths, collection, chunker, include, exclude, embed, force, progress, True)
+
+    def _index_paths(
+        self,
+        paths: Sequence[str | Path],
+        collection: str | None,
+        chunker: str,
+        include: Sequence[str],
+        exclude: Sequence[str],
+        embed: bool,
+        force: bool,
+        progress: IndexProgress | None,
+        record_roots: bool,
+    ) -> IndexReport:
         if chunker not in (ChunkerName.AUTO, *CHUNKERS):
             raise SourceError(f"unknown chunker {chunker!r}; choose auto, {', '.join(CHUNKERS)}")
         name = collection or self.config.collection
         progress = progress or _NoProgress()
-        roots = [Path(p).expanduser().resolve() for p in paths]
+        roots = [_checked_path(p) for p in paths]
         for root in roots:
             if not root.exists():
                 raise SourceError(f"path {str(root)!r} does not exist; check the spelling")
         with self._indexing(name, embed, progress) as (store, report):
             for root in roots:
+                if record_roots:
+                    store.add_root(name, str(root))
                 self._index_root(store, report, root, name, chunker, include, exclude, force, progress)
         return report
 
@@ -190,7 +209,12 @@ class Engine:
             if isinstance(loaded, Skip):
                 report.skipped.append(SkippedFile(source, loaded.reason))
             else:
-                modified = datetime.fromtimestamp(candidate.path.stat().st_mtime, UTC).isoformat()
+                try:
+                    modified: str | None = datetime.fromtimestamp(
+                        candidate.path.stat().st_mtime, UTC
+                    ).isoformat()
+                except OSError:
+                    modified = None
                 self._ingest(store, report, loaded, collection, chunker, force, modified)
             progress.file_done(source)
         gone = [source for source in store.sources_under(collection, str(root)) if source not in seen]
@@ -425,18 +449,63 @@ class Engine:
         return SearchResult(query=label, search_mode="semantic", search_duration_ms=elapsed, hits=hits)
 
     def refresh(self, path: str | Path, collection: str | None = None) -> IndexReport:
-        """Re-index (incrementally) a file or folder that is already indexed — nothing outside it."""
+        """Re-index (incrementally) an indexed root, or a file or folder inside one — nothing else.
+
+        A relative path is taken relative to the collection's roots, never the working directory.
+        """
         name = collection or self.config.collection
-        target = Path(path).expanduser().resolve()
         store = self._open_store(create=False)
-        if not store.sources_under(name, str(target)):
-            raise SourceError(
-                f"{target} is not an indexed file or folder in collection {name!r}; only indexed paths can "
-                f"be refreshed (index new paths with `retrievo index {target} --collection {name}`)"
+        if store.get_collection(name) is None:
+            raise CollectionNotFound(
+                f"collection {name!r} does not exist; run `retrievo index PATH --collection {name}` first"
             )
-        return self.index([target], collection=name)
+        target = resolve_inside_roots(path, [Path(r) for r in store.roots(name)])
+        if target is None and Path(str(path)).is_absolute():
+            # Indexes made before roots were recorded: an exactly indexed file may still be refreshed.
+            exact = _checked_path(path)
+            target = exact if store.document_state(name, str(exact)) is not None else None
+        if target is None:
+            raise SourceError(
+                f"{str(path)!r} is not inside a folder or file indexed in collection {name!r}; only indexed "
+                f"paths can be refreshed (a person can add one with `retrievo index PATH --collection {name}`)"
+            )
+        return self._index_paths(
+            [target], name, ChunkerName.AUTO, (), (), True, False, None, record_roots=False
+        )
 
     # Status -----------------------------------------------------------------------------------
 
     def status(self) -> IndexStatus:
         return self._open_store(create=False).status()
+
+
+def _checked_path(path: str | Path) -> Path:
+    text = str(path)
+    if "\x00" in text:
+        raise SourceError("the path contains a NUL byte; pass a real file or folder path")
+    try:
+        return Path(text).expanduser().resolve()
+    except (OSError, RuntimeError) as exc:
+        raise SourceError(f"path {text!r} cannot be resolved ({exc})") from exc
+
+
+def resolve_inside_roots(path: str | Path, roots: Sequence[Path]) -> Path | None:
+    """``path`` resolved to an existing-or-indexed location inside one of ``roots``, else None.
+
+    Absolute paths must resolve inside a root; relative ones are tried against each folder root.
+    Symlinks and ``..`` are resolved first, so neither can step out of a root.
+    """
+    text = str(path)
+    if "\x00" in text:
+        raise SourceError("the path contains a NUL byte; pass a real file or folder path")
+    raw = Path(text).expanduser()
+    bases = [raw] if raw.is_absolute() else [root / raw for root in roots if root.is_dir()]
+    for base in bases:
+        try:
+            target = base.resolve()
+        except (OSError, RuntimeError):
+            continue
+        for root in roots:
+            if target == root or root in target.parents:
+                return target
+    return None

@@ -10,6 +10,7 @@
     ├── ModelMismatchError     the collection was embedded with another model
     ├── IndexLockedError       another process is writing the same collection
     ├── EmbedderUnavailable    the embedding model cannot run (search degrades to keywords)
+    │   └── VectorIndexUnavailable  the vector index is being rebuilt (search degrades to keywords)
     └── SourceError            a path cannot be indexed (outside the root, unreadable …)
 
 Surfaces translate these into exit codes (CLI) or tool errors (MCP); they never show tracebacks.
@@ -56,6 +57,10 @@ class IndexLockedError(RetrievoError):
 
 class EmbedderUnavailable(RetrievoError):
     pass
+
+
+class VectorIndexUnavailable(EmbedderUnavailable):
+    """Not the model's fault, but the same remedy: answer from keywords and say so."""
 
 
 class SourceError(RetrievoError):

@@ -47,8 +47,10 @@ def load_file(path: Path, max_bytes: int, explicit: bool = False) -> LoadedDocum
     source = str(path)
     if suffix in PDF_SUFFIXES:
         return load_pdf(source, data)
-    if b"\x00" in data[:8192]:
-        return Skip("binary: contains NUL bytes")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        # Anywhere in the file, not only the first 8 KB: a NUL never ends up inside a chunk.
+        return Skip(f"binary: contains a NUL byte at byte {nul}")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -66,27 +67,65 @@ def walk(root: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()) -
             continue
         subdirs: list[Path] = []
         for entry in entries:
-            path = Path(entry.path)
-            relative = path.relative_to(root).as_posix()
-            is_dir = entry.is_dir(follow_symlinks=True)
-            if is_dir and entry.name in ALWAYS_SKIPPED_DIRS:
-                continue
-            if _ignored(path, is_dir, ignores):
-                continue
-            if entry.is_symlink() and not _inside(path, root):
-                yield Candidate(path, relative, "outside root: symlink points outside the indexed folder")
-                continue
-            if is_dir:
-                subdirs.append(path)
-                continue
-            if not entry.is_file(follow_symlinks=True):
-                continue
-            if include_spec and not include_spec.match_file(relative):
-                continue
-            if exclude_spec and exclude_spec.match_file(relative):
-                continue
-            yield Candidate(path, relative)
+            try:
+                candidate, is_subdir = _classify(entry, root, ignores, include_spec, exclude_spec)
+            except OSError as exc:
+                # A symlink loop (ELOOP), a vanished entry, a permission error: skip this one entry.
+                path = Path(entry.path)
+                candidate, is_subdir = Candidate(path, _relative(path, root), _os_reason(exc)), False
+            if is_subdir:
+                subdirs.append(Path(entry.path))
+            elif candidate is not None:
+                yield candidate
         stack.extend((d, ignores) for d in reversed(subdirs))
+
+
+def _classify(
+    entry: os.DirEntry[str],
+    root: Path,
+    ignores: list[tuple[Path, pathspec.GitIgnoreSpec]],
+    include_spec: pathspec.GitIgnoreSpec | None,
+    exclude_spec: pathspec.GitIgnoreSpec | None,
+) -> tuple[Candidate | None, bool]:
+    """(candidate or None, is a directory to descend into). May raise OSError for this entry alone."""
+    path = Path(entry.path)
+    relative = _relative(path, root)
+    if entry.is_symlink() and not os.path.exists(path):
+        # A dangling link, or a loop of file links (a -> b, b -> a): exists() is False for both.
+        try:
+            path.resolve(strict=True)
+        except RuntimeError:
+            return Candidate(path, relative, "symlink loop: the link resolves to itself"), False
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return Candidate(path, relative, "symlink loop: the link resolves to itself"), False
+        return Candidate(path, relative, "dangling symlink: its target does not exist"), False
+    is_dir = entry.is_dir(follow_symlinks=True)
+    if is_dir and entry.name in ALWAYS_SKIPPED_DIRS:
+        return None, False
+    if _ignored(path, is_dir, ignores):
+        return None, False
+    if entry.is_symlink() and not _inside(path, root):
+        return Candidate(path, relative, "outside root: symlink points outside the indexed folder"), False
+    if is_dir:
+        return None, True
+    if not entry.is_file(follow_symlinks=True):
+        return None, False
+    if include_spec and not include_spec.match_file(relative):
+        return None, False
+    if exclude_spec and exclude_spec.match_file(relative):
+        return None, False
+    return Candidate(path, relative), False
+
+
+def _relative(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "symlink loop: the link resolves to itself"
+    return f"unreadable: {exc.strerror or exc}"
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -28,6 +28,7 @@ from retrievo.search.fusion import (
     zscore_fusion,
     zscore_relevance,
 )
+from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, clean_query
 from retrievo.store.base import Store
 
 KEYWORD, SEMANTIC = "keyword", "semantic"
@@ -60,6 +61,7 @@ def run_search(
 ) -> SearchResult:
     """``embed_query`` returns (model_id, vector) or raises EmbedderUnavailable."""
     started = time.perf_counter()
+    query = clean_query(query)
     depth = max(options.depth, options.limit)
     arms: dict[str, list[ArmHit]] = {}
     reason = unavailable_reason
@@ -69,7 +71,7 @@ def run_search(
         and reason is None
     ):
         try:
-            model_id, vector = embed_query(query)
+            model_id, vector = embed_query(query[:MAX_EMBED_QUERY_CHARS])
             arms[SEMANTIC] = store.vector_search(collection, model_id, vector, options.filters, depth)
         except EmbedderUnavailable as exc:
             reason = str(exc)

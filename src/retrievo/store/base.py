@@ -70,6 +70,14 @@ class Store(Protocol):
 
     def remove_sources(self, collection: str, sources: Sequence[str]) -> int: ...
 
+    def add_root(self, collection: str, path: str) -> None:
+        """Record a folder or file the user chose to index (idempotent)."""
+        ...
+
+    def roots(self, collection: str) -> list[str]:
+        """The recorded roots of a collection: the only paths a refresh may re-read."""
+        ...
+
     def missing_embeddings(self, collection: str, model_id: str) -> list[tuple[str, str]]: ...
 
     def put_embeddings(

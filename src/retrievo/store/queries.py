@@ -27,6 +27,10 @@ MISSING_EMBEDDINGS = """
 
 COLLECTION_INFO = "SELECT name, model_id, dimensions FROM collections WHERE name = ?"
 
+ROOTS = """
+    SELECT r.path FROM roots r JOIN collections col ON col.id = r.collection_id
+    WHERE col.name = ? ORDER BY r.path"""
+
 # Rows of one collection for moving it between stores: (kind, SQL with the collection id as its parameter).
 DUMP = (
     ("document", "SELECT * FROM documents WHERE collection_id = ? ORDER BY id"),

@@ -22,6 +22,8 @@ BATCH = 500
 class Fts5Tokenizer:
     def __init__(self) -> None:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        # FTS5 truncates a very long term at a byte limit, which can split a UTF-8 character.
+        self._db.text_factory = lambda raw: raw.decode("utf-8", "replace")
         self._db.execute(f"CREATE VIRTUAL TABLE scratch USING fts5(body, tokenize='{FTS5_TOKENIZER}')")
         self._db.execute("CREATE VIRTUAL TABLE scratch_terms USING fts5vocab(scratch, 'instance')")
         self._lock = threading.Lock()

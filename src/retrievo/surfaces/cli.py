@@ -13,6 +13,7 @@ from typing import Any, TextIO, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -21,6 +22,7 @@ from retrievo.engine import Engine
 from retrievo.errors import ConfigError, RetrievoError
 from retrievo.ingest.chunkers import ChunkerName
 from retrievo.models import IndexReport, SearchMode, SearchResult
+from retrievo.secrets import redact
 from retrievo.surfaces.filters import filters_from_pairs
 from retrievo.surfaces.serialize import report_to_dict, result_to_dict, status_to_dict
 
@@ -61,7 +63,8 @@ def _errors() -> Iterator[None]:
     try:
         yield
     except RetrievoError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+        message = escape(redact(str(exc)))
+        err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(1)
 
 

@@ -102,9 +102,20 @@ ALTER TABLE postings DROP CONSTRAINT postings_pkey;
 ALTER TABLE postings ADD PRIMARY KEY (collection_id, term, chunk_id) INCLUDE (tf, token_count);
 """
 
+# The folders and files a user chose to index: the only places a refresh may re-read.
+M003_ROOTS = """
+CREATE TABLE roots (
+    collection_id INTEGER NOT NULL REFERENCES collections(id),
+    path TEXT NOT NULL,
+    added_at TEXT NOT NULL,
+    PRIMARY KEY (collection_id, path)
+);
+"""
+
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m001_initial", M001_INITIAL),
     ("m002_covering_postings", M002_COVERING_POSTINGS),
+    ("m003_roots", M003_ROOTS),
 )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -35,6 +34,7 @@ from retrievo.models import (
     LoadedDocument,
     RevisionText,
 )
+from retrievo.secrets import redact, redact_all
 from retrievo.store import ids, queries
 from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.postgres import postings, search, transfer, vector_index
@@ -48,10 +48,6 @@ DEFAULT_EF_SEARCH = 100
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat()
-
-
-def redact(url: str) -> str:
-    return re.sub(r"(//[^:/@]+:)[^@]*@", r"\1***@", url)
 
 
 class PostgresStore:
@@ -74,11 +70,13 @@ class PostgresStore:
                         f"no retrievo index in {self.path}; run `retrievo index PATH --store {self.path}` first"
                     )
                 apply_migrations(conn)
-        except psycopg.OperationalError as exc:
+        except psycopg.Error as exc:
+            # Not only OperationalError: a malformed URL is a ProgrammingError whose text quotes it.
+            detail = redact_all((str(exc).strip().splitlines() or [type(exc).__name__])[0], url)
             raise StoreUnavailableError(
-                f"cannot connect to PostgreSQL at {self.path} ({str(exc).strip().splitlines()[0]}); "
+                f"cannot connect to PostgreSQL at {self.path} ({detail}); "
                 "check the URL and that the server is running"
-            ) from exc
+            ) from None
         self._pool = ConnectionPool(
             url, min_size=1, max_size=max_size, kwargs={"autocommit": True}, configure=_configure, open=True
         )
@@ -290,6 +288,18 @@ class PostgresStore:
             (collection, prefix, len(folder), folder),
         )
         return [row[0] for row in rows]
+
+    def add_root(self, collection: str, path: str) -> None:
+        collection_id = self._collection_id(collection)
+        with self._transaction() as conn:
+            conn.execute(
+                """INSERT INTO roots (collection_id, path, added_at) VALUES (%s, %s, %s)
+                   ON CONFLICT DO NOTHING""",
+                (collection_id, path, now_iso()),
+            )
+
+    def roots(self, collection: str) -> list[str]:
+        return [row[0] for row in self._rows(format_style(queries.ROOTS), (collection,))]
 
     def remove_sources(self, collection: str, sources: Sequence[str]) -> int:
         collection_id = self._collection_id(collection)

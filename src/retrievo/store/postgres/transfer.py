@@ -40,6 +40,10 @@ def dump(conn: psycopg.Connection[Any], collection: str) -> Iterator[Record]:
         with conn.cursor(row_factory=dict_row) as cursor:
             for row in cursor.execute(format_style(sql).encode(), (col["id"],)):
                 yield kind, {f: row[f] for f in fields}
+    for path, added_at in conn.execute(
+        "SELECT path, added_at FROM roots WHERE collection_id = %s", (col["id"],)
+    ).fetchall():
+        yield "root", {"path": path, "added_at": added_at}
     if col["model_id"]:
         with conn.cursor() as cursor:
             rows = cursor.execute(format_style(DUMP_EMBEDDINGS).encode(), (col["model_id"], col["id"]))
@@ -69,6 +73,11 @@ def restore(conn: psycopg.Connection[Any], records: Iterable[Record]) -> tuple[s
                     conn.execute("INSERT INTO collection_stats (collection_id) VALUES (%s)", (collection_id,))
                     if row["model_id"]:
                         model = (row["name"], row["model_id"], int(row["dimensions"]))
+                elif kind == "root":
+                    conn.execute(
+                        "INSERT INTO roots (collection_id, path, added_at) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                        (collection_id, row["path"], row["added_at"]),
+                    )
                 elif kind == "chunk":
                     pending.append(row)
                     if len(pending) >= BATCH:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -20,7 +22,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from retrievo.errors import VectorIndexUnavailable
 from retrievo.store.sqlite.vectors import decode_vectors
+
+log = logging.getLogger(__name__)
 
 ANN_MIN_VECTORS = 20_000
 EXPANSION_SEARCH = 128  # HNSW ef at query time: recall ≈ 0.97+ at 1M (docs/benchmarks.md)
@@ -41,6 +46,8 @@ class AnnIndexes:
         self._db_path = db_path
         self._lock = threading.Lock()
         self._entries: dict[tuple[int, str], _Entry] = {}
+        self._rebuilding: set[tuple[int, str]] = set()
+        self.rebuild_thread: threading.Thread | None = None
 
     def search(
         self,
@@ -62,40 +69,123 @@ class AnnIndexes:
             ]
 
     def _synced(self, db: sqlite3.Connection, collection_id: int, model_id: str, generation: int) -> _Entry:
-        # onnxruntime must be loaded before usearch: the other order crashes the process (a clash of
-        # native libraries between usearch 2.26/numkong and onnxruntime 1.31, reproduced here).
-        import onnxruntime  # noqa: F401
-        from usearch.index import Index
-
         key = (collection_id, model_id)
         entry = self._entries.get(key)
         if entry is not None and entry.generation == generation:
             return entry
-        path = Path(
-            f"{self._db_path}.ann-{collection_id}-{hashlib.sha256(model_id.encode()).hexdigest()[:8]}.usearch"
-        )
-        meta = path.with_suffix(".json")
+        if key in self._rebuilding:
+            raise VectorIndexUnavailable(
+                "the vector index beside the index file was unreadable and is being rebuilt; "
+                "keyword results only until it is done"
+            )
+        path = self._path(collection_id, model_id)
         if entry is None:
-            index = None
-            if path.exists() and meta.exists():
-                index = Index.restore(str(path))
-                if index is not None:
-                    # Not kept in the saved file. usearch has a setter its type hints do not show.
-                    index.expansion_search = EXPANSION_SEARCH  # type: ignore[misc]
-                if json.loads(meta.read_text()).get("generation") == generation and index is not None:
-                    entry = _Entry(generation, index, path)
-                    self._entries[key] = entry
-                    return entry
-            if index is None:
-                dims = _dimensions(db, collection_id, model_id)
-                index = Index(ndim=dims, metric="cos", dtype="f16", expansion_search=EXPANSION_SEARCH)
-            entry = _Entry(-1, index, path)
+            try:
+                entry = _restore(path, generation)
+            except _TornFile as exc:
+                log.warning("vector index %s is unreadable (%s); rebuilding it in the background", path, exc)
+                self._start_rebuild(key, path)
+                raise VectorIndexUnavailable(
+                    f"the vector index beside the index file was unreadable ({exc}) and is being rebuilt; "
+                    "keyword results only until it is done"
+                ) from exc
+            if entry is not None and entry.generation == generation:
+                self._entries[key] = entry
+                return entry
+            if entry is None:
+                index = _new_index(_dimensions(db, collection_id, model_id))
+                entry = _Entry(-1, index, path)
         _sync(db, entry.index, collection_id, model_id)
         entry.generation = generation
-        entry.index.save(str(path))
-        meta.write_text(json.dumps({"generation": generation, "model_id": model_id}))
+        _save(entry.index, path, generation, model_id)
         self._entries[key] = entry
         return entry
+
+    def _path(self, collection_id: int, model_id: str) -> Path:
+        digest = hashlib.sha256(model_id.encode()).hexdigest()[:8]
+        return Path(f"{self._db_path}.ann-{collection_id}-{digest}.usearch")
+
+    def _start_rebuild(self, key: tuple[int, str], path: Path) -> None:
+        """Rebuild from the vectors in the index file, on a connection of its own, then swap it in."""
+        self._rebuilding.add(key)
+        collection_id, model_id = key
+
+        def rebuild() -> None:
+            try:
+                db = sqlite3.connect(self._db_path, check_same_thread=False)
+                try:
+                    generation = int(
+                        db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
+                    )
+                    index = _new_index(_dimensions(db, collection_id, model_id))
+                    _sync(db, index, collection_id, model_id)
+                finally:
+                    db.close()
+                _save(index, path, generation, model_id)
+                with self._lock:
+                    self._entries[key] = _Entry(generation, index, path)
+            except Exception:
+                log.exception("rebuilding the vector index %s failed; it will be tried again", path)
+            finally:
+                with self._lock:
+                    self._rebuilding.discard(key)
+
+        self.rebuild_thread = threading.Thread(target=rebuild, name="retrievo-ann-rebuild", daemon=True)
+        self.rebuild_thread.start()
+
+
+class _TornFile(Exception):
+    pass
+
+
+def _new_index(dims: int) -> Any:
+    # onnxruntime must be loaded before usearch: the other order crashes the process (a clash of
+    # native libraries between usearch 2.26/numkong and onnxruntime 1.31, reproduced here).
+    import onnxruntime  # noqa: F401
+    from usearch.index import Index
+
+    return Index(ndim=dims, metric="cos", dtype="f16", expansion_search=EXPANSION_SEARCH)
+
+
+def _restore(path: Path, generation: int) -> _Entry | None:
+    """The saved index (its generation -1 when stale), None when there is none; _TornFile if unreadable."""
+    import onnxruntime  # noqa: F401
+    from usearch.index import Index
+
+    meta = path.with_suffix(".json")
+    if not (path.exists() and meta.exists()):
+        return None
+    try:
+        saved = json.loads(meta.read_text())
+        index = Index.restore(str(path))
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise _TornFile(f"{type(exc).__name__}: {exc}") from exc
+    if index is None:
+        raise _TornFile("usearch could not read it")
+    # Not kept in the saved file. usearch has a setter its type hints do not show.
+    index.expansion_search = EXPANSION_SEARCH  # type: ignore[misc]
+    return _Entry(generation if saved.get("generation") == generation else -1, index, path)
+
+
+def _save(index: Any, path: Path, generation: int, model_id: str) -> None:
+    """Atomically: a kill at any moment leaves the old file or the new one, never a torn one."""
+    temporary = path.with_name(path.name + ".tmp")
+    index.save(str(temporary))
+    _fsync(temporary)
+    os.replace(temporary, path)
+    meta = path.with_suffix(".json")
+    temporary_meta = meta.with_name(meta.name + ".tmp")
+    temporary_meta.write_text(json.dumps({"generation": generation, "model_id": model_id}))
+    _fsync(temporary_meta)
+    os.replace(temporary_meta, meta)
+
+
+def _fsync(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def _dimensions(db: sqlite3.Connection, collection_id: int, model_id: str) -> int:

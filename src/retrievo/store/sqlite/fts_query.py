@@ -14,6 +14,7 @@ from retrievo.ingest.identifiers import identifier_terms
 MAX_TERMS = 64
 PRUNE_MIN_ROWS = 1000
 MAX_QUERY_CHARS = 10_000
+MAX_TERM_CHARS = 100
 # Very common English words carry almost no BM25 signal but make FTS5 score many more rows.
 STOPWORDS = frozenset(
     [
@@ -71,7 +72,8 @@ def query_terms(text: str) -> list[str]:
     seen: dict[str, None] = {}
     # Compound identifiers in the query also match their parts (DiffExecutor → diff, executor).
     words = [*_WORD.findall(text.lower()), *identifier_terms(text[:MAX_QUERY_CHARS]).split()]
-    for token in words:
+    # FTS5 cuts terms at 32 KB, possibly inside a character; no real word is this long anyway.
+    for token in (word[:MAX_TERM_CHARS] for word in words):
         if token not in seen:
             seen[token] = None
         if len(seen) >= MAX_TERMS:

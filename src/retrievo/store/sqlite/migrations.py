@@ -80,7 +80,17 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT INTO meta (key, value) VALUES ('generation', '0');
 """
 
-MIGRATIONS: tuple[tuple[str, str], ...] = (("m001_initial", M001_INITIAL),)
+# The folders and files a user chose to index: the only places a refresh may re-read.
+M002_ROOTS = """
+CREATE TABLE roots (
+    collection_id INTEGER NOT NULL REFERENCES collections(id),
+    path TEXT NOT NULL,
+    added_at TEXT NOT NULL,
+    PRIMARY KEY (collection_id, path)
+);
+"""
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (("m001_initial", M001_INITIAL), ("m002_roots", M002_ROOTS))
 
 
 def apply_migrations(db: sqlite3.Connection) -> list[str]:

@@ -231,6 +231,18 @@ class SQLiteStore:
         )
         return [row[0] for row in rows]
 
+    def add_root(self, collection: str, path: str) -> None:
+        collection_id = self._collection_id(collection)
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO roots (collection_id, path, added_at) VALUES (?, ?, ?)",
+                (collection_id, path, now_iso()),
+            )
+
+    def roots(self, collection: str) -> list[str]:
+        rows = self._read(queries.ROOTS, (collection,))
+        return [row[0] for row in rows]
+
     def remove_sources(self, collection: str, sources: Sequence[str]) -> int:
         collection_id = self._collection_id(collection)
         stamp = now_iso()

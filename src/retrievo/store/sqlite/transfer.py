@@ -36,6 +36,10 @@ def dump(db: sqlite3.Connection, collection: str) -> Iterator[Record]:
             if "metadata" in record:
                 record["metadata"] = json.loads(record["metadata"])
             yield kind, record
+    for path, added_at in db.execute(
+        "SELECT path, added_at FROM roots WHERE collection_id = ?", (col["id"],)
+    ):
+        yield "root", {"path": path, "added_at": added_at}
     if col["model_id"]:
         rows = db.execute(DUMP_EMBEDDINGS, (col["model_id"], col["id"]))
         for key, blob in rows:
@@ -56,6 +60,11 @@ def restore(db: sqlite3.Connection, records: Iterable[Record]) -> None:
                     row,
                 )
                 collection_id = cursor.lastrowid
+            elif kind == "root":
+                db.execute(
+                    "INSERT OR IGNORE INTO roots (collection_id, path, added_at) VALUES (?, ?, ?)",
+                    (collection_id, row["path"], row["added_at"]),
+                )
             elif kind == "embedding":
                 db.execute(
                     "INSERT OR IGNORE INTO embeddings (embed_key, model_id, vector) VALUES (?, ?, ?)",
