@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -395,8 +395,13 @@ class Engine:
             store, query, result.hits, result.search_mode, max_tokens, neighbors, self._tokens.count
         )
 
-    def document(self, document_id: str, revision_id: str | None = None) -> RevisionText:
-        return self._open_store(create=False).revision_text(document_id, revision_id)
+    def document(
+        self, document_id: str, revision_id: str | None = None, collections: Collection[str] | None = None
+    ) -> RevisionText:
+        """A revision's text; ``collections`` (an allow-list) hides every document outside it."""
+        revision = self._open_store(create=False).revision_text(document_id, revision_id)
+        _check_scope(revision.collection, collections, f"document {document_id!r}")
+        return revision
 
     def documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]:
         return self._open_store(create=False).list_documents(collection, limit)
@@ -407,8 +412,12 @@ class Engine:
         document_id: str | None = None,
         limit: int = 10,
         filters: Filters | None = None,
+        collections: Collection[str] | None = None,
     ) -> SearchResult:
-        """Chunks in other documents most similar to a chunk (or to a whole document's mean vector)."""
+        """Chunks in other documents most similar to a chunk (or to a whole document's mean vector).
+
+        ``collections`` (an allow-list) hides every chunk and document outside it.
+        """
         store = self._open_store(create=False)
         started = time.perf_counter()
         if (chunk_id is None) == (document_id is None):
@@ -423,6 +432,11 @@ class Engine:
             revision = store.revision_text(document_id)
             source_document, collection = document_id, revision.collection
             ids = store.current_chunk_ids(document_id)
+        _check_scope(
+            collection,
+            collections,
+            f"chunk {chunk_id}" if chunk_id is not None else f"document {document_id!r}",
+        )
         info = store.get_collection(collection)
         if info is None or info.model_id is None or info.dimensions is None:
             raise EmbedderUnavailable(
@@ -479,6 +493,12 @@ class Engine:
         return self._open_store(create=False).status()
 
 
+def _check_scope(collection: str, allowed: Collection[str] | None, what: str) -> None:
+    # Outside the allow-list reads exactly like absent: existence is not revealed either.
+    if allowed is not None and collection not in allowed:
+        raise DocumentNotFound(f"{what} is not in the index; take ids from search results")
+
+
 def _checked_path(path: str | Path) -> Path:
     text = str(path)
     if "\x00" in text:
@@ -499,13 +519,19 @@ def resolve_inside_roots(path: str | Path, roots: Sequence[Path]) -> Path | None
     if "\x00" in text:
         raise SourceError("the path contains a NUL byte; pass a real file or folder path")
     raw = Path(text).expanduser()
-    bases = [raw] if raw.is_absolute() else [root / raw for root in roots if root.is_dir()]
+    if raw.is_absolute():
+        bases = [raw]
+    else:
+        # Inside each folder root, or naming the root by its own name ("docs", "docs/guide.md").
+        folders = [root for root in roots if root.is_dir()]
+        bases = [root / raw for root in folders] + [root.parent / raw for root in folders]
+    inside: list[Path] = []
     for base in bases:
         try:
             target = base.resolve()
         except (OSError, RuntimeError):
             continue
-        for root in roots:
-            if target == root or root in target.parents:
-                return target
-    return None
+        if any(target == root or root in target.parents for root in roots):
+            inside.append(target)
+    existing = [target for target in inside if target.exists()]
+    return (existing or inside or [None])[0]

@@ -295,16 +295,45 @@ def status(db: Path | None, store: str | None, as_json: bool) -> None:
 
 @main.command()
 @db_option
-@collection_option
+@click.option(
+    "--collection",
+    "-c",
+    "collections",
+    multiple=True,
+    help="Serve only this collection (repeat for several; default: all). The first is the default one.",
+)
+@click.option(
+    "--no-refresh", is_flag=True, help="Leave out the refresh_index tool: clients cannot trigger indexing."
+)
 @click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP port.")
-def mcp(db: Path | None, store: str | None, collection: str | None, http: bool, host: str, port: int) -> None:
-    """Serve the index to MCP clients (stdio by default; --http for streamable HTTP at /mcp)."""
+def mcp(
+    db: Path | None,
+    store: str | None,
+    collections: tuple[str, ...],
+    no_refresh: bool,
+    http: bool,
+    host: str,
+    port: int,
+) -> None:
+    """Serve the index to MCP clients (stdio by default; --http for streamable HTTP at /mcp).
+
+    Clients read only what was indexed, only in the collections served; refresh_index re-reads
+    only indexed folders (or is left out with --no-refresh).
+    """
     from retrievo.surfaces.mcp_server import serve
 
     with _errors():
-        serve(_engine(db, collection, store=store), http=http, host=host, port=port)
+        engine = _engine(db, collections[0] if collections else None, store=store)
+        serve(
+            engine,
+            http=http,
+            host=host,
+            port=port,
+            collections=collections or None,
+            allow_refresh=not no_refresh,
+        )
 
 
 @main.command()

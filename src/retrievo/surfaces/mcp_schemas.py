@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class SearchFilters(BaseModel):
     """Restrict results; every field is optional and all given fields must hold."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     collection: str | None = Field(
         None, max_length=200, description="Collection to search (default: the server's)."

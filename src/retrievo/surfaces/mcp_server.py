@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio.to_thread
@@ -21,6 +22,7 @@ from retrievo.engine import Engine
 from retrievo.errors import ConfigError, RetrievoError
 from retrievo.models import Filters, SearchResult
 from retrievo.search.highlight import highlight
+from retrievo.secrets import redact
 from retrievo.surfaces.filters import filters_from_mapping
 from retrievo.surfaces.mcp_schemas import (
     ContextOutput,
@@ -50,22 +52,46 @@ def document_uri(document_id: str, revision_id: str | None = None) -> str:
 
 
 async def _call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run blocking engine work in a worker thread; turn our errors into tool errors agents can act on."""
+    """Run blocking engine work in a worker thread; turn every error into a message an agent can act on.
+
+    Our own errors keep their text (secrets redacted). Anything else is a defect: its traceback goes
+    to the server's log, and the agent gets its type and a pointer there, never an empty error.
+    """
     try:
         return await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs))
     except RetrievoError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(redact(str(exc))) from exc
+    except Exception as exc:
+        log.exception("unexpected error in a tool call")
+        raise ToolError(
+            f"internal error ({type(exc).__name__}); nothing was changed by it, the server's log has the details"
+        ) from exc
 
 
-def _filters(raw: SearchFilters | None, default_collection: str) -> tuple[str, Filters]:
-    if raw is None:
-        return default_collection, Filters()
-    data = raw.model_dump(exclude_none=True)
-    collection = data.pop("collection", None) or default_collection
-    try:
-        return collection, filters_from_mapping(data)
-    except ConfigError as exc:
-        raise ToolError(str(exc)) from exc
+@dataclass(frozen=True)
+class Scope:
+    """The collections one server may read and refresh: all (None) or an allow-list."""
+
+    default: str
+    allowed: frozenset[str] | None = None
+
+    def check(self, collection: str | None) -> str:
+        name = collection or self.default
+        if self.allowed is not None and name not in self.allowed:
+            raise ToolError(
+                f"collection {name!r} is not served here; this server serves: {', '.join(sorted(self.allowed))}"
+            )
+        return name
+
+    def filters(self, raw: SearchFilters | None) -> tuple[str, Filters]:
+        if raw is None:
+            return self.check(None), Filters()
+        data = raw.model_dump(exclude_none=True)
+        collection = self.check(data.pop("collection", None))
+        try:
+            return collection, filters_from_mapping(data)
+        except ConfigError as exc:
+            raise ToolError(str(exc)) from exc
 
 
 def _search_output(result: SearchResult, query_for_highlight: str) -> SearchOutput:
@@ -91,16 +117,28 @@ def _query(query: str) -> str:
 Query = Annotated[
     str, Field(min_length=1, max_length=MAX_QUERY, description="Words or a natural-language question.")
 ]
-Limit = Annotated[int, Field(ge=1, le=50, description="How many results (1-50).")]
+Limit = Annotated[int, Field(strict=True, ge=1, le=50, description="How many results (1-50).")]
+# Ids are SQLite/PostgreSQL 64-bit integers: anything larger cannot name a chunk.
+MAX_ID = 2**63 - 1
 Mode = Annotated[
     Literal["hybrid", "keyword", "semantic"],
     Field(description="hybrid (BM25 + vectors, default), keyword (BM25 only) or semantic (vectors only)."),
 ]
 
 
-def build_server(engine: Engine) -> MCPServer:
+def build_server(
+    engine: Engine, collections: Sequence[str] | None = None, allow_refresh: bool = True
+) -> MCPServer:
+    """``collections``: the only ones any tool or resource may touch (default: all).
+
+    ``allow_refresh=False`` leaves the ``refresh_index`` tool out entirely.
+    """
     server = MCPServer(name="retrievo", instructions=INSTRUCTIONS, log_level="WARNING")
-    default_collection = engine.config.collection
+    allowed = frozenset(collections) if collections else None
+    default = engine.config.collection
+    if allowed is not None and default not in allowed:
+        default = sorted(allowed)[0]
+    scope = Scope(default, allowed)
 
     @server.tool(
         description="Find passages by meaning and keyword; returns ranked chunks with exact citations."
@@ -110,12 +148,15 @@ def build_server(engine: Engine) -> MCPServer:
         limit: Limit = 10,
         mode: Mode = "hybrid",
         min_score: Annotated[
-            float | None, Field(ge=0, le=1, description="Drop hits whose relevance (0-1) is below this.")
+            float | None,
+            Field(strict=True, ge=0, le=1, description="Drop hits whose relevance (0-1) is below this."),
         ] = None,
         filters: SearchFilters | None = None,
-        explain: Annotated[bool, Field(description="Include each arm's rank and raw score.")] = False,
+        explain: Annotated[
+            bool, Field(strict=True, description="Include each arm's rank and raw score.")
+        ] = False,
     ) -> SearchOutput:
-        collection, parsed = _filters(filters, default_collection)
+        collection, parsed = scope.filters(filters)
         result = await _call(
             engine.search, _query(query), collection=collection, limit=limit, mode=mode, filters=parsed,
             min_score=min_score, explain=explain,
@@ -128,11 +169,15 @@ def build_server(engine: Engine) -> MCPServer:
     )
     async def get_context(
         query: Query,
-        max_tokens: Annotated[int, Field(ge=50, le=100_000, description="Token budget for the text.")] = 4000,
-        neighbors: Annotated[int, Field(ge=0, le=5, description="Chunks to add on each side of a hit.")] = 1,
+        max_tokens: Annotated[
+            int, Field(strict=True, ge=50, le=100_000, description="Token budget for the text.")
+        ] = 4000,
+        neighbors: Annotated[
+            int, Field(strict=True, ge=0, le=5, description="Chunks to add on each side of a hit.")
+        ] = 1,
         filters: SearchFilters | None = None,
     ) -> ContextOutput:
-        collection, parsed = _filters(filters, default_collection)
+        collection, parsed = scope.filters(filters)
         assembled = await _call(
             engine.context, _query(query), collection=collection, max_tokens=max_tokens, neighbors=neighbors,
             filters=parsed,
@@ -167,26 +212,39 @@ def build_server(engine: Engine) -> MCPServer:
         revision_id: Annotated[
             str | None, Field(max_length=100, description="A past or current revision.")
         ] = None,
-        start: Annotated[int | None, Field(ge=0, description="First character offset.")] = None,
-        end: Annotated[int | None, Field(ge=0, description="Character offset to stop before.")] = None,
-        line_start: Annotated[int | None, Field(ge=1, description="First line (1-based).")] = None,
-        line_end: Annotated[int | None, Field(ge=1, description="Last line, inclusive.")] = None,
-        max_chars: Annotated[int, Field(ge=100, le=100_000, description="Page size in characters.")] = 20_000,
+        start: Annotated[
+            int | None, Field(strict=True, ge=0, le=MAX_ID, description="First character offset.")
+        ] = None,
+        end: Annotated[
+            int | None, Field(strict=True, ge=0, le=MAX_ID, description="Character offset to stop before.")
+        ] = None,
+        line_start: Annotated[
+            int | None, Field(strict=True, ge=1, le=MAX_ID, description="First line (1-based).")
+        ] = None,
+        line_end: Annotated[
+            int | None, Field(strict=True, ge=1, le=MAX_ID, description="Last line, inclusive.")
+        ] = None,
+        max_chars: Annotated[
+            int, Field(strict=True, ge=100, le=100_000, description="Page size in characters.")
+        ] = 20_000,
     ) -> DocumentOutput:
-        revision = await _call(engine.document, document_id, revision_id)
+        revision = await _call(engine.document, document_id, revision_id, collections=scope.allowed)
         return page_of(revision, start, end, line_start, line_end, max_chars)
 
     @server.tool(description="Chunks in other documents most similar to a chunk (or a whole document).")
     async def find_similar(
-        chunk_id: Annotated[int | None, Field(ge=1, description="A chunk id from a search result.")] = None,
+        chunk_id: Annotated[
+            int | None, Field(strict=True, ge=1, le=MAX_ID, description="A chunk id from a search result.")
+        ] = None,
         document_id: Annotated[str | None, Field(max_length=100, description="Or a whole document.")] = None,
         limit: Limit = 10,
         filters: SearchFilters | None = None,
     ) -> SearchOutput:
-        _, parsed = _filters(filters, default_collection)
+        _, parsed = scope.filters(filters)
         result = await _call(
-            engine.similar, chunk_id=chunk_id, document_id=document_id, limit=limit, filters=parsed
-        )
+            engine.similar, chunk_id=chunk_id, document_id=document_id, limit=limit, filters=parsed,
+            collections=scope.allowed,
+        )  # fmt: skip
         return _search_output(result, "")
 
     @server.tool(
@@ -196,6 +254,9 @@ def build_server(engine: Engine) -> MCPServer:
         collection: Annotated[str | None, Field(max_length=200, description="Only this collection.")] = None,
     ) -> StatusOutput:
         state = status_to_dict(await _call(engine.status))
+        state["db"] = redact(state["db"])
+        if allowed is not None:
+            state["collections"] = [c for c in state["collections"] if c["name"] in allowed]
         if collection is not None:
             state["collections"] = [c for c in state["collections"] if c["name"] == collection]
             if not state["collections"]:
@@ -204,21 +265,26 @@ def build_server(engine: Engine) -> MCPServer:
                 )
         return StatusOutput.model_validate(state)
 
-    @server.tool(
-        description="Re-index (incrementally) a file or folder that is already indexed; returns what changed."
-    )
-    async def refresh_index(
-        path: Annotated[str, Field(min_length=1, max_length=4096, description="An indexed file or folder.")],
-        collection: Annotated[str | None, Field(max_length=200)] = None,
-    ) -> RefreshOutput:
-        report = await _call(engine.refresh, path, collection=collection or default_collection)
-        return RefreshOutput.model_validate(report_to_dict(report))
+    if allow_refresh:
+
+        @server.tool(
+            description="Re-index (incrementally) an indexed folder or file, or a path inside one (relative "
+            "paths are taken inside the indexed folders); returns what changed. Nothing else can be indexed."
+        )
+        async def refresh_index(
+            path: Annotated[
+                str, Field(min_length=1, max_length=4096, description="An indexed file or folder.")
+            ],
+            collection: Annotated[str | None, Field(max_length=200)] = None,
+        ) -> RefreshOutput:
+            report = await _call(engine.refresh, path, collection=scope.check(collection))
+            return RefreshOutput.model_validate(report_to_dict(report))
 
     @server.resource(
         document_uri("{document_id}"), mime_type="text/plain", description="A document's current text."
     )
     async def document_resource(document_id: str) -> str:
-        return await _read_resource(engine, document_id, None)
+        return await _read_resource(engine, document_id, None, scope.allowed)
 
     @server.resource(
         document_uri("{document_id}", "{revision_id}"),
@@ -226,16 +292,20 @@ def build_server(engine: Engine) -> MCPServer:
         description="One revision's text.",
     )
     async def revision_resource(document_id: str, revision_id: str) -> str:
-        return await _read_resource(engine, document_id, revision_id)
+        return await _read_resource(engine, document_id, revision_id, scope.allowed)
 
     return server
 
 
-async def _read_resource(engine: Engine, document_id: str, revision_id: str | None) -> str:
+async def _read_resource(
+    engine: Engine, document_id: str, revision_id: str | None, allowed: frozenset[str] | None
+) -> str:
     try:
-        revision = await anyio.to_thread.run_sync(engine.document, document_id, revision_id)
+        revision = await anyio.to_thread.run_sync(
+            functools.partial(engine.document, document_id, revision_id, collections=allowed)
+        )
     except RetrievoError as exc:
-        raise ResourceError(str(exc)) from exc
+        raise ResourceError(redact(str(exc))) from exc
     return revision.text
 
 
@@ -273,9 +343,16 @@ def page_of(
     )  # fmt: skip
 
 
-def serve(engine: Engine, http: bool, host: str, port: int) -> None:
+def serve(
+    engine: Engine,
+    http: bool,
+    host: str,
+    port: int,
+    collections: Sequence[str] | None = None,
+    allow_refresh: bool = True,
+) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    server = build_server(engine)
+    server = build_server(engine, collections, allow_refresh)
     if http:
         server.run("streamable-http", host=host, port=port)
     else:
