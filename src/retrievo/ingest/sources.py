@@ -109,12 +109,12 @@ def _classify(
         return Candidate(path, relative, "outside root: symlink points outside the indexed folder"), False
     if is_dir:
         return None, True
-    if not entry.is_file(follow_symlinks=True):
-        return None, False
     if include_spec and not include_spec.match_file(relative):
         return None, False
     if exclude_spec and exclude_spec.match_file(relative):
         return None, False
+    if not entry.is_file(follow_symlinks=True):
+        return Candidate(path, relative, "not a regular file: a pipe, socket or device"), False
     return Candidate(path, relative), False
 
 
