@@ -21,7 +21,24 @@ from retrievo.errors import RetrievoError
 
 SLOW_MS = 2000.0
 MODES = ("keyword", "semantic", "hybrid")
-FTS_SYNTAX = ['"', '""', "*", "NEAR(a b)", "a NOT b", "AND", "OR", "NOT", "(", ")", "^", ":", "col:x", "-x", "+x", "{a b}"]
+FTS_SYNTAX = [
+    '"',
+    '""',
+    "*",
+    "NEAR(a b)",
+    "a NOT b",
+    "AND",
+    "OR",
+    "NOT",
+    "(",
+    ")",
+    "^",
+    ":",
+    "col:x",
+    "-x",
+    "+x",
+    "{a b}",
+]
 SQL = ["'; DROP TABLE chunks; --", "1 OR 1=1", "%", "_", "\\", "/* */", "?", "$1", "%s", "'", "`"]
 ALPHABETS = [
     (0x20, 0x7E), (0xA0, 0x2FF), (0x370, 0x3FF), (0x400, 0x4FF), (0x590, 0x6FF), (0x900, 0x97F),
@@ -48,7 +65,7 @@ def hostile_queries(count: int, seed: int = 7) -> Iterator[str]:
         lambda: "leave " + "\ud800" * rng.randint(1, 5) + " policy",
         lambda: "\x00".join(rng.choices(words, k=5)),
         lambda: " ".join(["the", "of", "and", "a"] * rng.randint(1, 200)),
-        lambda: rng.choice(["", " ", "\n\t", "\u200b", "\ufeff", "\u202e", "."*100, "-" * 5000]),
+        lambda: rng.choice(["", " ", "\n\t", "\u200b", "\ufeff", "\u202e", "." * 100, "-" * 5000]),
         lambda: "x" * rng.randint(1, 30_000),
         lambda: str(rng.randint(-(2**70), 2**70)),
         lambda: "CamelCaseIdentifier_snake.dotted::path`tick` " * rng.randint(1, 300),
