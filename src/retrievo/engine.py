@@ -534,4 +534,5 @@ def resolve_inside_roots(path: str | Path, roots: Sequence[Path]) -> Path | None
         if any(target == root or root in target.parents for root in roots):
             inside.append(target)
     existing = [target for target in inside if target.exists()]
-    return (existing or inside or [None])[0]
+    chosen = existing or inside
+    return chosen[0] if chosen else None

@@ -51,6 +51,9 @@ class Section:
     end: int
     heading_path: tuple[str, ...] = ()
     page: int | None = None
+    # Code symbols: the header that places the chunk (instead of title > headings), and its metadata.
+    context: str | None = None
+    metadata: JSONDict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

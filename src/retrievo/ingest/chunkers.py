@@ -14,11 +14,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from retrievo.ingest.hashing import sha256_text
-from retrievo.models import ChunkDraft, LoadedDocument, Section
+from retrievo.models import ChunkDraft, Kind, LoadedDocument, Section
 
 # A sentence ends at . ! ? (optionally closed by quotes/brackets) before whitespace, or at a blank line.
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n[ \t]*\n\s*")
 _PARAGRAPH_END = re.compile(r"\n[ \t]*\n\s*")
+_LINE_END = re.compile(r"\n")
+# Symbol chunks: most functions fit whole; larger ones are cut at blank lines, then at line ends.
+CODE_MAX_CHARS = 1500
 
 
 class ChunkerName(StrEnum):
@@ -26,6 +29,7 @@ class ChunkerName(StrEnum):
     SENTENCE = "sentence"
     PARAGRAPH = "paragraph"
     MARKDOWN = "markdown"
+    CODE = "code"
     WHOLE = "whole"
 
 
@@ -80,6 +84,17 @@ def _split_long(text: str, start: int, end: int, max_chars: int) -> Iterator[tup
     yield (start, end)
 
 
+def code_segments(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Blocks between blank lines, then single lines: a long symbol is cut between statements."""
+    segments: list[tuple[int, int]] = []
+    for block_start, block_end in paragraph_segments(text, start, end):
+        if block_end - block_start <= CODE_MAX_CHARS:
+            segments.append((block_start, block_end))
+        else:
+            segments.extend(_segments(_LINE_END, text, block_start, block_end))
+    return segments
+
+
 def pack(text: str, segments: list[tuple[int, int]], max_chars: int) -> list[tuple[int, int]]:
     """Greedily join consecutive segments into spans of at most ``max_chars`` characters."""
     packed: list[tuple[int, int]] = []
@@ -102,6 +117,8 @@ CHUNKERS: dict[str, ChunkerSpec] = {
     ChunkerName.PARAGRAPH: ChunkerSpec("paragraph", 1, 1500, paragraph_segments),
     # Sections are already small topical units; pack their sentences into model-sized chunks.
     ChunkerName.MARKDOWN: ChunkerSpec("markdown", 1, 1000, sentence_segments),
+    # One chunk per code symbol (sections come from the code loader), long symbols split.
+    ChunkerName.CODE: ChunkerSpec("code", 1, CODE_MAX_CHARS, code_segments),
     # For short, already-split sources (records, abstracts, pre-chunked corpora): one chunk each.
     ChunkerName.WHOLE: ChunkerSpec("whole", 1, 20_000, paragraph_segments),
 }
@@ -110,6 +127,8 @@ CHUNKERS: dict[str, ChunkerSpec] = {
 def resolve_chunker(name: str, document: LoadedDocument) -> ChunkerSpec:
     """``auto`` picks markdown for structured text (Markdown, HTML) and sentence for the rest."""
     if name == ChunkerName.AUTO:
+        if document.kind == Kind.CODE:
+            return CHUNKERS[ChunkerName.CODE]
         structured = document.media_type in ("text/markdown", "text/html")
         return CHUNKERS[ChunkerName.MARKDOWN if structured else ChunkerName.SENTENCE]
     return CHUNKERS[name]
@@ -138,11 +157,11 @@ def chunk_document(document: LoadedDocument, chunker: str = ChunkerName.AUTO) ->
     lines = LineIndex(text)
     drafts: list[ChunkDraft] = []
     for section in sections:
-        context = context_line(document.title, section.heading_path)
+        context = section.context or context_line(document.title, section.heading_path)
         segments = spec.segmenter(text, section.start, section.end)
         for start, end in pack(text, segments, spec.max_chars):
             chunk_text = text[start:end]
-            metadata: dict[str, object] = {}
+            metadata: dict[str, object] = dict(section.metadata)
             if section.heading_path:
                 metadata["heading_path"] = list(section.heading_path)
             if section.page is not None:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from retrievo.ingest.code import CODE_SUFFIXES, language_of, load_code
 from retrievo.ingest.html_text import html_to_document
 from retrievo.ingest.markdown_text import markdown_sections, parse_front_matter
 from retrievo.models import LoadedDocument, Section
@@ -22,7 +23,7 @@ MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".adoc", ".org"})
 HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
 PDF_SUFFIXES = frozenset({".pdf"})
-SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES | CODE_SUFFIXES
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,9 @@ def load_file(path: Path, max_bytes: int, explicit: bool = False) -> LoadedDocum
         return load_markdown(source, text)
     if suffix in HTML_SUFFIXES:
         return html_to_document(source, text)
+    language = language_of(suffix)
+    if language is not None:
+        return load_code(source, text, language)
     return LoadedDocument(source=source, text=text, title=_title_from_path(path))
 
 

@@ -1,0 +1,200 @@
+"""Code files: tree-sitter symbols in nine languages, one chunk per symbol, exact offsets, hostile input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import SHARED_DATA
+from retrievo import Config, Engine
+from retrievo.ingest.chunkers import chunk_document
+from retrievo.ingest.code import load_code
+from retrievo.ingest.code.symbols import parse_symbols
+from retrievo.ingest.loaders import Skip, load_file
+from retrievo.models import Kind
+from retrievo.surfaces.filters import filters_from_pairs
+
+SAMPLES: dict[str, tuple[str, str, set[tuple[str, str]]]] = {
+    "python": (
+        "m.py",
+        'import os\n\nclass Store(Base):\n    """Keeps things."""\n\n    @property\n    def size(self) -> int:\n'
+        "        return 1\n\ndef load(path):\n    return os.path\n",
+        {("m.Store", "class"), ("m.Store.size", "method"), ("m.load", "function")},
+    ),
+    "javascript": (
+        "m.js",
+        "/** Adds. */\nfunction add(a, b) { return a + b }\nclass Cart { total() { return 1 } }\n"
+        "export const mul = (a, b) => a * b\n",
+        {("m.add", "function"), ("m.Cart", "class"), ("m.Cart.total", "method"), ("m.mul", "function")},
+    ),
+    "typescript": (
+        "m.ts",
+        "interface Shape { area(): number }\nexport class Square implements Shape {\n  area(): number { return 1 }\n}\n"
+        "type Id = string\nenum Colour { Red }\n",
+        {
+            ("m.Shape", "interface"),
+            ("m.Square", "class"),
+            ("m.Square.area", "method"),
+            ("m.Id", "type"),
+            ("m.Colour", "enum"),
+        },
+    ),
+    "go": (
+        "m.go",
+        "package m\n\n// Server serves.\ntype Server struct{ port int }\n\nfunc (s *Server) Run() error { return nil }\n\n"
+        "func New() *Server { return &Server{} }\n",
+        {("m.Server", "type"), ("m.Server.Run", "method"), ("m.New", "function")},
+    ),
+    "java": (
+        "M.java",
+        "public class Parser {\n  public Parser() {}\n  int parse(String s) { return 0; }\n}\ninterface Node {}\n",
+        {
+            ("M.Parser", "class"),
+            ("M.Parser.Parser", "method"),
+            ("M.Parser.parse", "method"),
+            ("M.Node", "interface"),
+        },
+    ),
+    "csharp": (
+        "M.cs",
+        "namespace App {\n  public class Repo {\n    public int Count() { return 0; }\n  }\n  struct Point { int X; }\n}\n",
+        {
+            ("M.App", "namespace"),
+            ("M.App.Repo", "class"),
+            ("M.App.Repo.Count", "method"),
+            ("M.App.Point", "struct"),
+        },
+    ),
+    "c": (
+        "m.c",
+        "#include <stdio.h>\nstruct point { int x; };\nstatic int square(int x) { return x * x; }\n",
+        {("m.point", "struct"), ("m.square", "function")},
+    ),
+    "cpp": (
+        "m.cpp",
+        "namespace geo {\nclass Circle {\n public:\n  double area() const { return 3.14; }\n};\n}\n"
+        "int main() { return 0; }\n",
+        {
+            ("m.geo", "namespace"),
+            ("m.geo.Circle", "class"),
+            ("m.geo.Circle.area", "method"),
+            ("m.main", "function"),
+        },
+    ),
+    "rust": (
+        "m.rs",
+        "pub struct Cache { size: usize }\nimpl Cache {\n    pub fn new() -> Self { Cache { size: 0 } }\n}\n"
+        "fn helper() {}\n",
+        {("m.Cache", "struct"), ("m.Cache.new", "method"), ("m.helper", "function")},
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(SAMPLES))
+def test_symbols_in_every_shipped_language(language: str, tmp_path: Path) -> None:
+    name, source, expected = SAMPLES[language]
+    path = tmp_path / name
+    path.write_text(source)
+    loaded = load_file(path, 10**7)
+    assert not isinstance(loaded, Skip) and loaded.kind == Kind.CODE
+    symbols = parse_symbols(source, loaded.media_type.removeprefix("text/x-"), path.stem)
+    assert symbols is not None
+    assert {(s.qualified_name, s.kind) for s in symbols} >= expected
+    drafts = chunk_document(loaded)
+    assert all(source[d.start : d.end] == d.text for d in drafts)
+    assert all(
+        d.metadata["language"] == language and d.context.startswith(f"Language: {language}") for d in drafts
+    )
+    chunked = {(d.metadata["symbol"], d.metadata["symbol_kind"]) for d in drafts}
+    assert chunked >= expected, chunked
+
+
+def test_the_header_carries_signature_and_docstring_but_not_the_offsets() -> None:
+    text = 'def load(path: str) -> bytes:\n    """Read a file whole.\n\n    More."""\n    return b""\n'
+    (draft,) = chunk_document(load_code("/repo/pkg/io.py", text, "python"))
+    assert draft.text == text.rstrip() and draft.start == 0
+    assert "Signature: def load(path: str) -> bytes" in draft.context
+    assert "Doc: Read a file whole." in draft.context and "File: repo/pkg/io.py" in draft.context
+
+
+def test_a_long_function_is_split_between_statements() -> None:
+    body = "".join(
+        f"    value_{i} = compute({i})\n\n" if i % 5 == 0 else f"    value_{i} = compute({i})\n"
+        for i in range(300)
+    )
+    text = f"def huge():\n{body}"
+    drafts = chunk_document(load_code("/r/h.py", text, "python"))
+    assert len(drafts) > 3 and all(len(d.text) <= 1500 for d in drafts)
+    assert all(d.metadata["symbol"] == "h.huge" and text[d.start : d.end] == d.text for d in drafts)
+    assert all(d.text.endswith(")") for d in drafts), "cuts fall at line ends"
+
+
+FRAGMENTS = st.sampled_from(
+    [
+        "def f(x):\n    return x\n",
+        "class C:\n    '''Doc ü.'''\n    def m(self):\n        pass\n",
+        "import os\n",
+        "@decorator\ndef g():\n    '''Ω doc'''\n    yield 1\n",
+        "x = {'a': [1, 2]}\n",
+        "def broken(:\n",
+        "    \n\n",
+        "# comment 中文\n",
+        "async def h():\n    await x\n",
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(FRAGMENTS, max_size=12), st.sampled_from(["python", "javascript", "go", "rust"]))
+def test_code_chunks_are_exact_slices_whatever_the_source(parts: list[str], language: str) -> None:
+    text = "".join(parts)
+    document = load_code("/r/prop.x", text, language)
+    drafts = chunk_document(document)
+    for draft in drafts:
+        assert text[draft.start : draft.end] == draft.text and draft.text.strip()
+        assert draft.line_start == text.count("\n", 0, draft.start) + 1
+    covered = "".join(text[d.start : d.end] for d in drafts)
+    assert "".join(covered.split()) == "".join(text.split()), "every non-blank character is in a chunk"
+
+
+def test_hostile_code_is_indexed_as_far_as_it_can_be_or_skipped_with_a_reason(tmp_path: Path) -> None:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "binary.py").write_bytes(b"\x7fELF\x00\x01" * 200)
+    (folder / "latin1.go").write_bytes("// caf\xe9\npackage m\n".encode("latin-1"))
+    (folder / "broken.py").write_text("def ok():\n    return 1\n\ndef broken(:\n    pass\nclass Half(\n")
+    (folder / "deep.js").write_text("function deep() { return " + "[" * 20_000 + "1" + "]" * 20_000 + " }\n")
+    (folder / "min.js").write_text(
+        "var a=1;" + ";".join(f"function f{i}(){{return {i}}}" for i in range(250_000))
+    )
+    (folder / "script.rb").write_text('def greet(name)\n  puts "hello #{name}"\nend\n')
+    with Engine(Config(db=tmp_path / "c.db", embedder="none")) as engine:
+        report = engine.index([folder])
+        reasons = {Path(s.path).name: s.reason for s in report.skipped}
+        assert reasons["binary.py"].startswith("binary") and reasons["latin1.go"].startswith("undecodable")
+        assert report.documents_added == 4
+        assert engine.search("broken ok", mode="keyword", filters=filters_from_pairs(["kind=code"])).hits
+        deep = engine.search("deep", mode="keyword").hits
+        assert deep and deep[0].chunk.metadata["symbol"] == "deep.deep"
+        assert engine.search("f249999", mode="keyword").hits, "a file too large to parse is still indexed"
+        ruby = engine.search("greet", mode="keyword").hits
+        assert ruby and ruby[0].chunk.metadata["language"] == "ruby"
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "code" / "click").exists(), reason="../shared/data not present")
+def test_the_click_repository_is_searchable_by_symbol_and_language(tmp_path: Path) -> None:
+    with Engine(Config(db=tmp_path / "click.db", embedder="none")) as engine:
+        report = engine.index([SHARED_DATA / "code" / "click" / "src"])
+        assert report.documents_added >= 15 and [Path(s.path).name for s in report.skipped] == ["py.typed"]
+        code = filters_from_pairs(["kind=code", "language=python", "symbol_kind=method"])
+        hits = engine.search("parse_args", mode="keyword", filters=code, limit=5).hits
+        assert hits and all(h.chunk.metadata["symbol_kind"] == "method" for h in hits)
+        assert any(h.chunk.metadata["symbol"] == "core.Command.parse_args" for h in hits)
+        top = hits[0].chunk
+        assert Path(top.path).read_text()[top.start : top.end] == top.text
+        assert not engine.search(
+            "parse_args", mode="keyword", filters=filters_from_pairs(["language=go"])
+        ).hits
