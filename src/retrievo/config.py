@@ -52,6 +52,10 @@ class Config:
     rrf_k: int = 60
     fusion: str = "zscore"
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.db, Path):  # Config(db="index.db") from the Python API
+            object.__setattr__(self, "db", Path(self.db).expanduser())
+
     def __repr__(self) -> str:
         # The API key must never reach a log line or a traceback.
         shown = {

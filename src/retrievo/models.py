@@ -27,6 +27,46 @@ class SearchMode(StrEnum):
 
 
 @dataclass(frozen=True)
+class CodeSymbolRow:
+    """One symbol of a code file, as the structure index keeps it (lines 1-based, columns 0-based)."""
+
+    name: str
+    qualified_name: str
+    kind: str
+    visibility: str
+    signature: str
+    docstring: str
+    line_start: int
+    line_end: int
+    column_start: int
+    column_end: int
+
+
+@dataclass(frozen=True)
+class CodeEdgeRow:
+    """A dependency from a symbol (or the module) to a name: imports, calls, inherits, implements, uses.
+
+    ``target`` is the text as written; ``target_name`` its last identifier, which resolves to symbols
+    of the same name inside the collection at query time (so edges into a changed file stay right).
+    """
+
+    source: str
+    kind: str
+    target: str
+    target_name: str
+    line: int
+    line_text: str
+
+
+@dataclass(frozen=True)
+class CodeStructure:
+    language: str
+    is_test: bool
+    symbols: tuple[CodeSymbolRow, ...] = ()
+    edges: tuple[CodeEdgeRow, ...] = ()
+
+
+@dataclass(frozen=True)
 class LoadedDocument:
     """A source's whole text after loading, before chunking.
 
@@ -41,6 +81,8 @@ class LoadedDocument:
     media_type: str = "text/plain"
     sections: tuple[Section, ...] = ()
     metadata: JSONDict = field(default_factory=dict)
+    # Code files: symbols and edges for the structure index, written with the revision (atomically).
+    structure: CodeStructure | None = None
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from retrievo.models import (
     LoadedDocument,
     RevisionText,
 )
+from retrievo.store.code_index import CodeIndex
 from retrievo.store.transfer import Record
 
 
@@ -72,6 +73,14 @@ class Store(Protocol):
 
     def add_root(self, collection: str, path: str) -> None:
         """Record a folder or file the user chose to index (idempotent)."""
+        ...
+
+    def code_index(self) -> CodeIndex:
+        """Reads of the code structure index (symbols, edges), written by ``write_revision``."""
+        ...
+
+    def filter_chunk_ids(self, collection: str, chunk_ids: Sequence[int], filters: Filters) -> set[int]:
+        """Which of these current chunks of the collection pass ``filters``."""
         ...
 
     def roots(self, collection: str) -> list[str]:

@@ -8,10 +8,18 @@ docstring summary — which is searched and embedded but kept out of the offsets
 
 from __future__ import annotations
 
+import bisect
+import re
 from pathlib import PurePath
 
-from retrievo.ingest.code.symbols import CodeSymbol, parse_symbols
-from retrievo.models import Kind, LoadedDocument, Section
+from retrievo.ingest.code.edges import target_name
+from retrievo.ingest.code.symbols import CodeSymbol, RawEdge, parse_code
+from retrievo.models import CodeEdgeRow, CodeStructure, CodeSymbolRow, Kind, LoadedDocument, Section
+
+_TEST_FILE = re.compile(
+    r"(^test_.*\.py$|_test\.(py|go)$|\.(test|spec)\.[cm]?[jt]sx?$|Tests?\.(java|cs|kt)$|_spec\.rb$)"
+)
+_TEST_DIRS = frozenset({"test", "tests", "__tests__", "spec", "testing"})
 
 HEADER_PATH_PARTS = 3
 
@@ -19,7 +27,8 @@ HEADER_PATH_PARTS = 3
 def load_code(source: str, text: str, language: str) -> LoadedDocument:
     path = PurePath(source)
     module = path.stem
-    symbols = parse_symbols(text, language, module)
+    parsed = parse_code(text, language, module)
+    symbols = None if parsed is None else parsed[0]
     shown = "/".join(path.parts[-HEADER_PATH_PARTS:])
     metadata: dict[str, object] = {"language": language}
     if symbols is None:
@@ -31,6 +40,10 @@ def load_code(source: str, text: str, language: str) -> LoadedDocument:
     else:
         sections = tuple(_sections(text, symbols, language, shown, module))
         metadata["symbols"] = len(symbols)
+    test = is_test_path(source)
+    if test:
+        metadata["test"] = True
+    structure = CodeStructure(language, test, *(_rows(text, *parsed) if parsed is not None else ((), ())))
     return LoadedDocument(
         source=source,
         text=text,
@@ -39,7 +52,59 @@ def load_code(source: str, text: str, language: str) -> LoadedDocument:
         media_type=f"text/x-{language}",
         sections=sections,
         metadata=metadata,
+        structure=structure,
     )
+
+
+def is_test_path(source: str) -> bool:
+    path = PurePath(source)
+    return bool(_TEST_FILE.search(path.name)) or any(part in _TEST_DIRS for part in path.parts[:-1])
+
+
+def _rows(
+    text: str, symbols: list[CodeSymbol], edges: list[RawEdge]
+) -> tuple[tuple[CodeSymbolRow, ...], tuple[CodeEdgeRow, ...]]:
+    newlines = [i for i, ch in enumerate(text) if ch == "\n"]
+    lines = text.split("\n")
+
+    def position(offset: int) -> tuple[int, int]:
+        line = bisect.bisect_left(newlines, offset)
+        return line + 1, offset - (newlines[line - 1] + 1 if line else 0)
+
+    symbol_rows = []
+    for symbol in symbols:
+        line_start, column_start = position(symbol.start)
+        line_end, column_end = position(max(symbol.start, symbol.end - 1))
+        symbol_rows.append(
+            CodeSymbolRow(symbol.name, symbol.qualified_name, symbol.kind, _visibility(symbol),
+                          symbol.signature, symbol.docstring, line_start, line_end, column_start, column_end + 1)
+        )  # fmt: skip
+    seen: set[tuple[str, str, str, int]] = set()
+    edge_rows = []
+    for edge in edges:
+        key = (edge.source, edge.kind, edge.target, edge.line)
+        if key in seen:
+            continue
+        seen.add(key)
+        line_text = lines[edge.line].strip()[:300] if edge.line < len(lines) else ""
+        edge_rows.append(
+            CodeEdgeRow(
+                edge.source, edge.kind, edge.target, target_name(edge.target), edge.line + 1, line_text
+            )
+        )
+    return tuple(symbol_rows), tuple(edge_rows)
+
+
+def _visibility(symbol: CodeSymbol) -> str:
+    words = symbol.signature.split("(")[0].split()
+    for word in ("private", "protected", "internal", "public"):
+        if word in words:
+            return word
+    if "pub" in words or any(w.startswith("pub(") for w in words):
+        return "public"
+    if symbol.name.startswith("_") and not symbol.name.endswith("__"):
+        return "private"
+    return "public"
 
 
 def _header(language: str, path: str, kind: str, name: str, signature: str, docstring: str) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from retrievo.ingest.code.edges import RULES, edges_of
 from retrievo.ingest.code.languages import CLASS_LIKE, GRAMMARS, tree_sitter_language
 
 MAX_PARSE_CHARS = 2_000_000
@@ -48,8 +49,22 @@ class _Offsets:
         return byte if self._ascii else bisect.bisect_right(self._starts, byte) - 1
 
 
+@dataclass(frozen=True)
+class RawEdge:
+    source: str  # qualified name of the enclosing symbol, or the module
+    kind: str
+    target: str
+    line: int  # 0-based
+
+
 def parse_symbols(text: str, language: str, module: str) -> list[CodeSymbol] | None:
     """Symbols in source order, or None when the language has no grammar or the file is too large."""
+    parsed = parse_code(text, language, module)
+    return None if parsed is None else parsed[0]
+
+
+def parse_code(text: str, language: str, module: str) -> tuple[list[CodeSymbol], list[RawEdge]] | None:
+    """Symbols in source order and the edges found, or None (no grammar, or the file is too large)."""
     ts_language = tree_sitter_language(language)
     if ts_language is None or len(text) > MAX_PARSE_CHARS:
         return None
@@ -60,9 +75,14 @@ def parse_symbols(text: str, language: str, module: str) -> list[CodeSymbol] | N
     grammar = GRAMMARS[language]
     offsets = _Offsets(text)
     symbols: list[CodeSymbol] = []
+    edges: list[RawEdge] = []
+    rules = RULES.get(language)
     stack: list[tuple[Any, int | None]] = [(tree.root_node, None)]
     while stack:
         node, parent = stack.pop()
+        if rules is not None:
+            source = module if parent is None else symbols[parent].qualified_name
+            edges.extend(RawEdge(source, k, t, ln) for k, t, ln in edges_of(node, rules, data))
         kind = grammar.symbols.get(node.type)
         target = node
         if kind is None and node.type in ("lexical_declaration", "variable_declaration"):
@@ -92,7 +112,7 @@ def parse_symbols(text: str, language: str, module: str) -> list[CodeSymbol] | N
             parent = len(symbols) - 1
         stack.extend((child, parent) for child in reversed(node.named_children))
     symbols.sort(key=lambda s: (s.start, -s.end))
-    return _reparent(symbols)
+    return _reparent(symbols), edges
 
 
 def _reparent(symbols: list[CodeSymbol]) -> list[CodeSymbol]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import psycopg
 
+from retrievo.store import code_index
+
 M001_INITIAL = """
 CREATE EXTENSION IF NOT EXISTS vector;
 CREATE TABLE collections (
@@ -116,6 +118,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m001_initial", M001_INITIAL),
     ("m002_covering_postings", M002_COVERING_POSTINGS),
     ("m003_roots", M003_ROOTS),
+    ("m004_code_structure", code_index.SCHEMA.format(serial="BIGSERIAL")),
 )
 
 

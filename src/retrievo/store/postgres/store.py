@@ -35,9 +35,11 @@ from retrievo.models import (
     RevisionText,
 )
 from retrievo.secrets import redact, redact_all
-from retrievo.store import ids, queries
+from retrievo.store import code_index, ids, queries
 from retrievo.store.base import CollectionInfo, DocumentState
+from retrievo.store.code_index import CodeIndex
 from retrievo.store.postgres import postings, search, transfer, vector_index
+from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.migrations import apply_migrations
 from retrievo.store.queries import format_style
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
@@ -251,6 +253,11 @@ class PostgresStore:
                       embedding_key(d.context, d.text), json.dumps(d.metadata), stamp, sum(c.values()))
                      for ordinal, (d, c) in enumerate(zip(drafts, counts, strict=True))],
                 )  # fmt: skip
+            with conn.cursor() as cursor:
+                code_index.write_structure(
+                    lambda sql, rows: cursor.executemany(format_style(sql).encode(), rows),
+                    collection_id, document_id, document.structure,
+                )  # fmt: skip
             chunk_ids = [row[0] for row in conn.execute(
                 "SELECT id FROM chunks WHERE document_id = %s AND revision_id = %s ORDER BY ordinal",
                 (document_id, revision_id),
@@ -271,6 +278,8 @@ class PostgresStore:
     ) -> None:
         postings.adjust_statistics(conn, collection_id, "document_id = %s", document_id, -1)
         postings.drop_postings(conn, document_id)
+        for statement in code_index.DELETE:
+            conn.execute(format_style(statement).encode(), (document_id,))
         conn.execute(
             "UPDATE chunks SET superseded_at = %s WHERE document_id = %s AND superseded_at IS NULL",
             (stamp, document_id),
@@ -297,6 +306,21 @@ class PostgresStore:
                    ON CONFLICT DO NOTHING""",
                 (collection_id, path, now_iso()),
             )
+
+    def code_index(self) -> CodeIndex:
+        return CodeIndex(lambda sql, params: self._rows(format_style(sql), params))
+
+    def filter_chunk_ids(self, collection: str, chunk_ids: Sequence[int], filters: Filters) -> set[int]:
+        if not chunk_ids:
+            return set()
+        where, params = filter_sql(filters)
+        rows = self._rows(
+            f"""SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
+                JOIN collections col ON col.id = c.collection_id
+                WHERE col.name = %s AND c.superseded_at IS NULL AND c.id = ANY(%s){where}""",
+            [collection, list(chunk_ids), *params],
+        )
+        return {int(row[0]) for row in rows}
 
     def roots(self, collection: str) -> list[str]:
         return [row[0] for row in self._rows(format_style(queries.ROOTS), (collection,))]

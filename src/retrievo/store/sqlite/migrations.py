@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from retrievo.store import code_index
+
 # Each migration is (name, SQL script); names sort in the order they must run.
 M001_INITIAL = """
 CREATE TABLE collections (
@@ -90,7 +92,11 @@ CREATE TABLE roots (
 );
 """
 
-MIGRATIONS: tuple[tuple[str, str], ...] = (("m001_initial", M001_INITIAL), ("m002_roots", M002_ROOTS))
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    ("m001_initial", M001_INITIAL),
+    ("m002_roots", M002_ROOTS),
+    ("m003_code_structure", code_index.SCHEMA.format(serial="INTEGER")),
+)
 
 
 def apply_migrations(db: sqlite3.Connection) -> list[str]:

@@ -29,8 +29,9 @@ from retrievo.models import (
     LoadedDocument,
     RevisionText,
 )
-from retrievo.store import ids, queries
+from retrievo.store import code_index, ids, queries
 from retrievo.store.base import CollectionInfo, DocumentState
+from retrievo.store.code_index import CodeIndex
 from retrievo.store.sqlite import documents, transfer
 from retrievo.store.sqlite.ann import ANN_MIN_VECTORS, AnnIndexes
 from retrievo.store.sqlite.connection import connect
@@ -187,6 +188,7 @@ class SQLiteStore:
             db.execute(
                 "UPDATE documents SET current_revision_id = ? WHERE id = ?", (revision_id, document_id)
             )
+            code_index.write_structure(db.executemany, collection_id, document_id, document.structure)
             for ordinal, draft in enumerate(drafts):
                 keywords = identifier_terms(draft.text)
                 cursor = db.execute(
@@ -208,6 +210,8 @@ class SQLiteStore:
     @staticmethod
     def _supersede(db: sqlite3.Connection, document_id: str, stamp: str) -> None:
         """Take a document's current chunks out of search; they stay stored for point-in-time reads."""
+        for statement in code_index.DELETE:
+            db.execute(statement, (document_id,))
         db.execute(
             """INSERT INTO chunks_fts (chunks_fts, rowid, context, text, keywords)
                SELECT 'delete', id, context, text, keywords FROM chunks
@@ -238,6 +242,21 @@ class SQLiteStore:
                 "INSERT OR IGNORE INTO roots (collection_id, path, added_at) VALUES (?, ?, ?)",
                 (collection_id, path, now_iso()),
             )
+
+    def code_index(self) -> CodeIndex:
+        return CodeIndex(self._read)
+
+    def filter_chunk_ids(self, collection: str, chunk_ids: Sequence[int], filters: Filters) -> set[int]:
+        if not chunk_ids:
+            return set()
+        where, params = filter_sql(filters)
+        rows = self._read(
+            f"""SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
+                JOIN collections col ON col.id = c.collection_id
+                WHERE col.name = ? AND c.superseded_at IS NULL AND c.id IN ({",".join("?" * len(chunk_ids))}){where}""",
+            [collection, *chunk_ids, *params],
+        )
+        return {int(row[0]) for row in rows}
 
     def roots(self, collection: str) -> list[str]:
         rows = self._read(queries.ROOTS, (collection,))

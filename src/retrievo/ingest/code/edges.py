@@ -1,0 +1,151 @@
+"""Dependencies found in a syntax tree: imports, calls, inherits, implements, uses (per language rules).
+
+Each rule names the node type and the field holding the target; the target is kept as written and
+its last identifier is what resolves against symbol names at query time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_TARGET_CHARS = 200
+
+
+@dataclass(frozen=True)
+class EdgeRules:
+    calls: dict[str, str]  # node type → field of the callee
+    imports: dict[str, str]  # node type → field of the imported name ("" = the node's first named child)
+    bases: dict[str, str]  # node type (a base-list node) → edge kind (inherits / implements)
+    types: frozenset[str]  # node types that are a use of a type name
+
+
+_C_FAMILY_CALLS = {"call_expression": "function"}
+RULES: dict[str, EdgeRules] = {
+    "python": EdgeRules(
+        calls={"call": "function"},
+        imports={"import_statement": "name", "import_from_statement": "module_name"},
+        bases={"argument_list@class_definition": "inherits"},
+        types=frozenset({"type"}),
+    ),
+    "javascript": EdgeRules(
+        calls={**_C_FAMILY_CALLS, "new_expression": "constructor"},
+        imports={"import_statement": "source"},
+        bases={"class_heritage": "inherits"},
+        types=frozenset(),
+    ),
+    "typescript": EdgeRules(
+        calls={**_C_FAMILY_CALLS, "new_expression": "constructor"},
+        imports={"import_statement": "source"},
+        bases={
+            "extends_clause": "inherits",
+            "implements_clause": "implements",
+            "extends_type_clause": "inherits",
+        },
+        types=frozenset({"type_identifier"}),
+    ),
+    "go": EdgeRules(
+        calls=_C_FAMILY_CALLS,
+        imports={"import_spec": "path"},
+        bases={},
+        types=frozenset({"type_identifier"}),
+    ),
+    "java": EdgeRules(
+        calls={"method_invocation": "name", "object_creation_expression": "type"},
+        imports={"import_declaration": ""},
+        bases={"superclass": "inherits", "super_interfaces": "implements", "extends_interfaces": "inherits"},
+        types=frozenset({"type_identifier"}),
+    ),
+    "csharp": EdgeRules(
+        calls={"invocation_expression": "function", "object_creation_expression": "type"},
+        imports={"using_directive": ""},
+        bases={"base_list": "inherits"},
+        types=frozenset(),
+    ),
+    "c": EdgeRules(
+        calls=_C_FAMILY_CALLS,
+        imports={"preproc_include": "path"},
+        bases={},
+        types=frozenset({"type_identifier"}),
+    ),
+    "cpp": EdgeRules(
+        calls=_C_FAMILY_CALLS,
+        imports={"preproc_include": "path"},
+        bases={"base_class_clause": "inherits"},
+        types=frozenset({"type_identifier"}),
+    ),
+    "rust": EdgeRules(
+        calls={**_C_FAMILY_CALLS, "macro_invocation": "macro"},
+        imports={"use_declaration": "argument"},
+        bases={"trait@impl_item": "implements"},
+        types=frozenset({"type_identifier"}),
+    ),
+}
+RULES["tsx"] = RULES["typescript"]
+
+
+def _text(node: Any, data: bytes) -> str:
+    return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def edges_of(node: Any, rules: EdgeRules, data: bytes) -> list[tuple[str, str, int]]:
+    """(kind, target text, 0-based line) for the edges this one node makes (not its descendants')."""
+    found: list[tuple[str, str, int]] = []
+    kind = node.type
+    line = node.start_point[0]
+    if kind in rules.calls:
+        callee = node.child_by_field_name(rules.calls[kind])
+        if callee is not None:
+            found.append(("calls", _text(callee, data), line))
+    elif kind in rules.imports:
+        field = rules.imports[kind]
+        targets = node.children_by_field_name(field) if field else node.named_children[:1]
+        found.extend(
+            ("imports", _text(target, data).split(" as ")[0].strip("\"'<>"), line) for target in targets
+        )
+    elif kind in rules.types and not _declares_or_lists(node):
+        found.append(("uses", _text(node, data), line))
+    parent = node.parent
+    for key, edge in rules.bases.items():
+        node_type, _, parent_type = key.partition("@")
+        if kind != node_type:
+            continue
+        if parent_type:
+            field_node = (
+                parent.child_by_field_name("superclasses" if parent_type == "class_definition" else "trait")
+                if parent is not None and parent.type == parent_type
+                else None
+            )
+            if field_node is None or field_node.id != node.id:
+                continue
+        for child in node.named_children or [node]:
+            if child.type in ("keyword_argument", "comment"):
+                continue
+            found.append((edge, _text(child, data), child.start_point[0]))
+    return [(k, t[:MAX_TARGET_CHARS], ln) for k, t, ln in found if IDENTIFIER.search(t)]
+
+
+def _declares_or_lists(node: Any) -> bool:
+    """A type name that is the declaration's own name, or already an inherits/implements edge."""
+    parent = node.parent
+    if parent is None:
+        return False
+    named = parent.child_by_field_name("name")
+    if named is not None and named.id == node.id:
+        return True
+    return parent.type in _BASE_TYPES
+
+
+_BASE_TYPES = frozenset(
+    {"class_heritage", "extends_clause", "implements_clause", "extends_type_clause", "superclass",
+     "super_interfaces", "extends_interfaces", "base_list", "base_class_clause", "type_list"}
+)  # fmt: skip
+
+
+def target_name(target: str) -> str:
+    names = IDENTIFIER.findall(
+        target.split("(", maxsplit=1)[0].split("<", maxsplit=1)[0]
+    ) or IDENTIFIER.findall(target)
+    return names[-1] if names else target

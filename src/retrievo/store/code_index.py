@@ -1,0 +1,248 @@
+"""The structure index of code (symbols and edges), shared by both stores: SQL in qmark style.
+
+Rows are current-only: a document's rows are replaced when it gets a new revision and deleted when
+it is removed, inside the same transaction as its chunks. Edges keep their target as text and
+resolve by name at query time, so edges pointing into a changed file never go stale.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from retrievo.models import CodeStructure
+
+SCHEMA = """
+CREATE TABLE code_symbols (
+    id {serial} PRIMARY KEY,
+    collection_id INTEGER NOT NULL REFERENCES collections(id),
+    document_id TEXT NOT NULL REFERENCES documents(id),
+    language TEXT NOT NULL,
+    is_test INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    visibility TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    docstring TEXT NOT NULL,
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    column_start INTEGER NOT NULL,
+    column_end INTEGER NOT NULL
+);
+CREATE INDEX code_symbols_name ON code_symbols (collection_id, name);
+CREATE INDEX code_symbols_lower_name ON code_symbols (collection_id, lower(name));
+CREATE INDEX code_symbols_qualified ON code_symbols (collection_id, qualified_name);
+CREATE INDEX code_symbols_document ON code_symbols (document_id);
+CREATE TABLE code_edges (
+    id {serial} PRIMARY KEY,
+    collection_id INTEGER NOT NULL REFERENCES collections(id),
+    document_id TEXT NOT NULL REFERENCES documents(id),
+    is_test INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    target_name TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    line_text TEXT NOT NULL
+);
+CREATE INDEX code_edges_target ON code_edges (collection_id, target_name);
+CREATE INDEX code_edges_source ON code_edges (collection_id, source);
+CREATE INDEX code_edges_document ON code_edges (document_id);
+"""
+
+DELETE = ("DELETE FROM code_symbols WHERE document_id = ?", "DELETE FROM code_edges WHERE document_id = ?")
+INSERT_SYMBOL = """INSERT INTO code_symbols (collection_id, document_id, language, is_test, name, qualified_name,
+    kind, visibility, signature, docstring, line_start, line_end, column_start, column_end)
+    VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
+INSERT_EDGE = """INSERT INTO code_edges (collection_id, document_id, is_test, source, kind, target, target_name,
+    line, line_text) VALUES (?,?,?,?,?,?,?,?,?)"""
+
+_SYMBOL_COLUMNS = """s.name, s.qualified_name, s.kind, s.visibility, s.signature, s.docstring, s.line_start,
+    s.line_end, s.column_start, s.column_end, s.language, s.is_test, s.document_id, d.source"""
+FIND_SYMBOLS = f"""
+    SELECT {_SYMBOL_COLUMNS} FROM code_symbols s
+    JOIN collections col ON col.id = s.collection_id JOIN documents d ON d.id = s.document_id
+    WHERE col.name = ? AND (lower(s.name) LIKE ? ESCAPE '\\' OR lower(s.qualified_name) LIKE ? ESCAPE '\\'
+           OR lower(s.qualified_name) LIKE ? ESCAPE '\\')
+      {{extra}}
+    ORDER BY (lower(s.name) = ?) DESC, s.is_test, length(s.qualified_name), s.qualified_name LIMIT ?"""
+SYMBOLS_NAMED = f"""
+    SELECT {_SYMBOL_COLUMNS} FROM code_symbols s
+    JOIN collections col ON col.id = s.collection_id JOIN documents d ON d.id = s.document_id
+    WHERE col.name = ? AND s.{{column}} IN ({{marks}})"""
+_EDGE_COLUMNS = (
+    "e.source, e.kind, e.target, e.target_name, e.line, e.line_text, e.is_test, e.document_id, d.source"
+)
+EDGES_FROM = f"""
+    SELECT {_EDGE_COLUMNS} FROM code_edges e
+    JOIN collections col ON col.id = e.collection_id JOIN documents d ON d.id = e.document_id
+    WHERE col.name = ? AND e.source IN ({{marks}}) AND e.kind IN ({{kinds}})"""
+EDGES_TO = f"""
+    SELECT {_EDGE_COLUMNS} FROM code_edges e
+    JOIN collections col ON col.id = e.collection_id JOIN documents d ON d.id = e.document_id
+    WHERE col.name = ? AND e.target_name IN ({{marks}}) AND e.kind IN ({{kinds}})"""
+COUNTS = """SELECT (SELECT COUNT(*) FROM code_symbols s JOIN collections col ON col.id = s.collection_id
+    WHERE col.name = ?), (SELECT COUNT(*) FROM code_edges e JOIN collections col ON col.id = e.collection_id
+    WHERE col.name = ?)"""
+DUMP_SYMBOLS = "SELECT * FROM code_symbols WHERE collection_id = ? ORDER BY id"
+DUMP_EDGES = "SELECT * FROM code_edges WHERE collection_id = ? ORDER BY id"
+SYMBOL_FIELDS = ("document_id", "language", "is_test", "name", "qualified_name", "kind", "visibility", "signature",
+                 "docstring", "line_start", "line_end", "column_start", "column_end")  # fmt: skip
+EDGE_FIELDS = ("document_id", "is_test", "source", "kind", "target", "target_name", "line", "line_text")
+EDGE_KINDS = ("imports", "calls", "inherits", "implements", "uses")
+
+
+@dataclass(frozen=True)
+class SymbolHit:
+    name: str
+    qualified_name: str
+    kind: str
+    visibility: str
+    signature: str
+    docstring: str
+    line_start: int
+    line_end: int
+    column_start: int
+    column_end: int
+    language: str
+    is_test: bool
+    document_id: str
+    path: str
+
+
+@dataclass(frozen=True)
+class EdgeHit:
+    source: str
+    kind: str
+    target: str
+    target_name: str
+    line: int
+    line_text: str
+    is_test: bool
+    document_id: str
+    path: str
+
+
+def symbol_hit(row: Sequence[Any]) -> SymbolHit:
+    values = list(row)
+    values[11] = bool(values[11])
+    return SymbolHit(*values)
+
+
+def edge_hit(row: Sequence[Any]) -> EdgeHit:
+    values = list(row)
+    values[6] = bool(values[6])
+    return EdgeHit(*values)
+
+
+def like_pattern(pattern: str) -> str:
+    """A user's name or glob (``*``, ``?``) as a lower-case LIKE pattern; a plain name matches exactly."""
+    escaped = pattern.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped.replace("*", "%").replace("?", "_")
+
+
+def write_structure(
+    executemany: Callable[[str, list[tuple[Any, ...]]], object],
+    collection_id: int,
+    document_id: str,
+    structure: CodeStructure | None,
+) -> None:
+    """Insert a document's rows (the caller has deleted its old ones in the same transaction)."""
+    if structure is None:
+        return
+    test = int(structure.is_test)
+    if structure.symbols:
+        executemany(
+            INSERT_SYMBOL,
+            [(collection_id, document_id, structure.language, test, s.name, s.qualified_name, s.kind, s.visibility,
+              s.signature, s.docstring, s.line_start, s.line_end, s.column_start, s.column_end)
+             for s in structure.symbols],
+        )  # fmt: skip
+    if structure.edges:
+        executemany(
+            INSERT_EDGE,
+            [(collection_id, document_id, test, e.source, e.kind, e.target, e.target_name, e.line, e.line_text)
+             for e in structure.edges],
+        )  # fmt: skip
+
+
+Rows = Callable[[str, Sequence[object]], Sequence[Sequence[Any]]]
+
+
+class CodeIndex:
+    """Reads of the structure index, over any store's qmark-style row reader."""
+
+    def __init__(self, rows: Rows) -> None:
+        self._rows = rows
+
+    def find_symbols(
+        self,
+        collection: str,
+        pattern: str,
+        kind: str | None = None,
+        language: str | None = None,
+        limit: int = 20,
+    ) -> list[SymbolHit]:
+        like = like_pattern(pattern)
+        extra, params = "", []
+        if kind:
+            extra += " AND s.kind = ?"
+            params.append(kind)
+        if language:
+            extra += " AND s.language = ?"
+            params.append(language)
+        sql = FIND_SYMBOLS.format(extra=extra)
+        # A name also matches as the last part of a qualified name ("parse_args" → "core.Command.parse_args").
+        found = self._rows(sql, [collection, like, like, "%." + like, *params, pattern.lower(), limit])
+        return [symbol_hit(row) for row in found]
+
+    def symbols_named(
+        self, collection: str, names: Sequence[str], qualified: bool = False
+    ) -> list[SymbolHit]:
+        if not names:
+            return []
+        column = "qualified_name" if qualified else "name"
+        sql = SYMBOLS_NAMED.format(column=column, marks=",".join("?" * len(names)))
+        return [symbol_hit(row) for row in self._rows(sql, [collection, *names])]
+
+    def edges_from(
+        self, collection: str, sources: Sequence[str], kinds: Sequence[str] = EDGE_KINDS
+    ) -> list[EdgeHit]:
+        if not sources:
+            return []
+        sql = EDGES_FROM.format(marks=",".join("?" * len(sources)), kinds=",".join("?" * len(kinds)))
+        return [edge_hit(row) for row in self._rows(sql, [collection, *sources, *kinds])]
+
+    def edges_to(
+        self, collection: str, names: Sequence[str], kinds: Sequence[str] = EDGE_KINDS
+    ) -> list[EdgeHit]:
+        if not names:
+            return []
+        sql = EDGES_TO.format(marks=",".join("?" * len(names)), kinds=",".join("?" * len(kinds)))
+        return [edge_hit(row) for row in self._rows(sql, [collection, *names, *kinds])]
+
+    def counts(self, collection: str) -> tuple[int, int]:
+        row = self._rows(COUNTS, [collection, collection])[0]
+        return int(row[0]), int(row[1])
+
+    def chunks_of_symbols(self, symbols: Sequence[SymbolHit]) -> dict[str, list[int]]:
+        """Current chunk ids per qualified name (a long symbol has several chunks)."""
+        wanted: dict[str, set[str]] = {}
+        for symbol in symbols:
+            wanted.setdefault(symbol.document_id, set()).add(symbol.qualified_name)
+        if not wanted:
+            return {}
+        found: dict[str, list[int]] = {}
+        sql = (
+            "SELECT id, document_id, metadata FROM chunks WHERE superseded_at IS NULL AND document_id IN "
+            f"({','.join('?' * len(wanted))}) ORDER BY id"
+        )
+        for chunk_id, document_id, metadata in self._rows(sql, list(wanted)):
+            data = metadata if isinstance(metadata, dict) else json.loads(metadata or "{}")
+            name = data.get("symbol")
+            if name in wanted[document_id]:
+                found.setdefault(name, []).append(int(chunk_id))
+        return found
