@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
@@ -22,7 +22,6 @@ from retrievo.embed.tokens import TokenCounter
 from retrievo.errors import (
     CollectionNotFound,
     ConfigError,
-    DocumentNotFound,
     EmbedderUnavailable,
     ModelMismatchError,
     SourceError,
@@ -30,22 +29,26 @@ from retrievo.errors import (
 from retrievo.ingest.chunkers import CHUNKERS, ChunkerName, chunk_document
 from retrievo.ingest.hashing import sha256_text
 from retrievo.ingest.loaders import Skip, load_file
+from retrievo.ingest.roots import checked_path, resolve_inside_roots
 from retrievo.ingest.sources import walk
 from retrievo.models import (
     DocumentSummary,
     Filters,
-    Hit,
     IndexReport,
     IndexStatus,
+    Kind,
     LoadedDocument,
     RevisionText,
     SearchMode,
     SearchResult,
     SkippedFile,
 )
-from retrievo.search.context import AssembledContext, assemble
+from retrievo.search.context import AssembledContext, CodeBudget, assemble
 from retrievo.search.hybrid import SearchOptions, run_search
+from retrievo.search.similar import check_scope, similar_chunks
+from retrievo.search.structure import MAX_DEPTH, SymbolGraph, dependencies, dependents, one_symbol, tests_for
 from retrievo.store.base import Store
+from retrievo.store.code_index import SymbolHit
 from retrievo.store.factory import open_store
 
 log = logging.getLogger(__name__)
@@ -155,7 +158,7 @@ class Engine:
             raise SourceError(f"unknown chunker {chunker!r}; choose auto, {', '.join(CHUNKERS)}")
         name = collection or self.config.collection
         progress = progress or _NoProgress()
-        roots = [_checked_path(p) for p in paths]
+        roots = [checked_path(p) for p in paths]
         for root in roots:
             if not root.exists():
                 raise SourceError(f"path {str(root)!r} does not exist; check the spelling")
@@ -391,6 +394,13 @@ class Engine:
             raise ConfigError(f"max_tokens must be at least 1, got {max_tokens}")
         result = self.search(query, collection=collection, limit=limit, filters=filters)
         store = self._open_store(create=False)
+        # Code answers follow the seed's budget manager (a tenth of the budget, at most 1,000 tokens, kept free).
+        code = any(hit.chunk.kind == Kind.CODE for hit in result.hits)
+        budget = CodeBudget(reserved_tokens=min(1000, max_tokens // 10)) if code else None
+        return assemble(
+            store, query, result.hits, result.search_mode, max_tokens, neighbors, self._tokens.count, budget
+        )
+        store = self._open_store(create=False)
         return assemble(
             store, query, result.hits, result.search_mode, max_tokens, neighbors, self._tokens.count
         )
@@ -400,7 +410,7 @@ class Engine:
     ) -> RevisionText:
         """A revision's text; ``collections`` (an allow-list) hides every document outside it."""
         revision = self._open_store(create=False).revision_text(document_id, revision_id)
-        _check_scope(revision.collection, collections, f"document {document_id!r}")
+        check_scope(revision.collection, collections, f"document {document_id!r}")
         return revision
 
     def documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]:
@@ -419,48 +429,7 @@ class Engine:
         ``collections`` (an allow-list) hides every chunk and document outside it.
         """
         store = self._open_store(create=False)
-        started = time.perf_counter()
-        if (chunk_id is None) == (document_id is None):
-            raise ConfigError("give exactly one of chunk_id or document_id")
-        if chunk_id is not None:
-            chunk = store.get_chunks([chunk_id]).get(chunk_id)
-            if chunk is None:
-                raise DocumentNotFound(f"chunk {chunk_id} is not in the index; take ids from search results")
-            source_document, collection, ids = chunk.document_id, chunk.collection, [chunk_id]
-        else:
-            assert document_id is not None
-            revision = store.revision_text(document_id)
-            source_document, collection = document_id, revision.collection
-            ids = store.current_chunk_ids(document_id)
-        _check_scope(
-            collection,
-            collections,
-            f"chunk {chunk_id}" if chunk_id is not None else f"document {document_id!r}",
-        )
-        info = store.get_collection(collection)
-        if info is None or info.model_id is None or info.dimensions is None:
-            raise EmbedderUnavailable(
-                f"collection {collection!r} has no embeddings; run `retrievo embed` first"
-            )
-        vectors = store.chunk_vectors(ids, info.model_id, info.dimensions)
-        if len(vectors) == 0:
-            raise EmbedderUnavailable("that chunk has no vector yet; run `retrievo embed` first")
-        query = vectors.mean(axis=0)
-        query = query / (float(np.linalg.norm(query)) or 1.0)
-        base = filters or Filters()
-        scoped = replace(base, exclude_document_ids=(*base.exclude_document_ids, source_document))
-        arm = store.vector_search(collection, info.model_id, query.astype(np.float32), scoped, limit)
-        chunks = store.get_chunks([hit.chunk_id for hit in arm])
-        hits = tuple(
-            Hit(chunk=chunks[h.chunk_id], score=h.score, relevance=max(0.0, min(1.0, h.score)))
-            for h in arm
-            if h.chunk_id in chunks
-        )
-        elapsed = round((time.perf_counter() - started) * 1000, 3)
-        label = (
-            f"similar to chunk {chunk_id}" if chunk_id is not None else f"similar to document {document_id}"
-        )
-        return SearchResult(query=label, search_mode="semantic", search_duration_ms=elapsed, hits=hits)
+        return similar_chunks(store, chunk_id, document_id, limit, filters or Filters(), collections)
 
     def refresh(self, path: str | Path, collection: str | None = None) -> IndexReport:
         """Re-index (incrementally) an indexed root, or a file or folder inside one — nothing else.
@@ -476,7 +445,7 @@ class Engine:
         target = resolve_inside_roots(path, [Path(r) for r in store.roots(name)])
         if target is None and Path(str(path)).is_absolute():
             # Indexes made before roots were recorded: an exactly indexed file may still be refreshed.
-            exact = _checked_path(path)
+            exact = checked_path(path)
             target = exact if store.document_state(name, str(exact)) is not None else None
         if target is None:
             raise SourceError(
@@ -487,52 +456,48 @@ class Engine:
             [target], name, ChunkerName.AUTO, (), (), True, False, None, record_roots=False
         )
 
+    # Code ---------------------------------------------------------------------------------------
+
+    def find_symbol(
+        self,
+        pattern: str,
+        collection: str | None = None,
+        kind: str | None = None,
+        language: str | None = None,
+        limit: int = 20,
+    ) -> list[SymbolHit]:
+        """Symbols by name, qualified name or glob (``*Parser``, ``core.Command.*``), exact names first."""
+        if not pattern.strip():
+            raise ConfigError("give a symbol name or pattern, e.g. parse_args or *Parser")
+        store, name = self._code_store(collection)
+        return store.code_index().find_symbols(name, pattern.strip(), kind, language, limit)
+
+    def symbol_graph(
+        self, symbol: str, collection: str | None = None, direction: str = "dependencies", depth: int = 1
+    ) -> SymbolGraph:
+        """What a symbol depends on (or what depends on it) to ``depth`` levels, and the tests reaching it."""
+        if direction not in ("dependencies", "dependents"):
+            raise ConfigError(f"direction must be dependencies or dependents, got {direction!r}")
+        if not 1 <= depth <= MAX_DEPTH:
+            raise ConfigError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
+        store, name = self._code_store(collection)
+        index = store.code_index()
+        found = one_symbol(index, name, symbol)
+        walk_graph = dependencies if direction == "dependencies" else dependents
+        graph = walk_graph(index, name, found, depth)
+        graph.tests = tests_for(index, name, found)
+        return graph
+
+    def _code_store(self, collection: str | None) -> tuple[Store, str]:
+        name = collection or self.config.collection
+        store = self._open_store(create=False)
+        if store.get_collection(name) is None:
+            raise CollectionNotFound(
+                f"collection {name!r} does not exist; run `retrievo index PATH --collection {name}` first"
+            )
+        return store, name
+
     # Status -----------------------------------------------------------------------------------
 
     def status(self) -> IndexStatus:
         return self._open_store(create=False).status()
-
-
-def _check_scope(collection: str, allowed: Collection[str] | None, what: str) -> None:
-    # Outside the allow-list reads exactly like absent: existence is not revealed either.
-    if allowed is not None and collection not in allowed:
-        raise DocumentNotFound(f"{what} is not in the index; take ids from search results")
-
-
-def _checked_path(path: str | Path) -> Path:
-    text = str(path)
-    if "\x00" in text:
-        raise SourceError("the path contains a NUL byte; pass a real file or folder path")
-    try:
-        return Path(text).expanduser().resolve()
-    except (OSError, RuntimeError) as exc:
-        raise SourceError(f"path {text!r} cannot be resolved ({exc})") from exc
-
-
-def resolve_inside_roots(path: str | Path, roots: Sequence[Path]) -> Path | None:
-    """``path`` resolved to an existing-or-indexed location inside one of ``roots``, else None.
-
-    Absolute paths must resolve inside a root; relative ones are tried against each folder root.
-    Symlinks and ``..`` are resolved first, so neither can step out of a root.
-    """
-    text = str(path)
-    if "\x00" in text:
-        raise SourceError("the path contains a NUL byte; pass a real file or folder path")
-    raw = Path(text).expanduser()
-    if raw.is_absolute():
-        bases = [raw]
-    else:
-        # Inside each folder root, or naming the root by its own name ("docs", "docs/guide.md").
-        folders = [root for root in roots if root.is_dir()]
-        bases = [root / raw for root in folders] + [root.parent / raw for root in folders]
-    inside: list[Path] = []
-    for base in bases:
-        try:
-            target = base.resolve()
-        except (OSError, RuntimeError):
-            continue
-        if any(target == root or root in target.parents for root in roots):
-            inside.append(target)
-    existing = [target for target in inside if target.exists()]
-    chosen = existing or inside
-    return chosen[0] if chosen else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from retrievo.models import Hit, RevisionText
+from retrievo.models import Hit, Kind, RevisionText
 from retrievo.store.base import Store
 
 
@@ -27,6 +27,17 @@ class Source:
     line_end: int
     revision_id: str
     relevance: float
+    symbol: str | None = None  # code: the qualified name and signature of the block's first chunk
+    signature: str | None = None
+
+
+@dataclass(frozen=True)
+class CodeBudget:
+    """Seed 002's budget manager for code blocks: tokens kept free, a same-file penalty, a floor."""
+
+    reserved_tokens: int = 0
+    same_file_penalty: float = 0.7
+    relevance_floor: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -93,10 +104,13 @@ def _with_ids(span: _Span, ids: list[int]) -> _Span:
 def _source(store: Store, span: _Span, n: int, chunk_ids: tuple[int, ...]) -> Source:
     chunks = store.get_chunks([chunk_ids[0], chunk_ids[-1]])
     first, last = chunks[chunk_ids[0]], chunks[chunk_ids[-1]]
+    symbol, signature = first.metadata.get("symbol"), first.metadata.get("signature")
     return Source(
         n=n, chunk_ids=chunk_ids, document_id=span.revision.document_id, path=span.revision.path,
         title=span.revision.title, start=first.start, end=last.end, line_start=first.line_start,
         line_end=last.line_end, revision_id=span.revision.revision_id, relevance=round(span.relevance, 4),
+        symbol=str(symbol) if symbol and first.kind == Kind.CODE else None,
+        signature=str(signature) if signature and first.kind == Kind.CODE else None,
     )  # fmt: skip
 
 
@@ -108,23 +122,33 @@ def assemble(
     max_tokens: int,
     neighbors: int,
     count_tokens: Callable[[str], int],
+    code_budget: CodeBudget | None = None,
 ) -> AssembledContext:
+    """Best spans first, packed under ``max_tokens`` (never over). Code blocks follow ``code_budget``."""
     blocks: list[tuple[str, Source]] = []
     used = 0
+    budget = code_budget or CodeBudget(same_file_penalty=1.0, relevance_floor=0.0)
+    available = max(1, max_tokens - budget.reserved_tokens)
+    seen_code_files: set[str] = set()
     for span in _spans(store, hits, neighbors):
+        if code_budget is not None and span.revision.kind == Kind.CODE:
+            factor = budget.same_file_penalty if span.revision.path in seen_code_files else 1.0
+            if span.relevance * factor < budget.relevance_floor:
+                continue
+            seen_code_files.add(span.revision.path)
         n = len(blocks) + 1
         source = _source(store, span, n, span.chunk_ids)
         block = _render(source, span.revision.text[source.start : source.end])
         separator = count_tokens("\n\n") if blocks else 0
         cost = count_tokens(block) + separator
-        if used + cost > max_tokens:
+        if used + cost > available:
             # Too big with its neighbours: keep the best hit's own chunk, cut to fit if need be.
             core_id = span.chunk_ids[span.core - span.first]
             source = _source(store, span, n, (core_id,))
             block = _render(source, span.revision.text[source.start : source.end])
             cost = count_tokens(block) + separator
-            if used + cost > max_tokens:
-                cut = _cut_to_fit(source, span.revision.text, max_tokens - used - separator, count_tokens)
+            if used + cost > available:
+                cut = _cut_to_fit(source, span.revision.text, available - used - separator, count_tokens)
                 if cut is None:
                     continue
                 source, block = cut
@@ -132,7 +156,7 @@ def assemble(
         blocks.append((block, source))
         used += cost
     text = "\n\n".join(block for block, _ in blocks)
-    while blocks and count_tokens(text) > max_tokens:  # belt and braces: the whole is what counts
+    while blocks and count_tokens(text) > available:  # belt and braces: the whole is what counts
         blocks.pop()
         text = "\n\n".join(block for block, _ in blocks)
     return AssembledContext(
@@ -142,7 +166,13 @@ def assemble(
 
 
 def _render(source: Source, text: str) -> str:
-    return f"[{source.n}] {source.title} — {source.path}:{source.line_start}-{source.line_end}\n{text}"
+    where = f"{source.path}:{source.line_start}-{source.line_end}"
+    if source.symbol:
+        # The signature is said when the block does not open with it (a later part of a long symbol).
+        shown = source.signature and not text.lstrip().startswith(source.signature[:40])
+        signature = f"\n{source.signature}" if shown else ""
+        return f"[{source.n}] {source.symbol} — {where}{signature}\n{text}"
+    return f"[{source.n}] {source.title} — {where}\n{text}"
 
 
 def _cut_to_fit(

@@ -29,9 +29,12 @@ from retrievo.search.fusion import (
     zscore_relevance,
 )
 from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, clean_query
+from retrievo.search.structure import structural_arm
 from retrievo.store.base import Store
 
-KEYWORD, SEMANTIC = "keyword", "semantic"
+KEYWORD, SEMANTIC, STRUCTURE = "keyword", "semantic", "structure"
+# z-score fusion: a symbol the query names adds this many standard deviations (times its weight).
+STRUCTURE_BONUS = 1.0
 LEXICAL_ONLY = "lexical-only"
 
 
@@ -46,6 +49,7 @@ class SearchOptions:
     fusion: str = DEFAULT_FUSION
     weights: Mapping[str, float] | None = None
     depth: int = 100
+    structure: bool = True  # the structural arm (code symbols the query names), hybrid mode only
 
 
 QueryEmbedder = Callable[[str], tuple[str, npt.NDArray[np.float32]]]
@@ -78,15 +82,24 @@ def run_search(
     degraded = options.mode != SearchMode.KEYWORD and SEMANTIC not in arms
     if options.mode in (SearchMode.KEYWORD, SearchMode.HYBRID) or degraded:
         arms[KEYWORD] = store.keyword_search(collection, query, options.filters, depth)
+    structural = (
+        structural_arm(store, collection, query, options.filters, depth)
+        if options.mode == SearchMode.HYBRID and options.structure
+        else []
+    )
     if options.fusion == "rrf":
+        if structural:
+            arms[STRUCTURE] = structural
         fused = rrf(arms, k=options.k, weights=options.weights)
         ceiling = max_rrf_score(list(arms), k=options.k, weights=options.weights)
 
         def relevance_of(score: float) -> float:
             return min(1.0, score / ceiling) if ceiling else 0.0
     else:
-        fused = zscore_fusion(arms, weights=options.weights)
+        fused = _with_structure(zscore_fusion(arms, weights=options.weights), structural)
         ran = sum(1 for hits in arms.values() if hits)
+        if structural:
+            arms[STRUCTURE] = structural
 
         def relevance_of(score: float) -> float:
             return zscore_relevance(score, ran)
@@ -121,3 +134,14 @@ def run_search(
         hits=hits,
         degraded_reason=reason if degraded else None,
     )
+
+
+def _with_structure(fused: list[tuple[int, float]], structural: list[ArmHit]) -> list[tuple[int, float]]:
+    """Raise the chunks of named symbols (and their dependencies and tests) by their weight."""
+    if not structural:
+        return fused
+    floor = min((score for _, score in fused), default=0.0)
+    scores = dict(fused)
+    for hit in structural:
+        scores[hit.chunk_id] = scores.get(hit.chunk_id, floor) + STRUCTURE_BONUS * hit.score
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))

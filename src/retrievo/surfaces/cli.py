@@ -475,5 +475,10 @@ def _bad_mode(mode: str) -> None:
     raise ConfigError(f"unknown mode {mode!r}; choose from keyword, semantic, hybrid")
 
 
+# Commands kept in their own modules register themselves on ``main``.
+from retrievo.surfaces import cli_code  # noqa: E402
+
+__all__ = ["cli_code", "main"]
+
 if __name__ == "__main__":
     main()

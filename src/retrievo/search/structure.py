@@ -1,0 +1,219 @@
+"""The structure index read as a graph, and the structural search arm (issue 10, seed 002).
+
+Edges resolve by name at read time: an edge's ``target_name`` names symbols of the collection; when
+several share it, a ``self.``/``this.`` call prefers the caller's own class, then the caller's file,
+and otherwise all of them are kept (the edge is ambiguous, and says so).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from retrievo.errors import ConfigError, DocumentNotFound
+from retrievo.models import ArmHit, Filters
+from retrievo.store.base import Store
+from retrievo.store.code_index import EDGE_KINDS, CodeIndex, EdgeHit, SymbolHit
+
+MAX_DEPTH = 3
+MAX_EDGES = 500
+CLASS_LIKE = frozenset({"class", "interface", "struct", "impl", "enum", "type", "namespace"})
+# The seed's weights: a symbol the query names, what it depends on, the tests that exercise it.
+DIRECT, DEPENDENCY, TEST = 1.0, 0.8, 0.7
+_BACKTICKED = re.compile(r"`([^`\s]{2,200})`")
+_DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
+_CAMEL = re.compile(r"\b[A-Za-z]*[a-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b")
+_SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b|\b_[A-Za-z0-9_]+\b")
+
+
+def query_identifiers(query: str) -> list[str]:
+    """Names a query spells as code: `backticked`, dotted.names, CamelCase, snake_case (in that order)."""
+    found: dict[str, None] = {}
+    for pattern in (_BACKTICKED, _DOTTED, _CAMEL, _SNAKE):
+        for match in pattern.finditer(query):
+            found.setdefault((match.group(1) if pattern is _BACKTICKED else match.group(0)).strip("()"), None)
+    return list(found)[:20]
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    source: str
+    kind: str
+    target: str
+    resolved: tuple[str, ...]  # qualified names it resolves to inside the collection (empty: external)
+    path: str
+    line: int
+    line_text: str
+    depth: int
+    is_test: bool
+
+
+@dataclass
+class SymbolGraph:
+    symbol: SymbolHit
+    direction: str
+    depth: int
+    edges: list[GraphEdge] = field(default_factory=list)
+    symbols: dict[str, SymbolHit] = field(default_factory=dict)
+    tests: list[GraphEdge] = field(default_factory=list)
+    truncated: bool = False
+
+
+def _resolve(edge: EdgeHit, candidates: Sequence[SymbolHit]) -> list[SymbolHit]:
+    named = [c for c in candidates if c.name == edge.target_name]
+    if len(named) <= 1:
+        return named
+    if edge.target.startswith(("self.", "this.", "cls.")):
+        owner = edge.source.rsplit(".", 1)[0]
+        own = [c for c in named if c.qualified_name.startswith(owner + ".")]
+        if own:
+            return own
+    dotted = edge.target.split("(")[0]
+    suffix = [c for c in named if "." in dotted and c.qualified_name.endswith(dotted)]
+    if suffix:
+        return suffix
+    same_file = [c for c in named if c.document_id == edge.document_id]
+    return same_file or named
+
+
+def _members(index: CodeIndex, collection: str, symbol: SymbolHit) -> list[str]:
+    """A class-like symbol speaks for its methods too."""
+    if symbol.kind not in CLASS_LIKE:
+        return [symbol.qualified_name]
+    members = index.find_symbols(collection, symbol.qualified_name + ".*", limit=500)
+    return [
+        symbol.qualified_name,
+        *(m.qualified_name for m in members if m.document_id == symbol.document_id),
+    ]
+
+
+def one_symbol(index: CodeIndex, collection: str, symbol: str) -> SymbolHit:
+    """The symbol a user means: an exact qualified name, else the one symbol of that name."""
+    exact = index.symbols_named(collection, [symbol], qualified=True)
+    candidates = exact or index.find_symbols(collection, symbol, limit=10)
+    named = [c for c in candidates if symbol in (c.qualified_name, c.name)] or candidates
+    if not named:
+        raise DocumentNotFound(
+            f"no symbol {symbol!r} in collection {collection!r}; look names up with find_symbol "
+            "(`retrievo symbols PATTERN`)"
+        )
+    if len(named) > 1 and not exact:
+        listed = ", ".join(f"{c.qualified_name} ({c.path}:{c.line_start})" for c in named[:5])
+        raise ConfigError(f"{symbol!r} names {len(named)} symbols; give the qualified name of one: {listed}")
+    return named[0]
+
+
+def dependencies(
+    index: CodeIndex, collection: str, symbol: SymbolHit, depth: int = 1, kinds: Sequence[str] = EDGE_KINDS
+) -> SymbolGraph:
+    graph = SymbolGraph(symbol, "dependencies", depth)
+    frontier = _members(index, collection, symbol)
+    seen = set(frontier)
+    for level in range(1, min(depth, MAX_DEPTH) + 1):
+        edges = index.edges_from(collection, frontier, kinds)
+        candidates = index.symbols_named(collection, sorted({e.target_name for e in edges}))
+        frontier = []
+        for edge in edges:
+            resolved = _resolve(edge, candidates)
+            if len(graph.edges) >= MAX_EDGES:
+                graph.truncated = True
+                return graph
+            graph.edges.append(_graph_edge(edge, resolved, level))
+            for target in resolved:
+                graph.symbols.setdefault(target.qualified_name, target)
+                if target.qualified_name not in seen:
+                    seen.add(target.qualified_name)
+                    frontier.append(target.qualified_name)
+        if not frontier:
+            break
+    return graph
+
+
+def dependents(
+    index: CodeIndex, collection: str, symbol: SymbolHit, depth: int = 1, kinds: Sequence[str] = EDGE_KINDS
+) -> SymbolGraph:
+    graph = SymbolGraph(symbol, "dependents", depth)
+    frontier = [symbol]
+    seen = {symbol.qualified_name}
+    for level in range(1, min(depth, MAX_DEPTH) + 1):
+        wanted = {s.qualified_name for s in frontier}
+        edges = index.edges_to(collection, sorted({s.name for s in frontier}), kinds)
+        candidates = index.symbols_named(collection, sorted({e.target_name for e in edges}))
+        sources = index.symbols_named(collection, sorted({e.source for e in edges}), qualified=True)
+        by_name = {s.qualified_name: s for s in sources}
+        frontier = []
+        for edge in edges:
+            resolved = [r for r in _resolve(edge, candidates) if r.qualified_name in wanted]
+            if not resolved:
+                continue
+            if len(graph.edges) >= MAX_EDGES:
+                graph.truncated = True
+                return graph
+            graph_edge = _graph_edge(edge, resolved, level)
+            graph.edges.append(graph_edge)
+            if edge.is_test:
+                graph.tests.append(graph_edge)
+            caller = by_name.get(edge.source)
+            if caller is not None:
+                graph.symbols.setdefault(caller.qualified_name, caller)
+                if caller.qualified_name not in seen:
+                    seen.add(caller.qualified_name)
+                    frontier.append(caller)
+        if not frontier:
+            break
+    return graph
+
+
+def tests_for(index: CodeIndex, collection: str, symbol: SymbolHit, depth: int = 2) -> list[GraphEdge]:
+    """Test code that reaches the symbol (directly, or through what calls it), nearest first."""
+    graph = dependents(index, collection, symbol, depth, kinds=("calls", "inherits", "implements", "uses"))
+    unique: dict[tuple[str, str], GraphEdge] = {}
+    for edge in sorted(graph.tests, key=lambda e: e.depth):
+        unique.setdefault((edge.source, edge.path), edge)
+    return list(unique.values())
+
+
+def _graph_edge(edge: EdgeHit, resolved: Iterable[SymbolHit], depth: int) -> GraphEdge:
+    return GraphEdge(
+        edge.source, edge.kind, edge.target, tuple(r.qualified_name for r in resolved), edge.path, edge.line,
+        edge.line_text, depth, edge.is_test,
+    )  # fmt: skip
+
+
+def structural_arm(store: Store, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
+    """Chunks of the symbols a query names (1.0), what they call or extend (0.8), their tests (0.7)."""
+    names = query_identifiers(query)
+    if not names:
+        return []
+    index = store.code_index()
+    plain = [n.split(".")[-1] for n in names]
+    direct = index.symbols_named(collection, sorted(set(plain)))
+    dotted = [n for n in names if "." in n]
+    if dotted:
+        exact = [
+            s
+            for s in direct
+            if any(s.qualified_name == d or s.qualified_name.endswith("." + d) for d in dotted)
+        ]
+        direct = exact or direct
+    direct = sorted(direct, key=lambda s: (s.is_test, len(s.qualified_name)))[:10]
+    if not direct:
+        return []
+    weights: dict[str, tuple[float, SymbolHit]] = {s.qualified_name: (DIRECT, s) for s in direct}
+    for symbol in direct[:5]:
+        graph = dependencies(index, collection, symbol, 1, kinds=("calls", "inherits", "implements"))
+        for target in list(graph.symbols.values())[:10]:
+            weights.setdefault(target.qualified_name, (DEPENDENCY, target))
+        for test in tests_for(index, collection, symbol, depth=1)[:5]:
+            for found in index.symbols_named(collection, [test.source], qualified=True):
+                weights.setdefault(found.qualified_name, (TEST, found))
+    chunks = index.chunks_of_symbols([symbol for _, symbol in weights.values()])
+    scored = sorted(
+        ((weight, chunk_id) for name, (weight, _) in weights.items() for chunk_id in chunks.get(name, [])),
+        key=lambda pair: (-pair[0], pair[1]),
+    )
+    if filters != Filters():
+        allowed = store.filter_chunk_ids(collection, [chunk_id for _, chunk_id in scored], filters)
+        scored = [(w, c) for w, c in scored if c in allowed]
+    return [ArmHit(chunk_id, rank, weight) for rank, (weight, chunk_id) in enumerate(scored[:limit], start=1)]

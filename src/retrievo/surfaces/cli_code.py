@@ -1,0 +1,108 @@
+"""CLI commands over the code structure index: `retrievo symbols`, `retrievo deps`, `retrievo tests-for`.
+
+Plain lines, never wrapped or cut, so `path:line` citations survive pipes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import click
+
+from retrievo.search.structure import MAX_DEPTH, GraphEdge
+from retrievo.surfaces.cli import _engine, _errors, collection_option, db_option, json_option, main
+
+
+@main.command()
+@click.argument("pattern")
+@db_option
+@collection_option
+@click.option("--kind", help="function, method, class, interface, struct, enum, type, namespace, impl.")
+@click.option("--language", help="python, javascript, typescript, go, java, csharp, c, cpp, rust.")
+@click.option("--limit", type=click.IntRange(1, 500), default=20, show_default=True)
+@json_option
+def symbols(
+    pattern: str,
+    db: Path | None,
+    store: str | None,
+    collection: str | None,
+    kind: str | None,
+    language: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Find code symbols by name, qualified name or glob (`parse_args`, `*Parser`, `core.Command.*`)."""
+    with _errors(), _engine(db, collection, store=store, embedder="none") as engine:
+        found = engine.find_symbol(pattern, kind=kind, language=language, limit=limit)
+    if as_json:
+        click.echo(json.dumps([dataclasses.asdict(s) for s in found], indent=2))
+        return
+    if not found:
+        click.echo(f"no symbol matches {pattern!r}")
+    for s in found:
+        test = "  [test]" if s.is_test else ""
+        click.echo(f"{s.path}:{s.line_start}-{s.line_end}  {s.kind} {s.qualified_name}{test}")
+        if s.signature:
+            click.echo(f"    {s.signature}")
+
+
+@main.command()
+@click.argument("symbol")
+@db_option
+@collection_option
+@click.option("--dependents", is_flag=True, help="What depends on SYMBOL (default: what SYMBOL depends on).")
+@click.option("--depth", type=click.IntRange(1, MAX_DEPTH), default=1, show_default=True)
+@json_option
+def deps(
+    symbol: str,
+    db: Path | None,
+    store: str | None,
+    collection: str | None,
+    dependents: bool,
+    depth: int,
+    as_json: bool,
+) -> None:
+    """A symbol's dependencies (imports, calls, inherits, implements, uses) or dependents, with file:line."""
+    direction = "dependents" if dependents else "dependencies"
+    with _errors(), _engine(db, collection, store=store, embedder="none") as engine:
+        graph = engine.symbol_graph(symbol, direction=direction, depth=depth)
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(graph), indent=2))
+        return
+    root = graph.symbol
+    click.echo(f"{root.kind} {root.qualified_name} — {root.path}:{root.line_start}  ({direction})")
+    for edge in graph.edges:
+        _print_edge(edge, dependents)
+    if graph.truncated:
+        click.echo("  … more edges than shown (cut at 500)")
+
+
+@main.command("tests-for")
+@click.argument("symbol")
+@db_option
+@collection_option
+@json_option
+def tests_for(symbol: str, db: Path | None, store: str | None, collection: str | None, as_json: bool) -> None:
+    """Tests that exercise SYMBOL: test code calling it directly, or through what calls it."""
+    with _errors(), _engine(db, collection, store=store, embedder="none") as engine:
+        graph = engine.symbol_graph(symbol, direction="dependents", depth=1)
+    if as_json:
+        click.echo(json.dumps([dataclasses.asdict(t) for t in graph.tests], indent=2))
+        return
+    if not graph.tests:
+        click.echo(f"no test reaches {graph.symbol.qualified_name}")
+    for edge in graph.tests:
+        click.echo(f"{edge.path}:{edge.line}  {edge.source}  (depth {edge.depth})")
+        click.echo(f"    {edge.line_text}")
+
+
+def _print_edge(edge: GraphEdge, dependents: bool) -> None:
+    indent = "  " * edge.depth
+    if dependents:
+        head = f"{indent}{edge.source} {edge.kind} it"
+    else:
+        resolved = ", ".join(edge.resolved) if edge.resolved else "(outside the index)"
+        head = f"{indent}{edge.kind} {edge.target} → {resolved}"
+    click.echo(f"{head}  — {edge.path}:{edge.line}")
