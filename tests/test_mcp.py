@@ -18,7 +18,10 @@ from mcp import Client, StdioServerParameters
 
 from retrievo import Config, Engine
 
-TOOLS = {"search", "get_context", "get_document", "find_similar", "index_status", "refresh_index"}
+TOOLS = {
+    "search", "get_context", "get_document", "find_similar", "index_status", "refresh_index", "find_symbol",
+    "symbol_graph",
+}  # fmt: skip
 ClientTest = Callable[[Client], Awaitable[None]]
 
 

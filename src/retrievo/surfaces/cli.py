@@ -250,7 +250,10 @@ def _print_result(result: SearchResult, explain: bool) -> None:
         snippet = " ".join(chunk.text.split())
         snippet = snippet[:240] + ("…" if len(snippet) > 240 else "")
         location = f"{_short_path(chunk.path)}:{chunk.line_start}-{chunk.line_end}"
-        row = [str(number), f"{hit.relevance:.3f}", f"{location}\n{chunk.context}", snippet]
+        # Code: the symbol says where the passage is; the full header is for search and embedding.
+        symbol = chunk.metadata.get("symbol")
+        place = f"{chunk.metadata.get('symbol_kind', '')} {symbol}".strip() if symbol else chunk.context
+        row = [str(number), f"{hit.relevance:.3f}", f"{location}\n{place}", snippet]
         if explain and hit.explain is not None:
             row.append("\n".join(f"{arm} #{a.rank} ({a.score:.3f})" for arm, a in hit.explain.items()))
         table.add_row(*row)
@@ -481,4 +484,8 @@ from retrievo.surfaces import cli_code  # noqa: E402
 __all__ = ["cli_code", "main"]
 
 if __name__ == "__main__":
-    main()
+    # Run as a module, this file is __main__; the commands registered by other modules are on the
+    # package's ``retrievo.surfaces.cli.main``.
+    from retrievo.surfaces.cli import main as package_main
+
+    package_main()

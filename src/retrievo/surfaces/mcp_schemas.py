@@ -141,3 +141,51 @@ class RefreshOutput(BaseModel):
     embed_error: str | None
     skipped: dict[str, int]
     duration_s: float
+
+
+class SymbolOut(BaseModel):
+    name: str
+    qualified_name: str = Field(
+        description="Module (file stem), enclosing classes, name: e.g. core.Command.main."
+    )
+    kind: str = Field(description="function, method, class, interface, struct, enum, type, namespace, impl.")
+    visibility: str
+    signature: str
+    docstring: str = Field(description="First line of the docstring or of the comment above the symbol.")
+    language: str
+    is_test: bool
+    document_id: str
+    path: str
+    line_start: int
+    line_end: int
+    column_start: int
+    column_end: int
+    citation: str = Field(description="path:line_start-line_end")
+
+
+class FindSymbolOutput(BaseModel):
+    pattern: str
+    total: int
+    symbols: list[SymbolOut]
+
+
+class EdgeOut(BaseModel):
+    source: str = Field(description="Qualified name of the symbol (or module) the edge starts from.")
+    kind: str = Field(description="imports, calls, inherits, implements or uses.")
+    target: str = Field(description="The target as written in the source.")
+    resolved: list[str] = Field(description="Symbols of the index it resolves to (empty: outside the index).")
+    path: str
+    line: int
+    line_text: str
+    depth: int
+    is_test: bool
+    citation: str = Field(description="path:line")
+
+
+class SymbolGraphOutput(BaseModel):
+    symbol: SymbolOut
+    direction: str = Field(description="dependencies (what it uses) or dependents (what uses it).")
+    depth: int
+    edges: list[EdgeOut]
+    tests: list[EdgeOut] = Field(description="Test code that reaches the symbol, nearest first.")
+    truncated: bool

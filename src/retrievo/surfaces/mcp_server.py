@@ -42,7 +42,9 @@ MAX_QUERY = 10_000
 INSTRUCTIONS = (
     "retrievo searches the user's indexed documents. Use `search` to find passages (cite path and lines), "
     "`get_context` for answer-ready evidence under a token budget with numbered citations, `get_document` "
-    "to read the exact cited span, `find_similar` for related passages elsewhere."
+    "to read the exact cited span, `find_similar` for related passages elsewhere. For code: `find_symbol` "
+    "looks up functions and classes by name, `symbol_graph` follows calls, imports and inheritance and "
+    "names the tests that reach a symbol."
 )
 
 
@@ -51,7 +53,7 @@ def document_uri(document_id: str, revision_id: str | None = None) -> str:
     return f"{base}/revision/{revision_id}" if revision_id else base
 
 
-async def _call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+async def call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run blocking engine work in a worker thread; turn every error into a message an agent can act on.
 
     Our own errors keep their text (secrets redacted). Anything else is a defect: its traceback goes
@@ -157,7 +159,7 @@ def build_server(
         ] = False,
     ) -> SearchOutput:
         collection, parsed = scope.filters(filters)
-        result = await _call(
+        result = await call(
             engine.search, _query(query), collection=collection, limit=limit, mode=mode, filters=parsed,
             min_score=min_score, explain=explain,
         )  # fmt: skip
@@ -178,7 +180,7 @@ def build_server(
         filters: SearchFilters | None = None,
     ) -> ContextOutput:
         collection, parsed = scope.filters(filters)
-        assembled = await _call(
+        assembled = await call(
             engine.context, _query(query), collection=collection, max_tokens=max_tokens, neighbors=neighbors,
             filters=parsed,
         )  # fmt: skip
@@ -228,7 +230,7 @@ def build_server(
             int, Field(strict=True, ge=100, le=100_000, description="Page size in characters.")
         ] = 20_000,
     ) -> DocumentOutput:
-        revision = await _call(engine.document, document_id, revision_id, collections=scope.allowed)
+        revision = await call(engine.document, document_id, revision_id, collections=scope.allowed)
         return page_of(revision, start, end, line_start, line_end, max_chars)
 
     @server.tool(description="Chunks in other documents most similar to a chunk (or a whole document).")
@@ -241,7 +243,7 @@ def build_server(
         filters: SearchFilters | None = None,
     ) -> SearchOutput:
         _, parsed = scope.filters(filters)
-        result = await _call(
+        result = await call(
             engine.similar, chunk_id=chunk_id, document_id=document_id, limit=limit, filters=parsed,
             collections=scope.allowed,
         )  # fmt: skip
@@ -253,7 +255,7 @@ def build_server(
     async def index_status(
         collection: Annotated[str | None, Field(max_length=200, description="Only this collection.")] = None,
     ) -> StatusOutput:
-        state = status_to_dict(await _call(engine.status))
+        state = status_to_dict(await call(engine.status))
         state["db"] = redact(state["db"])
         if allowed is not None:
             state["collections"] = [c for c in state["collections"] if c["name"] in allowed]
@@ -264,6 +266,10 @@ def build_server(
                     f"collection {collection!r} does not exist; call index_status without it to list them"
                 )
         return StatusOutput.model_validate(state)
+
+    from retrievo.surfaces.mcp_code import register_code_tools
+
+    register_code_tools(server, engine, scope)
 
     if allow_refresh:
 
@@ -277,7 +283,7 @@ def build_server(
             ],
             collection: Annotated[str | None, Field(max_length=200)] = None,
         ) -> RefreshOutput:
-            report = await _call(engine.refresh, path, collection=scope.check(collection))
+            report = await call(engine.refresh, path, collection=scope.check(collection))
             return RefreshOutput.model_validate(report_to_dict(report))
 
     @server.resource(

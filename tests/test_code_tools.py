@@ -1,0 +1,118 @@
+"""Code tools on a real repository nobody here wrote (click): CLI, Python API and MCP over stdio."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from conftest import SHARED_DATA
+from retrievo import Config, Engine
+from retrievo.errors import ConfigError, DocumentNotFound
+from test_mcp import call, run_client
+
+CLICK = SHARED_DATA / "code" / "click"
+pytestmark = pytest.mark.skipif(not CLICK.exists(), reason="../shared/data not present")
+
+
+@pytest.fixture(scope="module")
+def click_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("click") / "click.db"
+    with Engine(Config(db=db, embedder="none")) as engine:
+        engine.index([CLICK / "src", CLICK / "tests"])
+    return db
+
+
+def test_find_symbol_and_the_graph_from_the_python_api(click_db: Path) -> None:
+    with Engine(Config(db=click_db, embedder="none")) as engine:
+        found = engine.find_symbol("parse_args", kind="method")
+        assert {"core.Command.parse_args", "parser._OptionParser.parse_args"} <= {
+            s.qualified_name for s in found
+        }
+        assert engine.find_symbol("*OptionParser", kind="class")[0].qualified_name == "parser._OptionParser"
+        graph = engine.symbol_graph("core.Command.parse_args")
+        calls = {target for e in graph.edges if e.kind == "calls" for target in e.resolved}
+        assert {"core.Command.make_parser", "core.Command.get_params"} <= calls
+        assert all(e.path.endswith("core.py") and e.line >= 1365 for e in graph.edges)
+        users = engine.symbol_graph("core.Command.make_context", direction="dependents")
+        assert "core.Command.main" in {e.source for e in users.edges}
+        assert users.tests and all("/tests/" in t.path for t in users.tests)
+        inherits = engine.symbol_graph("core.Group", direction="dependencies")
+        assert any(e.kind == "inherits" and e.resolved == ("core.Command",) for e in inherits.edges)
+        with pytest.raises(ConfigError, match="names 4 symbols"):
+            engine.symbol_graph("parse_args")
+        with pytest.raises(DocumentNotFound, match="no symbol"):
+            engine.symbol_graph("NoSuchThing")
+
+
+def test_the_structural_arm_lifts_the_named_symbol(click_db: Path) -> None:
+    with Engine(Config(db=click_db, embedder="none")) as engine:
+        top = engine.search("what does `Context.invoke` do", mode="hybrid", limit=3, explain=True).hits[0]
+        assert top.chunk.metadata["symbol"] == "core.Context.invoke"
+        assert top.explain is not None and "structure" in top.explain
+
+
+def test_cli_symbols_deps_and_tests_for_print_file_line_citations(click_db: Path) -> None:
+    def cli(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "retrievo.surfaces.cli", *args, "--db", str(click_db)],
+            capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+        return done.stdout
+
+    assert "src/click/parser.py:298-314  method parser._OptionParser.parse_args" in cli(
+        "symbols", "parse_args"
+    )
+    deps = cli("deps", "core.Command.parse_args")
+    assert "calls self.make_parser → core.Command.make_parser" in deps and "core.py:1369" in deps
+    tests = json.loads(cli("tests-for", "core.Command.make_context", "--json"))
+    assert tests and all(t["is_test"] and t["line"] >= 1 for t in tests)
+
+
+def test_find_symbol_and_symbol_graph_over_mcp_stdio(click_db: Path) -> None:
+    async def tools(client: Client) -> None:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        found = await call(client, "find_symbol", {"pattern": "*Parser*", "kind": "class"}, schemas)
+        assert found["total"] >= 2 and all(":" in s["citation"] for s in found["symbols"])
+        graph: dict[str, Any] = await call(
+            client, "symbol_graph", {"symbol": "core.Command.main", "direction": "dependencies"}, schemas
+        )
+        assert any("core.Command.make_context" in e["resolved"] for e in graph["edges"])
+        assert all(e["citation"] == f"{e['path']}:{e['line']}" for e in graph["edges"])
+        dependents = await call(
+            client, "symbol_graph", {"symbol": "parser._OptionParser", "direction": "dependents", "depth": 2},
+            schemas,
+        )  # fmt: skip
+        assert dependents["edges"]
+        bad = await client.call_tool("symbol_graph", {"symbol": "parse_args"})
+        assert bad.is_error and "qualified name" in bad.content[0].text  # type: ignore[union-attr]
+
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(click_db)]
+    )
+    run_client(server, tools)
+
+
+def test_hybrid_search_on_click_answers_with_file_line_citations(tmp_path: Path) -> None:
+    db = tmp_path / "p.db"
+    run = [sys.executable, "-m", "retrievo.surfaces.cli"]
+    subprocess.run([*run, "index", str(CLICK / "src" / "click" / "parser.py"), "--db", str(db)], check=True,
+                   capture_output=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [*run, "search", "where are command line options parsed", "--db", str(db), "--json", "--limit", "3"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    result = json.loads(done.stdout)
+    assert result["search_mode"] == "hybrid" and result["results"]
+    top = result["results"][0]
+    assert (
+        top["path"].endswith("parser.py")
+        and top["line_start"] >= 1
+        and top["metadata"]["language"] == "python"
+    )
+    assert Path(top["path"]).read_text()[top["start"] : top["end"]] == top["text"]
