@@ -144,8 +144,16 @@ _BASE_TYPES = frozenset(
 )  # fmt: skip
 
 
+_GROUPS = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|<[^<>]*>")
+
+
 def target_name(target: str) -> str:
-    names = IDENTIFIER.findall(
-        target.split("(", maxsplit=1)[0].split("<", maxsplit=1)[0]
-    ) or IDENTIFIER.findall(target)
+    """The name a target resolves by: ``Invoice().total`` → total, ``a.b<T>(x)`` → b, ``list[str]`` → list."""
+    bare = target
+    for _ in range(10):  # innermost groups first: f(g(x)).h → f.h
+        stripped = _GROUPS.sub("", bare)
+        if stripped == bare:
+            break
+        bare = stripped
+    names = IDENTIFIER.findall(bare) or IDENTIFIER.findall(target)
     return names[-1] if names else target

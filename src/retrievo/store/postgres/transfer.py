@@ -11,6 +11,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from retrievo.errors import ConfigError
+from retrievo.store.code_index import DUMP_EDGES, DUMP_SYMBOLS, EDGE_FIELDS, SYMBOL_FIELDS
 from retrievo.store.postgres import postings
 from retrievo.store.queries import DUMP, DUMP_EMBEDDINGS, format_style
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
@@ -37,6 +38,13 @@ def dump(conn: psycopg.Connection[Any], collection: str) -> Iterator[Record]:
     fields_of = {"document": DOCUMENT_FIELDS, "revision": REVISION_FIELDS, "chunk": CHUNK_FIELDS}
     for kind, sql in DUMP:
         fields = fields_of[kind]
+        with conn.cursor(row_factory=dict_row) as cursor:
+            for row in cursor.execute(format_style(sql).encode(), (col["id"],)):
+                yield kind, {f: row[f] for f in fields}
+    for kind, sql, fields in (
+        ("code_symbol", DUMP_SYMBOLS, SYMBOL_FIELDS),
+        ("code_edge", DUMP_EDGES, EDGE_FIELDS),
+    ):
         with conn.cursor(row_factory=dict_row) as cursor:
             for row in cursor.execute(format_style(sql).encode(), (col["id"],)):
                 yield kind, {f: row[f] for f in fields}
@@ -73,6 +81,13 @@ def restore(conn: psycopg.Connection[Any], records: Iterable[Record]) -> tuple[s
                     conn.execute("INSERT INTO collection_stats (collection_id) VALUES (%s)", (collection_id,))
                     if row["model_id"]:
                         model = (row["name"], row["model_id"], int(row["dimensions"]))
+                elif kind in ("code_symbol", "code_edge"):
+                    fields = SYMBOL_FIELDS if kind == "code_symbol" else EDGE_FIELDS
+                    table = "code_symbols" if kind == "code_symbol" else "code_edges"
+                    conn.execute(
+                        f"INSERT INTO {table} (collection_id, {', '.join(fields)}) VALUES (%s{', %s' * len(fields)})".encode(),
+                        (collection_id, *(row[f] for f in fields)),
+                    )
                 elif kind == "root":
                     conn.execute(
                         "INSERT INTO roots (collection_id, path, added_at) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",

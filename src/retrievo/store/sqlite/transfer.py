@@ -11,6 +11,7 @@ import numpy as np
 
 from retrievo.errors import ConfigError
 from retrievo.ingest.identifiers import identifier_terms
+from retrievo.store.code_index import DUMP_EDGES, DUMP_SYMBOLS, EDGE_FIELDS, SYMBOL_FIELDS
 from retrievo.store.queries import DUMP, DUMP_EMBEDDINGS
 from retrievo.store.sqlite.vectors import STORAGE_DTYPE, encode_vector
 from retrievo.store.transfer import CHUNK_FIELDS, DOCUMENT_FIELDS, REVISION_FIELDS, Record
@@ -36,6 +37,14 @@ def dump(db: sqlite3.Connection, collection: str) -> Iterator[Record]:
             if "metadata" in record:
                 record["metadata"] = json.loads(record["metadata"])
             yield kind, record
+    for kind, sql, fields in (
+        ("code_symbol", DUMP_SYMBOLS, SYMBOL_FIELDS),
+        ("code_edge", DUMP_EDGES, EDGE_FIELDS),
+    ):
+        cursor = db.execute(sql, (col["id"],))
+        cursor.row_factory = sqlite3.Row
+        for row in cursor:
+            yield kind, {f: row[f] for f in fields}
     for path, added_at in db.execute(
         "SELECT path, added_at FROM roots WHERE collection_id = ?", (col["id"],)
     ):
@@ -60,6 +69,13 @@ def restore(db: sqlite3.Connection, records: Iterable[Record]) -> None:
                     row,
                 )
                 collection_id = cursor.lastrowid
+            elif kind in ("code_symbol", "code_edge"):
+                fields = SYMBOL_FIELDS if kind == "code_symbol" else EDGE_FIELDS
+                table = "code_symbols" if kind == "code_symbol" else "code_edges"
+                db.execute(
+                    f"INSERT INTO {table} (collection_id, {', '.join(fields)}) VALUES (?{', ?' * len(fields)})",
+                    (collection_id, *(row[f] for f in fields)),
+                )
             elif kind == "root":
                 db.execute(
                     "INSERT OR IGNORE INTO roots (collection_id, path, added_at) VALUES (?, ?, ?)",
