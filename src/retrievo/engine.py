@@ -8,7 +8,6 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -26,11 +25,9 @@ from retrievo.errors import (
     ModelMismatchError,
     SourceError,
 )
-from retrievo.ingest.chunkers import CHUNKERS, ChunkerName, chunk_document
-from retrievo.ingest.hashing import sha256_text
-from retrievo.ingest.loaders import Skip, load_file
+from retrievo.indexing import index_root, ingest_document, update_paths
+from retrievo.ingest.chunkers import CHUNKERS, ChunkerName
 from retrievo.ingest.roots import checked_path, resolve_inside_roots
-from retrievo.ingest.sources import walk
 from retrievo.models import (
     DocumentSummary,
     Filters,
@@ -166,7 +163,18 @@ class Engine:
             for root in roots:
                 if record_roots:
                     store.add_root(name, str(root))
-                self._index_root(store, report, root, name, chunker, include, exclude, force, progress)
+                index_root(
+                    store,
+                    report,
+                    root,
+                    name,
+                    chunker,
+                    include,
+                    exclude,
+                    force,
+                    progress,
+                    self.config.max_file_bytes,
+                )
         return report
 
     @contextmanager
@@ -186,67 +194,6 @@ class Engine:
             store.mark_indexed(name)
         report.duration_s = time.perf_counter() - started
 
-    def _index_root(
-        self,
-        store: Store,
-        report: IndexReport,
-        root: Path,
-        collection: str,
-        chunker: str,
-        include: Sequence[str],
-        exclude: Sequence[str],
-        force: bool,
-        progress: IndexProgress,
-    ) -> None:
-        seen: set[str] = set()
-        explicit = root.is_file()
-        for candidate in walk(root, include, exclude):
-            report.files_seen += 1
-            if candidate.skip:
-                report.skipped.append(SkippedFile(str(candidate.path), candidate.skip))
-                continue
-            source = str(candidate.path)
-            # A file that fails to load keeps what was indexed from it before: nothing is lost.
-            seen.add(source)
-            loaded = load_file(candidate.path, self.config.max_file_bytes, explicit=explicit)
-            if isinstance(loaded, Skip):
-                report.skipped.append(SkippedFile(source, loaded.reason))
-            else:
-                try:
-                    modified: str | None = datetime.fromtimestamp(
-                        candidate.path.stat().st_mtime, UTC
-                    ).isoformat()
-                except OSError:
-                    modified = None
-                self._ingest(store, report, loaded, collection, chunker, force, modified)
-            progress.file_done(source)
-        gone = [source for source in store.sources_under(collection, str(root)) if source not in seen]
-        report.documents_removed += store.remove_sources(collection, gone)
-
-    def _ingest(
-        self,
-        store: Store,
-        report: IndexReport,
-        loaded: LoadedDocument,
-        collection: str,
-        chunker: str,
-        force: bool,
-        modified: str | None,
-    ) -> None:
-        """Write one loaded document as a new revision, unless its content hash is unchanged."""
-        source_hash = sha256_text(loaded.text)
-        state = store.document_state(collection, loaded.source)
-        if state is not None and state.source_hash == source_hash and not force:
-            report.documents_unchanged += 1
-            return
-        drafts = chunk_document(loaded, chunker)
-        store.write_revision(collection, loaded, source_hash, drafts, modified)
-        report.chunks_written += len(drafts)
-        if state is None:
-            report.documents_added += 1
-        else:
-            report.documents_changed += 1
-
     def add_documents(
         self,
         documents: Iterable[LoadedDocument],
@@ -264,7 +211,7 @@ class Engine:
                 if not document.text.strip():
                     report.skipped.append(SkippedFile(document.source, "empty: document has no text"))
                     continue
-                self._ingest(store, report, document, name, chunker, False, None)
+                ingest_document(store, report, document, name, chunker, False, None)
                 progress.file_done(document.source)
         return report
 
@@ -320,6 +267,26 @@ class Engine:
                 f"(RETRIEVO_EMBEDDER), or re-embed by indexing into a new collection "
                 f"(`retrievo index PATH --collection {collection}-new`) or a new --db."
             )
+
+    def update_paths(
+        self,
+        roots: Sequence[str | Path],
+        changed: Sequence[str | Path],
+        collection: str | None = None,
+        embed: bool = True,
+    ) -> IndexReport:
+        """Re-read only ``changed`` paths (added, edited, deleted, renamed) under ``roots``: what a watcher calls.
+
+        Unchanged content is skipped by hash; a deleted file or folder leaves search; paths outside the
+        roots, ignored by .gitignore or always skipped (.git, node_modules …) are left alone.
+        """
+        name = collection or self.config.collection
+        resolved_roots = [checked_path(r) for r in roots]
+        with self._indexing(name, embed, _NoProgress()) as (store, report):
+            update_paths(
+                store, report, resolved_roots, [Path(p) for p in changed], name, self.config.max_file_bytes
+            )
+        return report
 
     # Search -----------------------------------------------------------------------------------
 

@@ -142,3 +142,23 @@ def _ignored(path: Path, is_dir: bool, ignores: list[tuple[Path, pathspec.GitIgn
         if spec.match_file(relative + "/" if is_dir else relative):
             return True
     return False
+
+
+def included(root: Path, path: Path) -> bool:
+    """Whether ``walk(root)`` would yield ``path``: inside the root, in no always-skipped folder, not ignored."""
+    try:
+        relative = path.relative_to(root)
+    except ValueError:
+        return False
+    if any(part in ALWAYS_SKIPPED_DIRS for part in relative.parts[:-1]):
+        return False
+    ignores: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
+    directory = root
+    for part in ("", *relative.parts[:-1]):
+        directory = directory / part if part else directory
+        own = _gitignore_spec(directory)
+        if own:
+            ignores.append((directory, own))
+        if directory != root and _ignored(directory, True, ignores[:-1] if own else ignores):
+            return False
+    return not _ignored(path, False, ignores)

@@ -308,6 +308,13 @@ def status(db: Path | None, store: str | None, as_json: bool) -> None:
 @click.option(
     "--no-refresh", is_flag=True, help="Leave out the refresh_index tool: clients cannot trigger indexing."
 )
+@click.option(
+    "--watch",
+    "watch_paths",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Index this path and keep it current while serving (repeatable).",
+)
 @click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP port.")
@@ -316,6 +323,7 @@ def mcp(
     store: str | None,
     collections: tuple[str, ...],
     no_refresh: bool,
+    watch_paths: tuple[Path, ...],
     http: bool,
     host: str,
     port: int,
@@ -329,6 +337,11 @@ def mcp(
 
     with _errors():
         engine = _engine(db, collections[0] if collections else None, store=store)
+        if watch_paths:
+            from retrievo.watch import Watcher
+
+            engine.index(list(watch_paths))
+            Watcher(engine, watch_paths).start()
         serve(
             engine,
             http=http,

@@ -106,3 +106,42 @@ def _print_edge(edge: GraphEdge, dependents: bool) -> None:
         resolved = ", ".join(edge.resolved) if edge.resolved else "(outside the index)"
         head = f"{indent}{edge.kind} {edge.target} → {resolved}"
     click.echo(f"{head}  — {edge.path}:{edge.line}")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@db_option
+@collection_option
+@click.option("--no-embed", is_flag=True, help="Keep keyword search current only; embed later.")
+@json_option
+def watch(
+    paths: tuple[Path, ...],
+    db: Path | None,
+    store: str | None,
+    collection: str | None,
+    no_embed: bool,
+    as_json: bool,
+) -> None:
+    """Index PATHS, then keep them indexed as files change (Ctrl-C stops): edits, additions, deletions, renames."""
+    from retrievo.watch import Update, Watcher
+
+    def show(update: Update) -> None:
+        r = update.report
+        if as_json:
+            click.echo(json.dumps({"paths": list(update.paths), "report": dataclasses.asdict(r),
+                                   "keyword_ms": update.keyword_ms, "embedded_ms": update.embedded_ms}))  # fmt: skip
+            return
+        vectors = f", vectors after {update.embedded_ms:.0f} ms" if update.embedded_ms is not None else ""
+        click.echo(
+            f"{len(update.paths)} path(s): {r.documents_added} added, {r.documents_changed} changed, "
+            f"{r.documents_removed} removed, {r.documents_unchanged} unchanged — searchable after "
+            f"{update.keyword_ms:.0f} ms{vectors}",
+            err=True,
+        )
+
+    with _errors(), _engine(db, collection, store=store) as engine:
+        report = engine.index(list(paths), embed=not no_embed)
+        click.echo(
+            f"indexed {report.files_seen} file(s); watching {len(paths)} path(s) (Ctrl-C stops)", err=True
+        )
+        Watcher(engine, paths, embed=not no_embed, on_update=show).run()

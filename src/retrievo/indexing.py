@@ -1,0 +1,127 @@
+"""The write pipeline: walk → load → chunk → write a revision (unless unchanged), and removal of what left.
+
+The engine holds the collection's writer lock around these; they never embed (the engine does after).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from retrievo.ingest.chunkers import chunk_document
+from retrievo.ingest.hashing import sha256_text
+from retrievo.ingest.loaders import Skip, load_file
+from retrievo.ingest.sources import included, walk
+from retrievo.models import IndexReport, LoadedDocument, SkippedFile
+from retrievo.store.base import Store
+
+
+class FileProgress(Protocol):
+    def file_done(self, path: str) -> None: ...
+
+
+def index_root(
+    store: Store,
+    report: IndexReport,
+    root: Path,
+    collection: str,
+    chunker: str,
+    include: Sequence[str],
+    exclude: Sequence[str],
+    force: bool,
+    progress: FileProgress,
+    max_file_bytes: int,
+) -> None:
+    """Every file under ``root``; sources under it that are gone leave search."""
+    seen: set[str] = set()
+    explicit = root.is_file()
+    for candidate in walk(root, include, exclude):
+        report.files_seen += 1
+        if candidate.skip:
+            report.skipped.append(SkippedFile(str(candidate.path), candidate.skip))
+            continue
+        source = str(candidate.path)
+        # A file that fails to load keeps what was indexed from it before: nothing is lost.
+        seen.add(source)
+        _load_and_ingest(store, report, candidate.path, collection, chunker, force, max_file_bytes, explicit)
+        progress.file_done(source)
+    gone = [source for source in store.sources_under(collection, str(root)) if source not in seen]
+    report.documents_removed += store.remove_sources(collection, gone)
+
+
+def update_paths(
+    store: Store,
+    report: IndexReport,
+    roots: Sequence[Path],
+    changed: Sequence[Path],
+    collection: str,
+    max_file_bytes: int,
+) -> None:
+    """Only the changed paths: files that exist are (re)loaded, paths that vanished leave search."""
+    for path in dict.fromkeys(changed):
+        root = next((r for r in roots if path == r or r in path.parents), None)
+        if root is None:
+            continue
+        if path.is_file():
+            if not included(root, path):
+                continue
+            report.files_seen += 1
+            _load_and_ingest(store, report, path, collection, "auto", False, max_file_bytes, path == root)
+        elif path.is_dir():
+            index_root(store, report, path, collection, "auto", (), (), False, _Quiet(), max_file_bytes)
+        else:
+            report.documents_removed += store.remove_sources(
+                collection, store.sources_under(collection, str(path))
+            )
+
+
+class _Quiet:
+    def file_done(self, path: str) -> None:
+        pass
+
+
+def _load_and_ingest(
+    store: Store,
+    report: IndexReport,
+    path: Path,
+    collection: str,
+    chunker: str,
+    force: bool,
+    max_file_bytes: int,
+    explicit: bool,
+) -> None:
+    loaded = load_file(path, max_file_bytes, explicit=explicit)
+    if isinstance(loaded, Skip):
+        report.skipped.append(SkippedFile(str(path), loaded.reason))
+        return
+    try:
+        modified: str | None = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat()
+    except OSError:
+        modified = None
+    ingest_document(store, report, loaded, collection, chunker, force, modified)
+
+
+def ingest_document(
+    store: Store,
+    report: IndexReport,
+    loaded: LoadedDocument,
+    collection: str,
+    chunker: str,
+    force: bool,
+    modified: str | None,
+) -> None:
+    """Write one loaded document as a new revision, unless its content hash is unchanged."""
+    source_hash = sha256_text(loaded.text)
+    state = store.document_state(collection, loaded.source)
+    if state is not None and state.source_hash == source_hash and not force:
+        report.documents_unchanged += 1
+        return
+    drafts = chunk_document(loaded, chunker)
+    store.write_revision(collection, loaded, source_hash, drafts, modified)
+    report.chunks_written += len(drafts)
+    if state is None:
+        report.documents_added += 1
+    else:
+        report.documents_changed += 1
