@@ -56,6 +56,7 @@ class CodeEdgeRow:
     target_name: str
     line: int
     line_text: str
+    column: int = 0  # 0-based character column of ``target_name`` on its line
 
 
 @dataclass(frozen=True)

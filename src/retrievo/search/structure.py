@@ -1,8 +1,9 @@
 """The structure index read as a graph, and the structural search arm (issue 10, seed 002).
 
 Edges resolve by name at read time: an edge's ``target_name`` names symbols of the collection; when
-several share it, a ``self.``/``this.`` call prefers the caller's own class, then the caller's file,
-and otherwise all of them are kept (the edge is ambiguous, and says so).
+a language server resolved the edge (``retrievo index --lsp``) its answer wins; otherwise, when several
+symbols share the name, a ``self.``/``this.`` call prefers the caller's own class, then a dotted
+target's suffix, then the caller's file, and otherwise all of them are kept (the edge is ambiguous).
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ class SymbolGraph:
 
 def _resolve(edge: EdgeHit, candidates: Sequence[SymbolHit]) -> list[SymbolHit]:
     named = [c for c in candidates if c.name == edge.target_name]
+    if edge.resolved:  # a language server said exactly which (index --lsp)
+        exact = [c for c in named if c.qualified_name == edge.resolved]
+        if exact:
+            return exact
     if len(named) <= 1:
         return named
     if edge.target.startswith(("self.", "this.", "cls.")):

@@ -79,6 +79,10 @@ class Store(Protocol):
         """Reads of the code structure index (symbols, edges), written by ``write_revision``."""
         ...
 
+    def resolve_code_edges(self, resolutions: Sequence[tuple[int, str]]) -> None:
+        """Record (edge id, qualified name) answers of a language server; they win over name matching."""
+        ...
+
     def filter_chunk_ids(self, collection: str, chunk_ids: Sequence[int], filters: Filters) -> set[int]:
         """Which of these current chunks of the collection pass ``filters``."""
         ...

@@ -46,7 +46,9 @@ CREATE TABLE code_edges (
     target TEXT NOT NULL,
     target_name TEXT NOT NULL,
     line INTEGER NOT NULL,
-    line_text TEXT NOT NULL
+    column_start INTEGER NOT NULL,
+    line_text TEXT NOT NULL,
+    resolved TEXT
 );
 CREATE INDEX code_edges_target ON code_edges (collection_id, target_name);
 CREATE INDEX code_edges_source ON code_edges (collection_id, source);
@@ -58,7 +60,8 @@ INSERT_SYMBOL = """INSERT INTO code_symbols (collection_id, document_id, languag
     kind, visibility, signature, docstring, line_start, line_end, column_start, column_end)
     VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
 INSERT_EDGE = """INSERT INTO code_edges (collection_id, document_id, is_test, source, kind, target, target_name,
-    line, line_text) VALUES (?,?,?,?,?,?,?,?,?)"""
+    line, column_start, line_text) VALUES (?,?,?,?,?,?,?,?,?,?)"""
+RESOLVE_EDGE = "UPDATE code_edges SET resolved = ? WHERE id = ?"
 
 _SYMBOL_COLUMNS = """s.name, s.qualified_name, s.kind, s.visibility, s.signature, s.docstring, s.line_start,
     s.line_end, s.column_start, s.column_end, s.language, s.is_test, s.document_id, d.source"""
@@ -80,6 +83,12 @@ EDGES_FROM = f"""
     SELECT {_EDGE_COLUMNS} FROM code_edges e
     JOIN collections col ON col.id = e.collection_id JOIN documents d ON d.id = e.document_id
     WHERE col.name = ? AND e.source IN ({{marks}}) AND e.kind IN ({{kinds}})"""
+EDGES_OF_DOCUMENT = f"""
+    SELECT {_EDGE_COLUMNS} FROM code_edges e JOIN documents d ON d.id = e.document_id
+    WHERE e.document_id = ? AND e.kind IN ({{kinds}}) ORDER BY e.id"""
+SYMBOLS_OF_DOCUMENT = f"""
+    SELECT {_SYMBOL_COLUMNS} FROM code_symbols s JOIN documents d ON d.id = s.document_id
+    WHERE s.document_id = ? ORDER BY s.line_start"""
 EDGES_TO = f"""
     SELECT {_EDGE_COLUMNS} FROM code_edges e
     JOIN collections col ON col.id = e.collection_id JOIN documents d ON d.id = e.document_id
@@ -91,7 +100,8 @@ DUMP_SYMBOLS = "SELECT * FROM code_symbols WHERE collection_id = ? ORDER BY id"
 DUMP_EDGES = "SELECT * FROM code_edges WHERE collection_id = ? ORDER BY id"
 SYMBOL_FIELDS = ("document_id", "language", "is_test", "name", "qualified_name", "kind", "visibility", "signature",
                  "docstring", "line_start", "line_end", "column_start", "column_end")  # fmt: skip
-EDGE_FIELDS = ("document_id", "is_test", "source", "kind", "target", "target_name", "line", "line_text")
+EDGE_FIELDS = ("document_id", "is_test", "source", "kind", "target", "target_name", "line", "column_start", "line_text",
+               "resolved")  # fmt: skip
 EDGE_KINDS = ("imports", "calls", "inherits", "implements", "uses")
 
 
@@ -124,6 +134,9 @@ class EdgeHit:
     is_test: bool
     document_id: str
     path: str
+    id: int
+    column: int  # 0-based character column of the target's name on its line
+    resolved: str | None  # the qualified name a language server resolved it to, if one did
 
 
 def symbol_hit(row: Sequence[Any]) -> SymbolHit:
@@ -164,8 +177,8 @@ def write_structure(
     if structure.edges:
         executemany(
             INSERT_EDGE,
-            [(collection_id, document_id, test, e.source, e.kind, e.target, e.target_name, e.line, e.line_text)
-             for e in structure.edges],
+            [(collection_id, document_id, test, e.source, e.kind, e.target, e.target_name, e.line, e.column,
+              e.line_text) for e in structure.edges],
         )  # fmt: skip
 
 
@@ -223,6 +236,13 @@ class CodeIndex:
             return []
         sql = EDGES_TO.format(marks=",".join("?" * len(names)), kinds=",".join("?" * len(kinds)))
         return [edge_hit(row) for row in self._rows(sql, [collection, *names, *kinds])]
+
+    def edges_of_document(self, document_id: str, kinds: Sequence[str] = EDGE_KINDS) -> list[EdgeHit]:
+        sql = EDGES_OF_DOCUMENT.format(kinds=",".join("?" * len(kinds)))
+        return [edge_hit(row) for row in self._rows(sql, [document_id, *kinds])]
+
+    def symbols_of_document(self, document_id: str) -> list[SymbolHit]:
+        return [symbol_hit(row) for row in self._rows(SYMBOLS_OF_DOCUMENT, [document_id])]
 
     def counts(self, collection: str) -> tuple[int, int]:
         row = self._rows(COUNTS, [collection, collection])[0]

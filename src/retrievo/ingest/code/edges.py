@@ -90,23 +90,24 @@ def _text(node: Any, data: bytes) -> str:
     return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-def edges_of(node: Any, rules: EdgeRules, data: bytes) -> list[tuple[str, str, int]]:
-    """(kind, target text, 0-based line) for the edges this one node makes (not its descendants')."""
-    found: list[tuple[str, str, int]] = []
+def edges_of(node: Any, rules: EdgeRules, data: bytes) -> list[tuple[str, str, int, int]]:
+    """(kind, target text, 0-based line, byte column) for the edges this one node makes (not its descendants')."""
+    found: list[tuple[str, str, int, int]] = []
     kind = node.type
-    line = node.start_point[0]
+    line, column = node.start_point
     if kind in rules.calls:
         callee = node.child_by_field_name(rules.calls[kind])
         if callee is not None:
-            found.append(("calls", _text(callee, data), line))
+            found.append(("calls", _text(callee, data), callee.start_point[0], callee.start_point[1]))
     elif kind in rules.imports:
         field = rules.imports[kind]
         targets = node.children_by_field_name(field) if field else node.named_children[:1]
         found.extend(
-            ("imports", _text(target, data).split(" as ")[0].strip("\"'<>"), line) for target in targets
+            ("imports", _text(t, data).split(" as ")[0].strip("\"'<>"), t.start_point[0], t.start_point[1])
+            for t in targets
         )
     elif kind in rules.types and not _declares_or_lists(node):
-        found.append(("uses", _text(node, data), line))
+        found.append(("uses", _text(node, data), line, column))
     parent = node.parent
     for key, edge in rules.bases.items():
         node_type, _, parent_type = key.partition("@")
@@ -123,8 +124,8 @@ def edges_of(node: Any, rules: EdgeRules, data: bytes) -> list[tuple[str, str, i
         for child in node.named_children or [node]:
             if child.type in ("keyword_argument", "comment"):
                 continue
-            found.append((edge, _text(child, data), child.start_point[0]))
-    return [(k, t[:MAX_TARGET_CHARS], ln) for k, t, ln in found if IDENTIFIER.search(t)]
+            found.append((edge, _text(child, data), child.start_point[0], child.start_point[1]))
+    return [(k, t[:MAX_TARGET_CHARS], ln, col) for k, t, ln, col in found if IDENTIFIER.search(t)]
 
 
 def _declares_or_lists(node: Any) -> bool:

@@ -95,6 +95,16 @@ def _rows(
     return tuple(symbol_rows), tuple(edge_rows)
 
 
+def _name_column(line: str, byte_column: int, target: str, name: str) -> int:
+    """Character column of the resolving name (``total`` in ``Invoice().total``): where a language server is asked."""
+    column = len(line.encode("utf-8")[:byte_column].decode("utf-8", "ignore"))
+    first_line = target.split("\n", 1)[0]
+    offset = first_line.rfind(name)
+    return (
+        column + offset if offset >= 0 and line[column : column + len(first_line)] == first_line else column
+    )
+
+
 def _visibility(symbol: CodeSymbol) -> str:
     words = symbol.signature.split("(")[0].split()
     for word in ("private", "protected", "internal", "public"):

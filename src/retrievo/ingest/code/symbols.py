@@ -55,6 +55,7 @@ class RawEdge:
     kind: str
     target: str
     line: int  # 0-based
+    byte_column: int = 0
 
 
 def parse_symbols(text: str, language: str, module: str) -> list[CodeSymbol] | None:
@@ -82,7 +83,7 @@ def parse_code(text: str, language: str, module: str) -> tuple[list[CodeSymbol],
         node, parent = stack.pop()
         if rules is not None:
             source = module if parent is None else symbols[parent].qualified_name
-            edges.extend(RawEdge(source, k, t, ln) for k, t, ln in edges_of(node, rules, data))
+            edges.extend(RawEdge(source, k, t, ln, col) for k, t, ln, col in edges_of(node, rules, data))
         kind = grammar.symbols.get(node.type)
         target = node
         if kind is None and node.type in ("lexical_declaration", "variable_declaration"):

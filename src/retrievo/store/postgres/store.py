@@ -322,6 +322,13 @@ class PostgresStore:
         )
         return {int(row[0]) for row in rows}
 
+    def resolve_code_edges(self, resolutions: Sequence[tuple[int, str]]) -> None:
+        with self._transaction() as conn, conn.cursor() as cursor:
+            cursor.executemany(
+                format_style(code_index.RESOLVE_EDGE).encode(),
+                [(name, edge_id) for edge_id, name in resolutions],
+            )
+
     def roots(self, collection: str) -> list[str]:
         return [row[0] for row in self._rows(format_style(queries.ROOTS), (collection,))]
 

@@ -258,6 +258,10 @@ class SQLiteStore:
         )
         return {int(row[0]) for row in rows}
 
+    def resolve_code_edges(self, resolutions: Sequence[tuple[int, str]]) -> None:
+        with self._transaction() as db:
+            db.executemany(code_index.RESOLVE_EDGE, [(name, edge_id) for edge_id, name in resolutions])
+
     def roots(self, collection: str) -> list[str]:
         rows = self._read(queries.ROOTS, (collection,))
         return [row[0] for row in rows]
