@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -132,12 +133,16 @@ class Engine:
         embed: bool = True,
         force: bool = False,
         progress: IndexProgress | None = None,
+        lsp: bool = False,
     ) -> IndexReport:
         """Index files and folders; unchanged files are skipped by hash, removed files leave search.
 
         Each path is recorded as a root of the collection: the only places ``refresh`` may re-read.
+        ``lsp``: ask language servers (jedi-language-server for Python) where ambiguous calls go.
         """
-        return self._index_paths(paths, collection, chunker, include, exclude, embed, force, progress, True)
+        return self._index_paths(
+            paths, collection, chunker, include, exclude, embed, force, progress, True, lsp
+        )
 
     def _index_paths(
         self,
@@ -150,6 +155,7 @@ class Engine:
         force: bool,
         progress: IndexProgress | None,
         record_roots: bool,
+        lsp: bool = False,
     ) -> IndexReport:
         if chunker not in (ChunkerName.AUTO, *CHUNKERS):
             raise SourceError(f"unknown chunker {chunker!r}; choose auto, {', '.join(CHUNKERS)}")
@@ -175,7 +181,18 @@ class Engine:
                     progress,
                     self.config.max_file_bytes,
                 )
+            if lsp:
+                self._refine(store, report, name, roots)
         return report
+
+    @staticmethod
+    def _refine(store: Store, report: IndexReport, collection: str, roots: Sequence[Path]) -> None:
+        from retrievo.ingest.code.lsp.refine import refine_with_lsp
+
+        workspace = Path(os.path.commonpath([r if r.is_dir() else r.parent for r in roots]))
+        refined = refine_with_lsp(store, collection, workspace)
+        report.lsp_edges_asked, report.lsp_edges_resolved = refined.edges_asked, refined.edges_resolved
+        report.lsp_warning = refined.warning
 
     @contextmanager
     def _indexing(

@@ -230,6 +230,9 @@ class IndexReport:
     embed_error: str | None = None
     skipped: list[SkippedFile] = field(default_factory=list)
     duration_s: float = 0.0
+    lsp_edges_asked: int | None = None  # index --lsp: edges a language server was asked about …
+    lsp_edges_resolved: int | None = None  # … and resolved to a symbol of the index
+    lsp_warning: str | None = None
 
     def skipped_by_reason(self) -> dict[str, int]:
         counts: dict[str, int] = {}

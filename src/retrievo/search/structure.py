@@ -63,7 +63,7 @@ class SymbolGraph:
 
 def _resolve(edge: EdgeHit, candidates: Sequence[SymbolHit]) -> list[SymbolHit]:
     named = [c for c in candidates if c.name == edge.target_name]
-    if edge.resolved:  # a language server said exactly which (index --lsp)
+    if edge.resolved:  # a language server said exactly which (index --lsp); "" = it did not know
         exact = [c for c in named if c.qualified_name == edge.resolved]
         if exact:
             return exact

@@ -76,9 +76,8 @@ SYMBOLS_NAMED = f"""
     SELECT {_SYMBOL_COLUMNS} FROM code_symbols s
     JOIN collections col ON col.id = s.collection_id JOIN documents d ON d.id = s.document_id
     WHERE col.name = ? AND s.{{column}} IN ({{marks}})"""
-_EDGE_COLUMNS = (
-    "e.source, e.kind, e.target, e.target_name, e.line, e.line_text, e.is_test, e.document_id, d.source"
-)
+_EDGE_COLUMNS = """e.source, e.kind, e.target, e.target_name, e.line, e.line_text, e.is_test, e.document_id, d.source,
+    e.id, e.column_start, e.resolved"""
 EDGES_FROM = f"""
     SELECT {_EDGE_COLUMNS} FROM code_edges e
     JOIN collections col ON col.id = e.collection_id JOIN documents d ON d.id = e.document_id
@@ -266,3 +265,15 @@ class CodeIndex:
             if name in wanted[document_id]:
                 found.setdefault(name, []).append(int(chunk_id))
         return found
+
+
+UNREFINED_EDGES = f"""
+    SELECT {_EDGE_COLUMNS} FROM code_edges e
+    JOIN collections col ON col.id = e.collection_id JOIN documents d ON d.id = e.document_id
+    WHERE col.name = ? AND d.media_type = ? AND d.deleted_at IS NULL AND e.resolved IS NULL
+      AND e.kind IN ('calls', 'inherits', 'implements') ORDER BY e.document_id, e.id"""
+
+
+def unrefined_edges(index: CodeIndex, collection: str, media_type: str) -> list[EdgeHit]:
+    """Edges of one language's files that no language server has been asked about yet."""
+    return [edge_hit(row) for row in index._rows(UNREFINED_EDGES, [collection, media_type])]

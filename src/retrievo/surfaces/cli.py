@@ -127,6 +127,11 @@ def _show_progress_messages() -> None:
 @click.option("--no-embed", is_flag=True, help="Write chunks only; embed later with `retrievo embed`.")
 @click.option("--force", is_flag=True, help="Re-chunk files even when their content is unchanged.")
 @click.option("--max-file-bytes", type=int, help="Skip files larger than this (default 10 MB).")
+@click.option(
+    "--lsp",
+    is_flag=True,
+    help="Ask language servers (jedi-language-server for Python) where ambiguous calls go.",
+)
 @json_option
 def index(
     paths: tuple[str, ...],
@@ -139,6 +144,7 @@ def index(
     no_embed: bool,
     force: bool,
     max_file_bytes: int | None,
+    lsp: bool,
     as_json: bool,
 ) -> None:
     """Index files and folders (incremental: unchanged files are skipped)."""
@@ -149,7 +155,7 @@ def index(
         with Progress(*columns, console=err, disable=not show_bars, transient=True) as bars:
             report = engine.index(
                 list(paths), chunker=chunker, include=include, exclude=exclude, embed=not no_embed,
-                force=force, progress=_RichProgress(bars),
+                force=force, progress=_RichProgress(bars), lsp=lsp,
             )  # fmt: skip
         if as_json:
             click.echo(json.dumps(report_to_dict(report), indent=2))
@@ -168,6 +174,13 @@ def _print_report(report: IndexReport, db: Path) -> None:
     )
     for reason, count in sorted(report.skipped_by_reason().items()):
         out.print(f"  skipped {count} file(s): {reason}", highlight=False)
+    if report.lsp_edges_asked is not None:
+        out.print(
+            f"language servers: {report.lsp_edges_resolved} of {report.lsp_edges_asked} ambiguous edges resolved",
+            highlight=False,
+        )
+    if report.lsp_warning:
+        err.print(f"[yellow]warning:[/] {escape(report.lsp_warning)}", highlight=False)
     if report.embed_error:
         out.print(
             f"[yellow]warning:[/] {report.embeddings_missing} chunk(s) not embedded yet "

@@ -86,10 +86,12 @@ def _rows(
         if key in seen:
             continue
         seen.add(key)
-        line_text = lines[edge.line].strip()[:300] if edge.line < len(lines) else ""
+        full_line = lines[edge.line] if edge.line < len(lines) else ""
+        name = target_name(edge.target)
+        column = _name_column(full_line, edge.byte_column, edge.target, name)
         edge_rows.append(
             CodeEdgeRow(
-                edge.source, edge.kind, edge.target, target_name(edge.target), edge.line + 1, line_text
+                edge.source, edge.kind, edge.target, name, edge.line + 1, full_line.strip()[:300], column
             )
         )
     return tuple(symbol_rows), tuple(edge_rows)
