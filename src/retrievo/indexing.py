@@ -12,7 +12,7 @@ from typing import Protocol
 
 from retrievo.ingest.chunkers import chunk_document
 from retrievo.ingest.hashing import sha256_text
-from retrievo.ingest.loaders import Skip, load_file
+from retrievo.ingest.loaders import Skip, Unchanged, load_file
 from retrievo.ingest.sources import included, walk
 from retrievo.models import IndexReport, LoadedDocument, SkippedFile
 from retrievo.store.base import Store
@@ -92,7 +92,13 @@ def _load_and_ingest(
     max_file_bytes: int,
     explicit: bool,
 ) -> None:
-    loaded = load_file(path, max_file_bytes, explicit=explicit)
+    state = None if force else store.document_state(collection, str(path))
+    loaded = load_file(
+        path, max_file_bytes, explicit=explicit, known_hash=state.source_hash if state else None
+    )
+    if isinstance(loaded, Unchanged):
+        report.documents_unchanged += 1
+        return
     if isinstance(loaded, Skip):
         report.skipped.append(SkippedFile(str(path), loaded.reason))
         return

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrievo.ingest.code import CODE_SUFFIXES, language_of, load_code
+from retrievo.ingest.hashing import sha256_text
 from retrievo.ingest.html_text import html_to_document
 from retrievo.ingest.markdown_text import markdown_sections, parse_front_matter
 from retrievo.models import LoadedDocument, Section
@@ -31,8 +32,19 @@ class Skip:
     reason: str
 
 
-def load_file(path: Path, max_bytes: int, explicit: bool = False) -> LoadedDocument | Skip:
-    """Load one file. ``explicit`` files (named on the command line) are read as text if unknown."""
+@dataclass(frozen=True)
+class Unchanged:
+    """The file's text hashes to what is already indexed: there is nothing to parse."""
+
+
+def load_file(
+    path: Path, max_bytes: int, explicit: bool = False, known_hash: str | None = None
+) -> LoadedDocument | Skip | Unchanged:
+    """Load one file. ``explicit`` files (named on the command line) are read as text if unknown.
+
+    ``known_hash``: the indexed revision's source hash; a file whose text still hashes to it comes back
+    as ``Unchanged`` before any parsing (Markdown, text and code, whose loaded text is the file's text).
+    """
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES and not explicit:
         return Skip(f"unsupported type: {suffix or 'no extension'}")
@@ -59,6 +71,8 @@ def load_file(path: Path, max_bytes: int, explicit: bool = False) -> LoadedDocum
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         return Skip("empty: file has only whitespace")
+    if known_hash is not None and suffix not in HTML_SUFFIXES and sha256_text(text) == known_hash:
+        return Unchanged()
     if suffix in MARKDOWN_SUFFIXES:
         return load_markdown(source, text)
     if suffix in HTML_SUFFIXES:
