@@ -35,6 +35,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("fusion", "RETRIEVO_FUSION", "hybrid fusion: zscore (default, best measured) or rrf"),
     Setting("rrf_k", "RETRIEVO_RRF_K", "Reciprocal Rank Fusion constant k (default 60)"),
+    Setting(
+        "rewrite_url",
+        "RETRIEVO_REWRITE_URL",
+        "OpenAI-compatible chat base URL of a query rewriter (off unset)",
+    ),
+    Setting("rewrite_model", "RETRIEVO_REWRITE_MODEL", "model name for the query rewriter"),
+    Setting("rewrite_api_key", "RETRIEVO_REWRITE_API_KEY", "API key for the query rewriter (never logged)"),
 )
 
 
@@ -51,6 +58,9 @@ class Config:
     max_file_bytes: int = 10 * 1024 * 1024
     rrf_k: int = 60
     fusion: str = "zscore"
+    rewrite_url: str | None = None
+    rewrite_model: str | None = None
+    rewrite_api_key: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.db, Path):  # Config(db="index.db") from the Python API
@@ -59,7 +69,9 @@ class Config:
     def __repr__(self) -> str:
         # The API key must never reach a log line or a traceback.
         shown = {
-            f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("embed_api_key", "store")
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("embed_api_key", "store", "rewrite_api_key")
         }
         if self.store:
             from retrievo.secrets import redact

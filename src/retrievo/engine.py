@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -43,6 +43,7 @@ from retrievo.models import (
 )
 from retrievo.search.context import AssembledContext, CodeBudget, assemble
 from retrievo.search.hybrid import SearchOptions, run_search
+from retrievo.search.rewrite import QueryRewriter
 from retrievo.search.similar import check_scope, similar_chunks
 from retrievo.search.structure import MAX_DEPTH, SymbolGraph, dependencies, dependents, one_symbol, tests_for
 from retrievo.store.base import Store
@@ -97,6 +98,11 @@ class Engine:
         self._health = _EmbedderHealth()
         self._lock = threading.Lock()
         self._tokens = TokenCounter()
+        self._rewriter = (
+            QueryRewriter(config.rewrite_url, config.rewrite_model or "gpt-4o-mini", config.rewrite_api_key)
+            if config.rewrite_url
+            else None
+        )
 
     # Lifecycle --------------------------------------------------------------------------------
 
@@ -333,6 +339,9 @@ class Engine:
             k=self.config.rrf_k,
             fusion=self.config.fusion,
         )
+        if self._rewriter is not None and options.mode == SearchMode.HYBRID:
+            rewritten = self._rewriter.rewrite(query)
+            options = replace(options, entities=rewritten.entities, expansions=rewritten.rephrasings)
         reason = self._unavailable_reason(store, name)
         return run_search(store, name, query, options, self._embed_query, reason)
 

@@ -51,6 +51,9 @@ class SearchOptions:
     weights: Mapping[str, float] | None = None
     depth: int = 100
     structure: bool = True  # the structural arm (code symbols the query names), hybrid mode only
+    # From a query rewriter: names for the structural arm, words for the keyword arm (never the dense arm).
+    entities: tuple[str, ...] = ()
+    expansions: tuple[str, ...] = ()
 
 
 QueryEmbedder = Callable[[str], tuple[str, npt.NDArray[np.float32]]]
@@ -82,9 +85,10 @@ def run_search(
             reason = str(exc)
     degraded = options.mode != SearchMode.KEYWORD and SEMANTIC not in arms
     if options.mode in (SearchMode.KEYWORD, SearchMode.HYBRID) or degraded:
-        arms[KEYWORD] = store.keyword_search(collection, query, options.filters, depth)
+        keyword_text = " ".join([query, *options.expansions, *options.entities])
+        arms[KEYWORD] = store.keyword_search(collection, keyword_text, options.filters, depth)
     structural = (
-        structural_arm(store, collection, query, options.filters, depth)
+        structural_arm(store, collection, query, options.filters, depth, options.entities)
         if options.mode == SearchMode.HYBRID and options.structure
         else []
     )

@@ -186,9 +186,14 @@ def _graph_edge(edge: EdgeHit, resolved: Iterable[SymbolHit], depth: int) -> Gra
     )  # fmt: skip
 
 
-def structural_arm(store: Store, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
-    """Chunks of the symbols a query names (1.0), what they call or extend (0.8), their tests (0.7)."""
-    names = query_identifiers(query)
+def structural_arm(
+    store: Store, collection: str, query: str, filters: Filters, limit: int, entities: Sequence[str] = ()
+) -> list[ArmHit]:
+    """Chunks of the symbols a query names (1.0), what they call or extend (0.8), their tests (0.7).
+
+    ``entities``: more names, from a query rewriter.
+    """
+    names = list(dict.fromkeys([*query_identifiers(query), *entities]))[:20]
     if not names:
         return []
     index = store.code_index()

@@ -1,0 +1,95 @@
+"""The optional query rewriter, against a local OpenAI-compatible chat server (no LLM runs here).
+
+The real thing is any chat endpoint; what is tested is our side of the protocol, the cache, the way
+entities reach the structural arm, and that every failure falls back to the query as typed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrievo import Config, Engine
+from retrievo.search.rewrite import QueryRewriter, Rewrite
+
+
+class ChatServer:
+    def __init__(self, answer: str) -> None:
+        self.answer, self.requests, self.status = answer, [], 200
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append((self.path, dict(self.headers), body))
+                raw = json.dumps(
+                    {"choices": [{"message": {"role": "assistant", "content": server.answer}}]}
+                ).encode()
+                self.send_response(server.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def chat() -> Iterator[ChatServer]:
+    server = ChatServer(
+        'Sure:\n```json\n{"entities": ["Invoice.total", "not an identifier!"], "rephrasings": ["sum of lines"]}\n```'
+    )
+    yield server
+    server.httpd.shutdown()
+    server.httpd.server_close()
+
+
+def test_entities_and_rephrasings_are_read_and_cached(chat: ChatServer) -> None:
+    rewriter = QueryRewriter(chat.url, "m", api_key="sk-secret")
+    assert rewriter.rewrite("how is the amount computed") == Rewrite(("Invoice.total",), ("sum of lines",))
+    rewriter.rewrite("how is the amount computed")
+    assert len(chat.requests) == 1, "cached"
+    path, headers, body = chat.requests[0]
+    assert path == "/v1/chat/completions" and headers["Authorization"] == "Bearer sk-secret"
+    assert body["messages"][1]["content"] == "how is the amount computed" and "sk-secret" not in repr(
+        rewriter
+    )
+
+
+def test_a_failing_rewriter_leaves_the_query_as_typed(chat: ChatServer) -> None:
+    chat.status = 500
+    assert QueryRewriter(chat.url, "m").rewrite("q") == Rewrite()
+    chat.status, chat.answer = 200, "no json here"
+    assert QueryRewriter(chat.url, "m").rewrite("q") == Rewrite()
+    assert QueryRewriter("http://127.0.0.1:9/v1", "m", timeout_s=1).rewrite("q") == Rewrite()
+
+
+def test_entities_reach_the_structural_arm(chat: ChatServer, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "billing.py").write_text("class Invoice:\n    def total(self):\n        return 42\n")
+    (repo / "notes.md").write_text("# Amounts\n\nHow the amount is computed is described elsewhere.\n")
+    plain = Engine(Config(db=tmp_path / "i.db", embedder="none"))
+    plain.index([repo])
+    assert plain.search("how is the amount computed", limit=1).hits[0].chunk.path.endswith("notes.md")
+    plain.close()
+    with Engine(
+        Config(db=tmp_path / "i.db", embedder="none", rewrite_url=chat.url, rewrite_model="m")
+    ) as engine:
+        top = engine.search("how is the amount computed", limit=1, explain=True).hits[0]
+        assert (
+            top.chunk.metadata["symbol"] == "billing.Invoice.total"
+            and top.explain
+            and "structure" in top.explain
+        )
