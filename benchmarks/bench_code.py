@@ -86,7 +86,8 @@ def _watch_latency(engine: Engine, repo: Path, edits: int = 20) -> tuple[float, 
             target.write_text(original + f"\n\ndef {token}():\n    return {number}\n")
             deadline = saved + 30
             while time.perf_counter() < deadline:
-                if engine.search(token, mode="keyword", limit=1).hits:
+                # The token's parts ("watchtoken", "0", "x") match elsewhere: wait for the token itself.
+                if any(token in h.chunk.text for h in engine.search(token, mode="keyword", limit=5).hits):
                     latencies.append((time.perf_counter() - saved) * 1000)
                     break
                 time.sleep(0.01)

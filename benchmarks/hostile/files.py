@@ -34,6 +34,16 @@ def make_hostile_folder(folder: Path, big_mb: int = 9) -> dict[str, str]:
     put("crlf.md", "# CRLF\r\n\r\nWindows line ends.\r\n" * 50, "CRLF")
     put("one-line.txt", ("word " * (big_mb * 1024 * 1024 // 5)), f"{big_mb} MB on one line")
     put("too-big.txt", b"x" * (11 * 1024 * 1024), "over the 10 MB limit")
+    minified = "var a=1;" + ";".join(f"function f{i}(x){{return x*{i}}}" for i in range(big_mb * 40_000))
+    put("minified.js", minified, f"{len(minified) // 1_000_000} MB of minified JavaScript on one line")
+    put(
+        "broken.py",
+        "def ok():\n    return 1\n\ndef broken(:\n    pass\nclass Half(\n",
+        "Python with syntax errors",
+    )
+    put("nested.py", "x = " + "[" * 5000 + "]" * 5000 + "\n", "5,000 nested brackets")
+    put("binary.go", b"package main\x00\x01\x02" * 100, "binary with a code extension")
+    put("latin1.rs", "// caf\xe9\nfn main() {}\n".encode("latin-1"), "non-UTF-8 code")
     put("headings.md", "".join(f"# H{i}\n" for i in range(2_000)), "2,000 headings, no body")
     put("deep.html", "<div>" * 20_000 + "deep text" + "</div>" * 20_000, "20,000 nested elements")
     put("entities.html", "<p>" + "&amp;&#x1F600;&#0;&#xD800;&bogus;" * 5000 + "</p>", "odd entities")
