@@ -149,7 +149,11 @@ def bench_synthetic(scratch: Path, files: int = 10_000) -> dict[str, Any]:
     return result
 
 
-def bench_anthropic(scratch: Path) -> dict[str, Any]:
+def bench_anthropic(
+    scratch: Path,
+    modes: tuple[str, ...] = ("keyword", "semantic", "hybrid"),
+    bonuses: tuple[float, ...] = (1.0,),
+) -> dict[str, Any]:
     documents = json.loads((ANTHROPIC / "documents.json").read_text())
     queries = [
         json.loads(line) for line in (ANTHROPIC / "queries.jsonl").read_text().splitlines() if line.strip()
@@ -187,7 +191,12 @@ def bench_anthropic(scratch: Path) -> dict[str, Any]:
         started = time.perf_counter()
         report = engine.index([repo])
         result["index_s"], result["chunks"] = round(time.perf_counter() - started, 1), report.chunks_written
-        for mode in ("keyword", "semantic", "hybrid"):
+        from retrievo.search import hybrid
+
+        runs = [(m, b) for m in modes for b in (bonuses if m == "hybrid" else (1.0,))]
+        for mode, bonus in runs:
+            hybrid.STRUCTURE_BONUS = bonus
+            label = mode if len(bonuses) == 1 or mode != "hybrid" else f"hybrid, structure bonus {bonus}"
             found = {5: [], 10: [], 20: []}  # type: dict[int, list[float]]
             halves: dict[str, list[float]] = {"even": [], "odd": []}
             for number, query in enumerate(queries):
@@ -204,11 +213,11 @@ def bench_anthropic(scratch: Path) -> dict[str, Any]:
                     shares.append(share)
                     if k == 10:
                         halves["even" if number % 2 == 0 else "odd"].append(share)
-            result[mode] = {f"pass@{k}": round(100 * statistics.mean(v), 1) for k, v in found.items()}
-            result[mode]["pass@10_halves_even_odd"] = [
+            result[label] = {f"pass@{k}": round(100 * statistics.mean(v), 1) for k, v in found.items()}
+            result[label]["pass@10_halves_even_odd"] = [
                 round(100 * statistics.mean(v), 1) for v in halves.values()
             ]
-            result[mode]["queries"] = len(found[10])
+            result[label]["queries"] = len(found[10])
     return result
 
 
@@ -218,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("what", choices=["click", "synthetic", "anthropic"])
     parser.add_argument("--files", type=int, default=10_000, help="synthetic: how many files")
+    parser.add_argument("--modes", default="keyword,semantic,hybrid", help="anthropic: modes to measure")
+    parser.add_argument("--bonuses", default="1.0", help="anthropic: structure bonuses to compare (hybrid)")
+    parser.add_argument("--code-max-chars", type=int, help="anthropic: lever — symbol chunk size")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         if args.what == "click":
@@ -225,7 +237,18 @@ def main(argv: list[str] | None = None) -> int:
         elif args.what == "synthetic":
             result = bench_synthetic(Path(scratch), args.files)
         else:
-            result = bench_anthropic(Path(scratch))
+            if args.code_max_chars:
+                from retrievo.ingest import chunkers
+
+                spec = chunkers.CHUNKERS[chunkers.ChunkerName.CODE]
+                chunkers.CODE_MAX_CHARS = args.code_max_chars
+                chunkers.CHUNKERS[chunkers.ChunkerName.CODE] = chunkers.ChunkerSpec(
+                    spec.name, spec.version, args.code_max_chars, spec.segmenter
+                )
+            modes = tuple(args.modes.split(","))
+            bonuses = tuple(float(b) for b in args.bonuses.split(","))
+            result = bench_anthropic(Path(scratch), modes, bonuses)
+            result["code_max_chars"] = args.code_max_chars or 1500
     print(json.dumps(result, indent=1))
     return 0
 
