@@ -82,14 +82,14 @@ def test_entities_reach_the_structural_arm(chat: ChatServer, tmp_path: Path) -> 
     (repo / "notes.md").write_text("# Amounts\n\nHow the amount is computed is described elsewhere.\n")
     plain = Engine(Config(db=tmp_path / "i.db", embedder="none"))
     plain.index([repo])
-    assert plain.search("how is the amount computed", limit=1).hits[0].chunk.path.endswith("notes.md")
+    as_typed = plain.search("how is the amount computed", limit=5).hits
+    assert [h.chunk.path.rsplit("/", 1)[1] for h in as_typed] == ["notes.md"], (
+        "the code shares no word with it"
+    )
     plain.close()
     with Engine(
         Config(db=tmp_path / "i.db", embedder="none", rewrite_url=chat.url, rewrite_model="m")
     ) as engine:
-        top = engine.search("how is the amount computed", limit=1, explain=True).hits[0]
-        assert (
-            top.chunk.metadata["symbol"] == "billing.Invoice.total"
-            and top.explain
-            and "structure" in top.explain
-        )
+        hits = engine.search("how is the amount computed", limit=5, explain=True).hits
+        code = [h for h in hits if h.chunk.metadata.get("symbol") == "billing.Invoice.total"]
+        assert code and code[0].explain and "structure" in code[0].explain
