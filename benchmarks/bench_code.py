@@ -152,7 +152,7 @@ def bench_synthetic(scratch: Path, files: int = 10_000) -> dict[str, Any]:
 def bench_anthropic(
     scratch: Path,
     modes: tuple[str, ...] = ("keyword", "semantic", "hybrid"),
-    bonuses: tuple[float, ...] = (1.0,),
+    bonuses: tuple[float, ...] = (),
 ) -> dict[str, Any]:
     documents = json.loads((ANTHROPIC / "documents.json").read_text())
     queries = [
@@ -193,10 +193,11 @@ def bench_anthropic(
         result["index_s"], result["chunks"] = round(time.perf_counter() - started, 1), report.chunks_written
         from retrievo.search import hybrid
 
-        runs = [(m, b) for m in modes for b in (bonuses if m == "hybrid" else (1.0,))]
+        default_bonus = hybrid.STRUCTURE_BONUS
+        runs = [(m, b) for m in modes for b in (bonuses if m == "hybrid" and bonuses else (default_bonus,))]
         for mode, bonus in runs:
             hybrid.STRUCTURE_BONUS = bonus
-            label = mode if len(bonuses) == 1 or mode != "hybrid" else f"hybrid, structure bonus {bonus}"
+            label = mode if len(bonuses) <= 1 or mode != "hybrid" else f"hybrid, structure bonus {bonus}"
             found = {5: [], 10: [], 20: []}  # type: dict[int, list[float]]
             halves: dict[str, list[float]] = {"even": [], "odd": []}
             for number, query in enumerate(queries):
@@ -228,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("what", choices=["click", "synthetic", "anthropic"])
     parser.add_argument("--files", type=int, default=10_000, help="synthetic: how many files")
     parser.add_argument("--modes", default="keyword,semantic,hybrid", help="anthropic: modes to measure")
-    parser.add_argument("--bonuses", default="1.0", help="anthropic: structure bonuses to compare (hybrid)")
+    parser.add_argument("--bonuses", default="", help="anthropic: structure bonuses to compare (hybrid)")
     parser.add_argument("--code-max-chars", type=int, help="anthropic: lever — symbol chunk size")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
@@ -246,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
                     spec.name, spec.version, args.code_max_chars, spec.segmenter
                 )
             modes = tuple(args.modes.split(","))
-            bonuses = tuple(float(b) for b in args.bonuses.split(","))
+            bonuses = tuple(float(b) for b in args.bonuses.split(",") if b)
             result = bench_anthropic(Path(scratch), modes, bonuses)
             result["code_max_chars"] = args.code_max_chars or 1500
     print(json.dumps(result, indent=1))
