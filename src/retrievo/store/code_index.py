@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from retrievo.models import CodeStructure
+from retrievo.models import CodeStructure, CodeSymbolRow
 
 SCHEMA = """
 CREATE TABLE code_symbols (
@@ -105,17 +105,9 @@ EDGE_KINDS = ("imports", "calls", "inherits", "implements", "uses")
 
 
 @dataclass(frozen=True)
-class SymbolHit:
-    name: str
-    qualified_name: str
-    kind: str
-    visibility: str
-    signature: str
-    docstring: str
-    line_start: int
-    line_end: int
-    column_start: int
-    column_end: int
+class SymbolHit(CodeSymbolRow):
+    """A symbol as read back: the stored row, plus where it lives."""
+
     language: str
     is_test: bool
     document_id: str

@@ -27,6 +27,16 @@ MISSING_EMBEDDINGS = """
 
 COLLECTION_INFO = "SELECT name, model_id, dimensions FROM collections WHERE name = ?"
 
+# The folders and files a user chose to index: the only places a refresh may re-read (both stores).
+ROOTS_SCHEMA = """
+CREATE TABLE roots (
+    collection_id INTEGER NOT NULL REFERENCES collections(id),
+    path TEXT NOT NULL,
+    added_at TEXT NOT NULL,
+    PRIMARY KEY (collection_id, path)
+);
+"""
+
 ROOTS = """
     SELECT r.path FROM roots r JOIN collections col ON col.id = r.collection_id
     WHERE col.name = ? ORDER BY r.path"""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import psycopg
 
-from retrievo.store import code_index
+from retrievo.store import code_index, queries
 
 M001_INITIAL = """
 CREATE EXTENSION IF NOT EXISTS vector;
@@ -104,15 +104,7 @@ ALTER TABLE postings DROP CONSTRAINT postings_pkey;
 ALTER TABLE postings ADD PRIMARY KEY (collection_id, term, chunk_id) INCLUDE (tf, token_count);
 """
 
-# The folders and files a user chose to index: the only places a refresh may re-read.
-M003_ROOTS = """
-CREATE TABLE roots (
-    collection_id INTEGER NOT NULL REFERENCES collections(id),
-    path TEXT NOT NULL,
-    added_at TEXT NOT NULL,
-    PRIMARY KEY (collection_id, path)
-);
-"""
+M003_ROOTS = queries.ROOTS_SCHEMA
 
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m001_initial", M001_INITIAL),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from retrievo.store import code_index
+from retrievo.store import code_index, queries
 
 # Each migration is (name, SQL script); names sort in the order they must run.
 M001_INITIAL = """
@@ -82,15 +82,7 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT INTO meta (key, value) VALUES ('generation', '0');
 """
 
-# The folders and files a user chose to index: the only places a refresh may re-read.
-M002_ROOTS = """
-CREATE TABLE roots (
-    collection_id INTEGER NOT NULL REFERENCES collections(id),
-    path TEXT NOT NULL,
-    added_at TEXT NOT NULL,
-    PRIMARY KEY (collection_id, path)
-);
-"""
+M002_ROOTS = queries.ROOTS_SCHEMA
 
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m001_initial", M001_INITIAL),
