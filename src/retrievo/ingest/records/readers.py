@@ -97,8 +97,8 @@ def _read_exchange(root: XmlElement, fallback_name: str) -> Model:
     version = "2.1" if namespace.rstrip("/").endswith("archimate") else "3"
     model = Model(name=_text(root, "name") or fallback_name, format=f"archimate-exchange-{version}")
     definitions: dict[str, str] = {}
-    for holder in ("propertyDefinitions", "propertydefs"):
-        for group in _children(root, holder):
+    for holder_name in ("propertyDefinitions", "propertydefs"):
+        for group in _children(root, holder_name):
             for definition in group:
                 key = definition.get("identifier", "")
                 definitions[key] = _text(definition, "name") or definition.get("name", key)
