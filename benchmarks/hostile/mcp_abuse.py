@@ -59,6 +59,13 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("refresh_index", {"path": "x" * 5000}),
     ("refresh_index", {"path": ".", "collection": "someone-elses"}),
     ("index_status", {"collection": "x" * 1000}),
+    ("find_symbol", {"pattern": ""}),
+    ("find_symbol", {"pattern": "x", "limit": "5"}),
+    ("find_symbol", {"pattern": "x", "kind": "spaceship"}),
+    ("symbol_graph", {"symbol": "NoSuchSymbol"}),
+    ("symbol_graph", {"symbol": "x", "depth": 99}),
+    ("symbol_graph", {"symbol": "x", "direction": "sideways"}),
+    ("symbol_graph", {"symbol": "x", "collection": "someone-elses"}),
     ("no_such_tool", {}),
 ]
 # Tolerated by the MCP SDK, and harmless: an unknown tool argument is ignored; a POST without an
