@@ -10,9 +10,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from retrievo.errors import SourceError
 from retrievo.ingest.chunkers import chunk_document
 from retrievo.ingest.hashing import sha256_text
 from retrievo.ingest.loaders import Skip, Unchanged, load_file
+from retrievo.ingest.records.loader import MODEL_SUFFIXES, load_model_file
+from retrievo.ingest.records.readers import sniff
 from retrievo.ingest.sources import included, walk
 from retrievo.models import IndexReport, LoadedDocument, SkippedFile
 from retrievo.store.base import Store
@@ -45,7 +48,11 @@ def index_root(
         source = str(candidate.path)
         # A file that fails to load keeps what was indexed from it before: nothing is lost.
         seen.add(source)
-        _load_and_ingest(store, report, candidate.path, collection, chunker, force, max_file_bytes, explicit)
+        seen.update(
+            _load_and_ingest(
+                store, report, candidate.path, collection, chunker, force, max_file_bytes, explicit
+            )
+        )
         progress.file_done(source)
     gone = [source for source in store.sources_under(collection, str(root)) if source not in seen]
     report.documents_removed += store.remove_sources(collection, gone)
@@ -91,22 +98,67 @@ def _load_and_ingest(
     force: bool,
     max_file_bytes: int,
     explicit: bool,
-) -> None:
+) -> list[str]:
+    """Load and write one file; returns the sources it accounts for (a model file: one per element)."""
+    if path.suffix.lower() in MODEL_SUFFIXES and _is_model(path):
+        return _ingest_model(store, report, path, collection, force, max_file_bytes)
     state = None if force else store.document_state(collection, str(path))
     loaded = load_file(
         path, max_file_bytes, explicit=explicit, known_hash=state.source_hash if state else None
     )
     if isinstance(loaded, Unchanged):
         report.documents_unchanged += 1
-        return
+        return [str(path)]
     if isinstance(loaded, Skip):
         report.skipped.append(SkippedFile(str(path), loaded.reason))
-        return
+        return [str(path)]
+    ingest_document(store, report, loaded, collection, chunker, force, _modified(path))
+    return [str(path)]
+
+
+def _modified(path: Path) -> str | None:
     try:
-        modified: str | None = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat()
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat()
     except OSError:
-        modified = None
-    ingest_document(store, report, loaded, collection, chunker, force, modified)
+        return None
+
+
+def _is_model(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return sniff(handle.read(4096)) is not None
+    except OSError:
+        return False
+
+
+def _ingest_model(
+    store: Store, report: IndexReport, path: Path, collection: str, force: bool, max_file_bytes: int
+) -> list[str]:
+    """Every element of a model as a record; elements gone from the model leave search.
+
+    A model that cannot be read (malformed, hostile, too large) is skipped with its reason and
+    everything indexed from it before stays as it was.
+    """
+    prefix = str(path) + "#"
+    existing = [s for s in store.sources_under(collection, str(path)) if s.startswith(prefix)]
+    try:
+        size = path.stat().st_size
+        if size > max_file_bytes:
+            raise SourceError(f"too large: {size} bytes > limit {max_file_bytes} (raise --max-file-bytes)")
+        _, documents = load_model_file(path, path.read_bytes())
+    except SourceError as exc:
+        report.skipped.append(SkippedFile(str(path), str(exc)))
+        return existing
+    except OSError as exc:
+        report.skipped.append(SkippedFile(str(path), f"unreadable: {exc.strerror or exc}"))
+        return existing
+    modified = _modified(path)
+    for document in documents:
+        ingest_document(store, report, document, collection, "whole", force, modified)
+    current = [d.source for d in documents]
+    wanted = set(current)
+    report.documents_removed += store.remove_sources(collection, [s for s in existing if s not in wanted])
+    return current
 
 
 def ingest_document(

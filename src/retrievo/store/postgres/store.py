@@ -293,8 +293,9 @@ class PostgresStore:
         folder = prefix.rstrip("/") + "/"
         rows = self._rows(
             """SELECT d.source FROM documents d JOIN collections col ON col.id = d.collection_id
-               WHERE col.name = %s AND d.deleted_at IS NULL AND (d.source = %s OR left(d.source, %s) = %s)""",
-            (collection, prefix, len(folder), folder),
+               WHERE col.name = %s AND d.deleted_at IS NULL
+                 AND (d.source = %s OR left(d.source, %s) = %s OR left(d.source, %s) = %s)""",
+            (collection, prefix, len(folder), folder, len(prefix) + 1, prefix + "#"),
         )
         return [row[0] for row in rows]
 

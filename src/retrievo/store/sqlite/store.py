@@ -230,8 +230,16 @@ class SQLiteStore:
     def sources_under(self, collection: str, prefix: str) -> list[str]:
         rows = self._read(
             """SELECT d.source FROM documents d JOIN collections col ON col.id = d.collection_id
-               WHERE col.name = ? AND d.deleted_at IS NULL AND (d.source = ? OR substr(d.source, 1, ?) = ?)""",
-            (collection, prefix, len(prefix.rstrip("/")) + 1, prefix.rstrip("/") + "/"),
+               WHERE col.name = ? AND d.deleted_at IS NULL
+                 AND (d.source = ? OR substr(d.source, 1, ?) = ? OR substr(d.source, 1, ?) = ?)""",
+            (
+                collection,
+                prefix,
+                len(prefix.rstrip("/")) + 1,
+                prefix.rstrip("/") + "/",
+                len(prefix) + 1,
+                prefix + "#",
+            ),
         )
         return [row[0] for row in rows]
 

@@ -1,0 +1,54 @@
+"""A model file → one record document per element (``kind = "record"``), cited as ``path#element-id``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from retrievo.ingest.records.chunks import display_name, element_chunks
+from retrievo.ingest.records.model import Model
+from retrievo.ingest.records.readers import read_model
+from retrievo.models import Kind, LoadedDocument, Section
+
+MODEL_SUFFIXES = frozenset({".xml", ".archimate", ".json", ".jsonl"})
+RECORD_MEDIA_TYPE = "application/x-model-element"
+
+
+def element_source(model_path: str, element_id: str) -> str:
+    return f"{model_path}#{element_id}"
+
+
+def load_model_file(path: Path, data: bytes) -> tuple[Model, list[LoadedDocument]]:
+    """Parse and turn every element into a record document; SourceError (with the reason) if unreadable."""
+    model = read_model(data, path.stem)
+    documents = []
+    for chunk in element_chunks(model):
+        element = chunk.element
+        metadata: dict[str, object] = {
+            "element_id": element.id,
+            "element_type": element.type,
+            "layer": chunk.layer,
+            "model": model.name,
+            "model_format": model.format,
+        }
+        if chunk.capabilities:
+            metadata["capability"] = chunk.capabilities[0]
+            metadata["capabilities"] = list(chunk.capabilities)
+        if model.folders.get(element.id):
+            metadata["folder"] = " / ".join(model.folders[element.id])
+        if model.views.get(element.id):
+            metadata["views"] = model.views[element.id]
+        if element.properties:
+            metadata["properties"] = dict(element.properties)
+        documents.append(
+            LoadedDocument(
+                source=element_source(str(path), element.id),
+                text=chunk.text,
+                title=display_name(element),
+                kind=Kind.RECORD,
+                media_type=RECORD_MEDIA_TYPE,
+                metadata=metadata,
+                # One section: every chunk of the element carries its metadata (hits show it, filters use it).
+                sections=(Section(0, len(chunk.text), context=display_name(element), metadata=metadata),),
+            )
+        )
+    return model, documents
