@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -43,6 +42,7 @@ from retrievo.models import (
 )
 from retrievo.search.context import AssembledContext, CodeBudget, assemble
 from retrievo.search.hybrid import SearchOptions, run_search
+from retrievo.search.records import RecordContext, record_context
 from retrievo.search.rewrite import QueryRewriter
 from retrievo.search.similar import check_scope, similar_chunks
 from retrievo.search.structure import MAX_DEPTH, SymbolGraph, dependencies, dependents, one_symbol, tests_for
@@ -188,17 +188,10 @@ class Engine:
                     self.config.max_file_bytes,
                 )
             if lsp:
-                self._refine(store, report, name, roots)
+                from retrievo.ingest.code.lsp.refine import refine_into_report
+
+                refine_into_report(store, report, name, roots)
         return report
-
-    @staticmethod
-    def _refine(store: Store, report: IndexReport, collection: str, roots: Sequence[Path]) -> None:
-        from retrievo.ingest.code.lsp.refine import refine_with_lsp
-
-        workspace = Path(os.path.commonpath([r if r.is_dir() else r.parent for r in roots]))
-        refined = refine_with_lsp(store, collection, workspace)
-        report.lsp_edges_asked, report.lsp_edges_resolved = refined.edges_asked, refined.edges_resolved
-        report.lsp_warning = refined.warning
 
     @contextmanager
     def _indexing(
@@ -397,6 +390,21 @@ class Engine:
         return assemble(
             store, query, result.hits, result.search_mode, max_tokens, neighbors, self._tokens.count
         )
+
+    def record_context(
+        self,
+        query: str,
+        collection: str | None = None,
+        max_tokens: int = 4000,
+        include_relationships: bool = True,
+        filters: Filters | None = None,
+    ) -> RecordContext:
+        """The seed's getContext: the best model elements, then their one-hop neighbours, under the budget."""
+        scoped = replace(filters or Filters(), kinds=(Kind.RECORD,))
+        result = self.search(query, collection=collection, limit=20, filters=scoped)
+        name = collection or self.config.collection
+        store = self._open_store(create=False)
+        return record_context(store, result, name, max_tokens, include_relationships, self._tokens.count)
 
     def document(
         self, document_id: str, revision_id: str | None = None, collections: Collection[str] | None = None

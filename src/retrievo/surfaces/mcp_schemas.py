@@ -27,6 +27,17 @@ class SearchFilters(BaseModel):
     metadata: dict[str, str] | None = Field(
         None, description="Chunk or document metadata equality, e.g. {'page': '3'}."
     )
+    layer: str | None = Field(
+        None,
+        max_length=40,
+        description="Records: ArchiMate layer (strategy, business, application, technology, …).",
+    )
+    element_type: str | None = Field(
+        None, max_length=100, description="Records: element type, e.g. BusinessProcess."
+    )
+    capability: str | None = Field(
+        None, max_length=300, description="Records: the capability the element belongs to."
+    )
     date_from: str | None = Field(None, max_length=40, description="ISO date: file modified on or after.")
     date_to: str | None = Field(None, max_length=40, description="ISO date: file modified on or before.")
 

@@ -39,6 +39,10 @@ def load_model_file(path: Path, data: bytes) -> tuple[Model, list[LoadedDocument
             metadata["views"] = model.views[element.id]
         if element.properties:
             metadata["properties"] = dict(element.properties)
+        # The element's one-hop neighbourhood (the graph, per element): what getContext expands into.
+        metadata["relations"] = [
+            {"id": r.id, "type": r.type, "direction": "out", "element_id": r.target} for r in chunk.outgoing
+        ] + [{"id": r.id, "type": r.type, "direction": "in", "element_id": r.source} for r in chunk.incoming]
         documents.append(
             LoadedDocument(
                 source=element_source(str(path), element.id),

@@ -9,6 +9,7 @@ is a warning: the tree-sitter graph stands as it was.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrievo.ingest.code.lsp.base import LSPDefinition, LSPRegistry, LSPUnavailable
+from retrievo.models import IndexReport
 from retrievo.store.base import Store
 from retrievo.store.code_index import SymbolHit, unrefined_edges
 
@@ -81,3 +83,11 @@ def _symbol_at(candidates: list[SymbolHit], definitions: Sequence[LSPDefinition]
         if inside:
             return min(inside, key=lambda c: c.line_end - c.line_start)
     return None
+
+
+def refine_into_report(store: Store, report: IndexReport, collection: str, roots: Sequence[Path]) -> None:
+    """``index --lsp``: refine, with the roots' common folder as the workspace, and say so in the report."""
+    workspace = Path(os.path.commonpath([r if r.is_dir() else r.parent for r in roots]))
+    refined = refine_with_lsp(store, collection, workspace)
+    report.lsp_edges_asked, report.lsp_edges_resolved = refined.edges_asked, refined.edges_resolved
+    report.lsp_warning = refined.warning

@@ -1,0 +1,110 @@
+"""Records (model elements) as the seed's tools see them: element hits, and context with one-hop expansion."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from retrievo.errors import DocumentNotFound
+from retrievo.models import Hit, SearchResult
+from retrievo.store import ids
+from retrievo.store.base import Store
+
+TOP_EXPANDED = 3
+
+
+@dataclass(frozen=True)
+class ElementHit:
+    element_id: str
+    element_name: str
+    element_type: str
+    layer: str
+    score: float
+    context: str
+    revision_id: str
+    document_id: str
+    path: str
+
+
+@dataclass(frozen=True)
+class RecordSource:
+    n: int
+    element_id: str
+    element_name: str
+    relevance: float
+    revision_id: str
+    expansion_of: int | None  # the [n] of the element it neighbours, for one-hop expansions
+
+
+@dataclass(frozen=True)
+class RecordContext:
+    query: str
+    text: str
+    tokens: int
+    max_tokens: int
+    search_mode: str
+    sources: tuple[RecordSource, ...]
+
+
+def element_hit(hit: Hit) -> ElementHit:
+    chunk = hit.chunk
+    meta = chunk.metadata
+    return ElementHit(
+        str(meta.get("element_id", "")), chunk.title, str(meta.get("element_type", "")), str(meta.get("layer", "")),
+        round(hit.relevance, 4), chunk.text, chunk.revision_id, chunk.document_id, chunk.path,
+    )  # fmt: skip
+
+
+def record_context(
+    store: Store,
+    result: SearchResult,
+    collection: str,
+    max_tokens: int,
+    include_relationships: bool,
+    count_tokens: Callable[[str], int],
+) -> RecordContext:
+    """Best elements first under ``max_tokens`` (never over); then the top elements' neighbours, marked."""
+    blocks: list[str] = []
+    sources: list[RecordSource] = []
+    included: set[str] = set()
+
+    def add(block: str, source: RecordSource) -> bool:
+        text = "\n\n".join([*blocks, block])
+        if count_tokens(text) > max_tokens:
+            return False
+        blocks.append(block)
+        sources.append(source)
+        included.add(source.element_id)
+        return True
+
+    for hit in result.hits:
+        element = element_hit(hit)
+        if not element.element_id or element.element_id in included:
+            continue
+        n = len(sources) + 1
+        header = (
+            f"[{n}] {element.element_name} ({element.element_type}, {element.layer}) — {element.element_id}"
+        )
+        add(f"{header}\n{element.context}", RecordSource(n, element.element_id, element.element_name,
+                                                          element.score, element.revision_id, None))  # fmt: skip
+    if include_relationships:
+        for anchor in [s for s in sources if s.expansion_of is None][:TOP_EXPANDED]:
+            hit = next(h for h in result.hits if h.chunk.metadata.get("element_id") == anchor.element_id)
+            model_path = hit.chunk.path.rsplit("#", 1)[0]
+            relations = hit.chunk.metadata.get("relations") or []
+            for relation in relations if isinstance(relations, list) else []:
+                neighbour = str(relation.get("element_id", ""))
+                if not neighbour or neighbour in included:
+                    continue
+                try:
+                    revision = store.revision_text(ids.document_id(collection, f"{model_path}#{neighbour}"))
+                except DocumentNotFound:
+                    continue
+                n = len(sources) + 1
+                header = f"[{n}] {revision.title} — one hop from [{anchor.n}] ({relation.get('type')}) — {neighbour}"
+                add(f"{header}\n{revision.text}", RecordSource(n, neighbour, revision.title, 0.0,
+                                                               revision.revision_id, anchor.n))  # fmt: skip
+    text = "\n\n".join(blocks)
+    return RecordContext(
+        result.query, text, count_tokens(text) if text else 0, max_tokens, result.search_mode, tuple(sources)
+    )
