@@ -20,7 +20,7 @@ from retrievo import Config, Engine
 
 TOOLS = {
     "search", "get_context", "get_document", "find_similar", "index_status", "refresh_index", "find_symbol",
-    "symbol_graph",
+    "symbol_graph", "semanticSearch", "getContext",
 }  # fmt: skip
 ClientTest = Callable[[Client], Awaitable[None]]
 

@@ -68,27 +68,33 @@ def record_context(
     sources: list[RecordSource] = []
     included: set[str] = set()
 
-    def add(block: str, source: RecordSource) -> bool:
+    def add(block: str, source: RecordSource, budget: int) -> bool:
         text = "\n\n".join([*blocks, block])
-        if count_tokens(text) > max_tokens:
+        if count_tokens(text) > budget:
             return False
         blocks.append(block)
         sources.append(source)
         included.add(source.element_id)
         return True
 
-    for hit in result.hits:
+    def add_direct(hit: Hit, budget: int) -> None:
         element = element_hit(hit)
         if not element.element_id or element.element_id in included:
-            continue
+            return
         n = len(sources) + 1
         header = (
             f"[{n}] {element.element_name} ({element.element_type}, {element.layer}) — {element.element_id}"
         )
         add(f"{header}\n{element.context}", RecordSource(n, element.element_id, element.element_name,
-                                                          element.score, element.revision_id, None))  # fmt: skip
+                                                          element.score, element.revision_id, None), budget)  # fmt: skip
+
+    # With relationships: the best elements take at most half the budget, their neighbours come next,
+    # and the remaining elements fill what is left.
+    first_budget = max_tokens // 2 if include_relationships else max_tokens
+    for hit in result.hits[:TOP_EXPANDED]:
+        add_direct(hit, first_budget)
     if include_relationships:
-        for anchor in [s for s in sources if s.expansion_of is None][:TOP_EXPANDED]:
+        for anchor in list(sources):
             hit = next(h for h in result.hits if h.chunk.metadata.get("element_id") == anchor.element_id)
             model_path = hit.chunk.path.rsplit("#", 1)[0]
             relations = hit.chunk.metadata.get("relations") or []
@@ -103,7 +109,9 @@ def record_context(
                 n = len(sources) + 1
                 header = f"[{n}] {revision.title} — one hop from [{anchor.n}] ({relation.get('type')}) — {neighbour}"
                 add(f"{header}\n{revision.text}", RecordSource(n, neighbour, revision.title, 0.0,
-                                                               revision.revision_id, anchor.n))  # fmt: skip
+                                                               revision.revision_id, anchor.n), max_tokens)  # fmt: skip
+    for hit in result.hits:
+        add_direct(hit, max_tokens)
     text = "\n\n".join(blocks)
     return RecordContext(
         result.query, text, count_tokens(text) if text else 0, max_tokens, result.search_mode, tuple(sources)

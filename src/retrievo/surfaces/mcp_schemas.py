@@ -200,3 +200,68 @@ class SymbolGraphOutput(BaseModel):
     edges: list[EdgeOut]
     tests: list[EdgeOut] = Field(description="Test code that reaches the symbol, nearest first.")
     truncated: bool
+
+
+class ReadContext(BaseModel):
+    """Point-in-time read context (seed 000 §5.2). Answered at HEAD until point-in-time reads land."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    baseline_id: str | None = Field(None, max_length=200, description="Query against a baseline.")
+    as_of: str | None = Field(None, max_length=40, description="Query as of an ISO timestamp.")
+
+
+class RecordFilters(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    layer: str | None = Field(
+        None, max_length=40, description="strategy, business, application, technology, …"
+    )
+    element_type: str | None = Field(None, max_length=100, description="e.g. BusinessProcess.")
+    capability: str | None = Field(None, max_length=300, description="The capability the element belongs to.")
+
+
+class ElementResult(BaseModel):
+    element_id: str = Field(description="The element's id exactly as the model file has it.")
+    element_name: str
+    element_type: str
+    layer: str
+    score: float = Field(description="Relevance in [0, 1].")
+    context: str = Field(description="The contextual chunk that matched.")
+    revision_id: str = Field(description="Revision of the element at query time.")
+    baseline_id: str | None = Field(description="Baseline if queried against one (null at HEAD).")
+    as_of: str = Field(description="Effective timestamp of the result (UTC).")
+    document_id: str
+    uri: str
+
+
+class SemanticSearchOutput(BaseModel):
+    query: str
+    search_mode: str
+    note: str | None = Field(None, description="Said when read_context could not be honoured exactly.")
+    results: list[ElementResult]
+
+
+class RecordSourceOut(BaseModel):
+    n: int
+    element_id: str
+    element_name: str
+    relevance: float
+    revision_id: str
+    expansion_of: int | None = Field(
+        description="For one-hop expansions: the [n] of the element it neighbours."
+    )
+
+
+class GetContextOutput(BaseModel):
+    query: str
+    context: str = Field(
+        description="Assembled context: blocks headed '[n] name (type, layer) — element id'."
+    )
+    tokens: int
+    max_tokens: int
+    search_mode: str
+    baseline_id: str | None
+    as_of: str
+    note: str | None = None
+    sources: list[RecordSourceOut]

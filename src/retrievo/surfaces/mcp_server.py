@@ -268,8 +268,10 @@ def build_server(
         return StatusOutput.model_validate(state)
 
     from retrievo.surfaces.mcp_code import register_code_tools
+    from retrievo.surfaces.mcp_records import register_record_tools
 
     register_code_tools(server, engine, scope)
+    register_record_tools(server, engine, scope)
 
     if allow_refresh:
 

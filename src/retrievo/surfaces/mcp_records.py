@@ -1,0 +1,114 @@
+"""The seed's two tools for typed models (seed 000 §5): ``semanticSearch`` and ``getContext``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
+
+from retrievo.engine import Engine
+from retrievo.models import Filters, Kind
+from retrievo.search.records import element_hit
+from retrievo.surfaces.mcp_schemas import (
+    ElementResult,
+    GetContextOutput,
+    ReadContext,
+    RecordFilters,
+    RecordSourceOut,
+    SemanticSearchOutput,
+)
+from retrievo.surfaces.mcp_server import Query, Scope, call, document_uri
+
+HEAD_NOTE = "read_context is answered at HEAD: point-in-time reads are not available yet"
+
+
+def _filters(raw: RecordFilters | None) -> Filters:
+    metadata = tuple((k, str(v)) for k, v in (raw.model_dump(exclude_none=True) if raw else {}).items())
+    return Filters(kinds=(Kind.RECORD,), metadata=metadata)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> None:
+    @server.tool(
+        name="semanticSearch",
+        description="Find model elements (ArchiMate and other typed graphs) related to a question, through their "
+        "names, descriptions and relationships; each result cites element_id and revision_id.",
+    )
+    async def semantic_search(
+        query: Query,
+        top_k: Annotated[int, Field(strict=True, ge=1, le=50, description="Number of results.")] = 10,
+        min_score: Annotated[
+            float, Field(strict=True, ge=0, le=1, description="Minimum relevance (0-1).")
+        ] = 0.5,
+        read_context: ReadContext | None = None,
+        filters: RecordFilters | None = None,
+    ) -> SemanticSearchOutput:
+        result = await call(
+            engine.search, query, collection=scope.check(None), limit=top_k, filters=_filters(filters),
+            min_score=min_score,
+        )  # fmt: skip
+        as_of = _now()
+        results = []
+        for hit in result.hits:
+            element = element_hit(hit)
+            results.append(
+                ElementResult(
+                    element_id=element.element_id,
+                    element_name=element.element_name,
+                    element_type=element.element_type,
+                    layer=element.layer,
+                    score=element.score,
+                    context=element.context,
+                    revision_id=element.revision_id,
+                    baseline_id=None,
+                    as_of=as_of,
+                    document_id=element.document_id,
+                    uri=document_uri(element.document_id, element.revision_id),
+                )
+            )
+        note = (
+            HEAD_NOTE
+            if read_context is not None and (read_context.baseline_id or read_context.as_of)
+            else None
+        )
+        return SemanticSearchOutput(
+            query=result.query, search_mode=result.search_mode, note=note, results=results
+        )
+
+    @server.tool(
+        name="getContext",
+        description="Assembled context about a model for answering a question: the best elements' contextual "
+        "chunks, then (include_relationships) their one-hop neighbours marked as expansions, under max_tokens.",
+    )
+    async def get_context(
+        query: Query,
+        max_tokens: Annotated[
+            int, Field(strict=True, ge=50, le=100_000, description="Token budget (never exceeded).")
+        ] = 4000,
+        include_relationships: Annotated[
+            bool, Field(strict=True, description="Add the top elements' one-hop neighbours.")
+        ] = True,
+        read_context: ReadContext | None = None,
+        filters: RecordFilters | None = None,
+    ) -> GetContextOutput:
+        assembled = await call(
+            engine.record_context, query, collection=scope.check(None), max_tokens=max_tokens,
+            include_relationships=include_relationships, filters=_filters(filters),
+        )  # fmt: skip
+        note = (
+            HEAD_NOTE
+            if read_context is not None and (read_context.baseline_id or read_context.as_of)
+            else None
+        )
+        return GetContextOutput(
+            query=assembled.query, context=assembled.text, tokens=assembled.tokens, max_tokens=assembled.max_tokens,
+            search_mode=assembled.search_mode, baseline_id=None, as_of=_now(), note=note,
+            sources=[RecordSourceOut(n=s.n, element_id=s.element_id, element_name=s.element_name,
+                                     relevance=s.relevance, revision_id=s.revision_id, expansion_of=s.expansion_of)
+                     for s in assembled.sources],
+        )  # fmt: skip

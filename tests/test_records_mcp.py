@@ -1,0 +1,82 @@
+"""The seed's semanticSearch and getContext over MCP (official client, stdio and HTTP), on Archisurance."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from conftest import SHARED_DATA
+from retrievo import Config, Engine
+from test_mcp import call, run_client
+
+ARCHISURANCE = SHARED_DATA / "archimate" / "opengroup-xmlexchange" / "archisurance.xml"
+pytestmark = pytest.mark.skipif(not ARCHISURANCE.exists(), reason="../shared/data not present")
+
+
+@pytest.fixture(scope="module")
+def model_db(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Path:
+    base = tmp_path_factory.mktemp("records")
+    shutil.copy(ARCHISURANCE, base / "archisurance.xml")
+    db = base / "r.db"
+    with Engine(Config(db=db), embedder=minilm) as engine:
+        engine.index([base / "archisurance.xml"])
+    return db
+
+
+async def _seed_tools(client: Client) -> None:
+    schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+    found = await call(
+        client,
+        "semanticSearch",
+        {"query": "what handles claim registration?", "top_k": 5, "min_score": 0.0},
+        schemas,
+    )
+    names = [r["element_name"] for r in found["results"]]
+    assert {"Register", "Handle Claim"} & set(names[:3]), names
+    first = found["results"][0]
+    assert first["element_id"].startswith("id-") and first["revision_id"].startswith("rev_")
+    assert first["baseline_id"] is None and first["as_of"] and found["note"] is None
+    scoped = await call(
+        client, "semanticSearch",
+        {"query": "claim", "min_score": 0.0, "filters": {"layer": "application"}, "read_context": {"as_of": "2026-01-01T00:00:00Z"}},
+        schemas,
+    )  # fmt: skip
+    assert scoped["results"] and all(r["layer"] == "application" for r in scoped["results"])
+    assert "HEAD" in scoped["note"]
+    context = await call(
+        client, "getContext", {"query": "what handles claim registration?", "max_tokens": 600}, schemas
+    )
+    assert 0 < context["tokens"] <= 600 and context["context"].startswith("[1] ")
+    assert any(s["expansion_of"] is not None for s in context["sources"]), "one-hop neighbours are added"
+    bare = await call(
+        client,
+        "getContext",
+        {"query": "claim registration", "max_tokens": 600, "include_relationships": False},
+        schemas,
+    )
+    assert all(s["expansion_of"] is None for s in bare["sources"])
+    general = await call(
+        client, "search", {"query": "claim", "filters": {"element_type": "BusinessProcess"}}, schemas
+    )
+    assert general["results"] and all(
+        r["metadata"]["element_type"] == "BusinessProcess" for r in general["results"]
+    )
+
+
+def test_seed_tools_over_stdio(model_db: Path) -> None:
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(model_db)]
+    )
+    run_client(server, _seed_tools)
+
+
+def test_seed_tools_over_streamable_http(model_db: Path) -> None:
+    from benchmarks.hostile.mcp_abuse import http_server
+
+    with http_server(model_db) as url:
+        run_client(url, _seed_tools)
