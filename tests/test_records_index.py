@@ -75,3 +75,27 @@ def test_a_broken_or_hostile_model_is_skipped_and_keeps_what_was_indexed(model: 
         report = engine.index([model.parent])
         assert report.documents_removed == 0 and "refused XML" in report.skipped[0].reason
         assert engine.status().collections[0].documents == 120
+
+
+def test_cli_elements_and_relations(model: Path, tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    db = tmp_path / "cli.db"
+    run = [sys.executable, "-m", "retrievo.surfaces.cli"]
+    subprocess.run(
+        [*run, "index", str(model), "--db", str(db), "--no-embed"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    listed = subprocess.run([*run, "elements", "--db", str(db), "--type", "BusinessProcess", "--json"],
+                            check=True, capture_output=True, text=True, timeout=120)  # fmt: skip
+    processes = json.loads(listed.stdout)
+    assert processes and all(p["element_type"] == "BusinessProcess" for p in processes)
+    register = next(p for p in processes if p["name"] == "Register")
+    shown = subprocess.run([*run, "relations", register["element_id"], "--db", str(db)],
+                           check=True, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert "realizes Claim Registration Service (BusinessService)" in shown.stdout
+    assert "is triggered by Damage Occured (BusinessEvent)" in shown.stdout

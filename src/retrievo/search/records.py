@@ -116,3 +116,41 @@ def record_context(
     return RecordContext(
         result.query, text, count_tokens(text) if text else 0, max_tokens, result.search_mode, tuple(sources)
     )
+
+
+@dataclass(frozen=True)
+class ElementRow:
+    element_id: str
+    name: str
+    element_type: str
+    layer: str
+    capability: str | None
+    source: str
+    document_id: str
+    relations: tuple[dict[str, str], ...]
+
+
+def list_elements(
+    store: Store,
+    collection: str,
+    layer: str | None = None,
+    element_type: str | None = None,
+    capability: str | None = None,
+) -> list[ElementRow]:
+    rows = []
+    for document_id, source, title, meta in store.list_records(collection):
+        relations = meta.get("relations")
+        related = tuple(r for r in relations if isinstance(r, dict)) if isinstance(relations, list) else ()
+        row = ElementRow(
+            str(meta.get("element_id", "")), title, str(meta.get("element_type", "")), str(meta.get("layer", "")),
+            str(meta["capability"]) if meta.get("capability") else None, source, document_id,
+            related,
+        )  # fmt: skip
+        if layer and row.layer != layer.lower():
+            continue
+        if element_type and row.element_type.lower() != element_type.lower():
+            continue
+        if capability and row.capability != capability:
+            continue
+        rows.append(row)
+    return rows

@@ -90,6 +90,10 @@ class Store(Protocol):
         """Which of these current chunks of the collection pass ``filters``."""
         ...
 
+    def list_records(self, collection: str) -> list[tuple[str, str, str, dict[str, object]]]:
+        """Every current record (model element): (document id, source, title, metadata)."""
+        ...
+
     def roots(self, collection: str) -> list[str]:
         """The recorded roots of a collection: the only paths a refresh may re-read."""
         ...

@@ -41,6 +41,10 @@ ROOTS = """
     SELECT r.path FROM roots r JOIN collections col ON col.id = r.collection_id
     WHERE col.name = ? ORDER BY r.path"""
 
+RECORDS = """
+    SELECT d.id, d.source, d.title, d.metadata FROM documents d JOIN collections col ON col.id = d.collection_id
+    WHERE col.name = ? AND d.kind = 'record' AND d.deleted_at IS NULL ORDER BY d.title, d.source"""
+
 # Rows of one collection for moving it between stores: (kind, SQL with the collection id as its parameter).
 DUMP = (
     ("document", "SELECT * FROM documents WHERE collection_id = ? ORDER BY id"),

@@ -330,6 +330,12 @@ class PostgresStore:
                 [(name, edge_id) for edge_id, name in resolutions],
             )
 
+    def list_records(self, collection: str) -> list[tuple[str, str, str, dict[str, object]]]:
+        rows = self._rows(format_style(queries.RECORDS), (collection,))
+        return [
+            (r[0], r[1], r[2], r[3] if isinstance(r[3], dict) else json.loads(r[3] or "{}")) for r in rows
+        ]
+
     def roots(self, collection: str) -> list[str]:
         return [row[0] for row in self._rows(format_style(queries.ROOTS), (collection,))]
 

@@ -270,6 +270,11 @@ class SQLiteStore:
         with self._transaction() as db:
             db.executemany(code_index.RESOLVE_EDGE, [(name, edge_id) for edge_id, name in resolutions])
 
+    def list_records(self, collection: str) -> list[tuple[str, str, str, dict[str, object]]]:
+        return [
+            (r[0], r[1], r[2], json.loads(r[3] or "{}")) for r in self._read(queries.RECORDS, (collection,))
+        ]
+
     def roots(self, collection: str) -> list[str]:
         rows = self._read(queries.ROOTS, (collection,))
         return [row[0] for row in rows]
