@@ -27,6 +27,8 @@ from retrievo.ingest.records.layers import (
 from retrievo.ingest.records.model import Element, Model, Relationship
 
 MAX_SENTENCES = 12
+# Relationship sentences in the chunk (the point of the template); off only to measure what they bring.
+INCLUDE_RELATIONSHIPS = True
 MAX_LISTED = 5
 MAX_DESCRIPTION_CHARS = 1200
 
@@ -79,6 +81,8 @@ def _text(
     phrases: list[tuple[str, Element, Relationship]] = [
         (verbs_of(r.type)[0], by_id[r.target], r) for r in outgoing
     ] + [(verbs_of(r.type)[1], by_id[r.source], r) for r in incoming]
+    if not INCLUDE_RELATIONSHIPS:
+        phrases = []
     if len(phrases) <= MAX_SENTENCES:
         for verb, other, relation in phrases:
             label = f' "{relation.name}"' if relation.name else ""
