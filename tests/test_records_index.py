@@ -99,3 +99,13 @@ def test_cli_elements_and_relations(model: Path, tmp_path: Path) -> None:
                            check=True, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert "realizes Claim Registration Service (BusinessService)" in shown.stdout
     assert "is triggered by Damage Occured (BusinessEvent)" in shown.stdout
+
+
+def test_a_200_mb_model_is_refused_before_it_is_read(model: Path, tmp_path: Path) -> None:
+    with Engine(Config(db=tmp_path / "big.db", embedder="none")) as engine:
+        engine.index([model.parent])
+        with model.open("r+b") as handle:
+            handle.truncate(200 * 1024 * 1024)  # sparse: 200 MB without writing them
+        report = engine.index([model.parent])
+        assert report.skipped[0].reason.startswith("too large") and report.documents_removed == 0
+        assert engine.status().collections[0].documents == 120
