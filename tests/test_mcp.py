@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -46,33 +43,12 @@ def _stdio(db: Path) -> StdioServerParameters:
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def http_url(indexed_db: tuple[Path, Path]) -> Iterator[str]:
-    port = _free_port()
-    command = [sys.executable, "-m", "retrievo.surfaces.cli", "mcp", "--http", "--port", str(port)]
-    process = subprocess.Popen([*command, "--db", str(indexed_db[0])], stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            time.sleep(0.1)
-    else:
-        process.kill()
-        raise AssertionError("the HTTP MCP server did not start within 60 s")
-    yield f"http://127.0.0.1:{port}/mcp"
-    process.terminate()
-    process.wait(timeout=30)
-    if process.stderr:
-        process.stderr.close()
+    from benchmarks.hostile.mcp_abuse import http_server
+
+    with http_server(indexed_db[0]) as url:
+        yield url
 
 
 def run_client(target: StdioServerParameters | str, test: ClientTest) -> None:

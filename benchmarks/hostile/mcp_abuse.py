@@ -133,7 +133,7 @@ def http_server(db: Path) -> Iterator[str]:
         "--db",
         str(db),
     ]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -141,11 +141,19 @@ def http_server(db: Path) -> Iterator[str]:
                 socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
                 break
             except OSError:
+                if process.poll() is not None:
+                    raise RuntimeError(
+                        f"the HTTP MCP server exited: {process.stderr.read() if process.stderr else ''}"
+                    ) from None
                 time.sleep(0.1)
+        else:
+            raise RuntimeError("the HTTP MCP server did not start within 60 s")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
         process.wait(timeout=30)
+        if process.stderr:
+            process.stderr.close()
 
 
 def _raw_http_abuse(url: str, problems: list[str]) -> int:
