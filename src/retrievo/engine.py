@@ -9,7 +9,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +49,9 @@ from retrievo.search.structure import MAX_DEPTH, SymbolGraph, dependencies, depe
 from retrievo.store.base import Store
 from retrievo.store.code_index import SymbolHit
 from retrievo.store.factory import open_store
+
+if TYPE_CHECKING:
+    from retrievo.registry import Registry
 
 log = logging.getLogger(__name__)
 EMBED_WRITE_BATCH = 256
@@ -126,6 +129,13 @@ class Engine:
     @property
     def embedder(self) -> Embedder | None:
         return self._embedder
+
+    @property
+    def registry(self) -> Registry:
+        """MCP servers, A2A agents and tools: add, remove, entries, search (``retrievo.registry``)."""
+        from retrievo.registry import Registry
+
+        return Registry(self)
 
     # Indexing ---------------------------------------------------------------------------------
 

@@ -1,0 +1,123 @@
+"""The registry facade (``engine.registry``): add, remove, list and search MCP servers, A2A agents, tools.
+
+Entries live in their own collection (``registry`` by default), so document searches are not mixed
+with them. Loading is an upsert by path; a server re-added with fewer tools loses the others; removing
+an entry removes its tools; every malformed entry is reported on its own while the rest load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from retrievo.errors import DocumentNotFound, SourceError
+from retrievo.indexing import ingest_document
+from retrievo.ingest.registry.entries import Parsed, parse_entries
+from retrievo.ingest.registry.loader import PREFIX, agent_source, documents_of, server_source
+from retrievo.models import IndexReport, SkippedFile
+from retrievo.search.registry import ENTITY_TYPES, RegistryResult, search_registry
+
+if TYPE_CHECKING:
+    from retrievo.engine import Engine
+
+REGISTRY_COLLECTION = "registry"
+
+
+class Registry:
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def add(
+        self, paths: Sequence[str | Path], collection: str = REGISTRY_COLLECTION, embed: bool = True
+    ) -> IndexReport:
+        files: list[Path] = []
+        for raw in paths:
+            path = Path(raw).expanduser().resolve()
+            if not path.exists():
+                raise SourceError(f"path {str(path)!r} does not exist; check the spelling")
+            files += sorted(path.rglob("*.json")) if path.is_dir() else [path]
+        engine = self._engine
+        with engine._indexing(collection, embed, _Quiet()) as (store, report):
+            seen_sources: set[str] = set()
+            for file in files:
+                report.files_seen += 1
+                try:
+                    parsed = parse_entries(file.read_bytes(), str(file))
+                except OSError as exc:
+                    parsed = Parsed(errors=[f"{file}: unreadable ({exc.strerror or exc})"])
+                report.skipped.extend(SkippedFile(str(file), error) for error in parsed.errors)
+                for document in documents_of(parsed):
+                    if document.source in seen_sources:
+                        report.skipped.append(
+                            SkippedFile(str(file), f"duplicate path {document.source[len(PREFIX) :]}")
+                        )
+                        continue
+                    seen_sources.add(document.source)
+                    ingest_document(store, report, document, collection, "whole", False, None)
+                for server in parsed.servers:  # tools no longer listed leave with the re-added server
+                    source = server_source(server.path)
+                    current = {d.source for d in documents_of(Parsed(servers=[server]))}
+                    stale = [s for s in store.sources_under(collection, source) if s not in current]
+                    report.documents_removed += store.remove_sources(collection, stale)
+        return report
+
+    def remove(self, path: str, collection: str = REGISTRY_COLLECTION) -> int:
+        store = self._engine._open_store(create=False)
+        sources = store.sources_under(collection, server_source(path)) + store.sources_under(
+            collection, agent_source(path)
+        )
+        if not sources:
+            raise DocumentNotFound(
+                f"no registry entry at path {path!r}; list them with `retrievo registry list`"
+            )
+        with store.writer_lock(collection):
+            return store.remove_sources(collection, sources)
+
+    def entries(self, collection: str = REGISTRY_COLLECTION) -> list[dict[str, Any]]:
+        store = self._engine._open_store(create=False)
+        listed = []
+        for _, source, title, meta in store.list_records(collection):
+            if source.startswith(PREFIX) and meta.get("entity_type") in ("server", "agent"):
+                tools = meta.get("tools")
+                listed.append({"entity_type": meta["entity_type"], "name": title, "path": meta.get("path"),
+                               "is_enabled": meta.get("is_enabled", True),
+                               "tools": len(tools) if isinstance(tools, list) else 0})  # fmt: skip
+        return listed
+
+    def search(
+        self,
+        query: str,
+        collection: str = REGISTRY_COLLECTION,
+        limit: int = 3,
+        types: Sequence[str] = ENTITY_TYPES,
+        tags: Sequence[str] = (),
+        include_disabled: bool = False,
+        profile: str = "seed",
+    ) -> RegistryResult:
+        engine = self._engine
+        store = engine._open_store(create=False)
+        if store.get_collection(collection) is None:
+            raise DocumentNotFound(
+                f"no registry in collection {collection!r}; load one with `retrievo registry add PATH`"
+            )
+
+        def fused(k: int) -> list[tuple[int, float]]:
+            result = engine.search(query, collection=collection, limit=k)
+            return [(h.chunk.chunk_id, h.relevance) for h in result.hits]
+
+        return search_registry(
+            store, collection, query, engine._embed_query, engine._unavailable_reason(store, collection), limit,
+            types, tags, include_disabled, profile, fused,
+        )  # fmt: skip
+
+
+class _Quiet:
+    def file_done(self, path: str) -> None:
+        pass
+
+    def embedding_started(self, total: int) -> None:
+        pass
+
+    def embedded(self, count: int) -> None:
+        pass

@@ -1,0 +1,155 @@
+"""Registry search (seed 001): candidates from both arms, scored by the seed's profile, grouped per type.
+
+The ``seed`` profile (default): relevance = clamp((cos + 1) / 2 + 0.1 × boost, 0, 1), where the boost
+adds, per query keyword, +5 if it is in the entity's path, +3 in its name, +2 in its description, +1.5 in
+a tag and +1 for each of a server's tools that mentions it. Keywords: word characters only, stop-words
+and words under 3 characters dropped. Candidates: the vector arm's top k = max(3 × limit, 50) merged with
+the keyword arm's (an entity found by both is scored once). Every candidate is scored before the
+top-``limit``-per-type cut. Without the model (lexical-only): relevance = boost / 12.5, said in
+``search_mode``. The ``hybrid`` profile ranks by retrievo's own fusion instead (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.errors import EmbedderUnavailable
+from retrievo.models import Chunk, Filters, Kind
+from retrievo.store.base import Store
+
+log = logging.getLogger(__name__)
+ENTITY_TYPES = ("server", "agent", "tool")
+STOPWORDS = frozenset(
+    "the and for with that this from into what which who how are was were can you your have has not but all any "
+    "use using get find need want does do".split()
+)
+BOOSTS = {"path": 5.0, "name": 3.0, "description": 2.0, "tag": 1.5, "tool": 1.0}
+LEXICAL_DIVISOR = 12.5
+
+
+def keywords(query: str) -> list[str]:
+    words = re.findall(r"[^\W_]+", query.lower())
+    return list(dict.fromkeys(w for w in words if len(w) >= 3 and w not in STOPWORDS))
+
+
+def boost_of(meta: dict[str, Any], words: Sequence[str]) -> tuple[float, list[dict[str, str]]]:
+    """The seed's cumulative text boost, and (servers) the tools that matched a keyword."""
+    total = 0.0
+    matched: dict[str, dict[str, str]] = {}
+    path, name = str(meta.get("path", "")).lower(), str(meta.get("name", "")).lower()
+    description = str(meta.get("description", "")).lower()
+    tags = [str(t).lower() for t in meta.get("tags", []) or []]
+    tools = meta.get("tools", []) or []
+    for word in words:
+        total += BOOSTS["path"] * (word in path) + BOOSTS["name"] * (word in name)
+        total += BOOSTS["description"] * (word in description) + BOOSTS["tag"] * any(word in t for t in tags)
+        for tool in tools:
+            if word in str(tool.get("name", "")).lower() or word in str(tool.get("description", "")).lower():
+                total += BOOSTS["tool"]
+                matched.setdefault(str(tool.get("name")), {"name": str(tool.get("name")),
+                                                           "description": str(tool.get("description", ""))})  # fmt: skip
+    return total, list(matched.values())
+
+
+@dataclass
+class RegistryHit:
+    entity_type: str
+    relevance: float
+    meta: dict[str, Any]
+    chunk: Chunk
+    matching_tools: list[dict[str, str]] = field(default_factory=list)
+    raw: float = 0.0  # the score before clamping: orders entities the clamp leaves tied at 1.0
+
+
+@dataclass
+class RegistryResult:
+    query: str
+    search_mode: str
+    profile: str
+    servers: list[RegistryHit]
+    agents: list[RegistryHit]
+    tools: list[RegistryHit]
+    degraded_reason: str | None = None
+
+
+QueryEmbedder = Callable[[str], tuple[str, npt.NDArray[np.float32]]]
+
+
+def search_registry(
+    store: Store,
+    collection: str,
+    query: str,
+    embed_query: QueryEmbedder | None,
+    unavailable_reason: str | None,
+    limit: int = 3,
+    types: Sequence[str] = ENTITY_TYPES,
+    tags: Sequence[str] = (),
+    include_disabled: bool = False,
+    profile: str = "seed",
+    fused: Callable[[int], list[tuple[int, float]]] | None = None,
+) -> RegistryResult:
+    words = keywords(query)
+    k = max(3 * limit, 50)
+    scope = Filters(kinds=(Kind.RECORD,))
+    cosines: dict[int, float] = {}
+    reason = unavailable_reason
+    vector: npt.NDArray[np.float32] | None = None
+    if embed_query is not None and reason is None:
+        try:
+            model_id, vector = embed_query(query)
+            cosines = {
+                h.chunk_id: h.score for h in store.vector_search(collection, model_id, vector, scope, k)
+            }
+        except EmbedderUnavailable as exc:
+            reason, vector = str(exc), None
+    lexical = vector is None
+    keyword_ids = [h.chunk_id for h in store.keyword_search(collection, " ".join(words) or query, scope, k)]
+    candidates = list(dict.fromkeys([*cosines, *keyword_ids]))
+    if not lexical and vector is not None:
+        missing = [c for c in candidates if c not in cosines]
+        info = store.get_collection(collection)
+        if missing and info is not None and info.model_id and info.dimensions:
+            for chunk_id in missing:  # keyword-only candidates get their cosine too: every one is scored
+                found = store.chunk_vectors([chunk_id], info.model_id, info.dimensions)
+                if len(found):
+                    cosines[chunk_id] = float(found[0] @ vector)
+    ranked = dict(fused(k)) if profile == "hybrid" and fused is not None and not lexical else {}
+    chunks = store.get_chunks(candidates)
+    groups: dict[str, list[RegistryHit]] = {t: [] for t in ENTITY_TYPES}
+    wanted_tags = {t.lower() for t in tags}
+    for chunk_id in candidates:
+        chunk = chunks.get(chunk_id)
+        if chunk is None:
+            continue
+        meta = dict(chunk.metadata)
+        kind = str(meta.get("entity_type", ""))
+        if kind not in types or (not include_disabled and meta.get("is_enabled") is False):
+            continue
+        if wanted_tags and not wanted_tags <= {str(t).lower() for t in meta.get("tags", []) or []}:
+            continue
+        boost, matching = boost_of(meta, words)
+        if lexical:
+            relevance = boost / LEXICAL_DIVISOR
+        elif profile == "hybrid":
+            relevance = ranked.get(chunk_id, 0.0)
+        else:
+            relevance = (cosines.get(chunk_id, -1.0) + 1) / 2 + 0.1 * boost
+        raw, relevance = relevance, max(0.0, min(1.0, relevance))
+        log.debug(
+            "Score for %s '%s': vector=%.4f boost=%.1f final=%.4f", kind, meta.get("name"),
+            cosines.get(chunk_id, float("nan")), boost, relevance,
+        )  # fmt: skip
+        groups[kind].append(RegistryHit(kind, round(relevance, 4), meta, chunk, matching, raw))
+    for hits in groups.values():
+        hits.sort(key=lambda h: (-h.relevance, -h.raw, str(h.meta.get("name"))))
+        del hits[limit:]
+    mode = "lexical-only" if lexical else "hybrid"
+    return RegistryResult(query, mode, profile, groups["server"], groups["agent"], groups["tool"],
+                          reason if lexical else None)  # fmt: skip
