@@ -40,6 +40,7 @@ class Registry:
         engine = self._engine
         with engine._indexing(collection, embed, _Quiet()) as (store, report):
             seen_sources: set[str] = set()
+            duplicates: set[str] = set()
             for file in files:
                 report.files_seen += 1
                 try:
@@ -52,11 +53,14 @@ class Registry:
                         report.skipped.append(
                             SkippedFile(str(file), f"duplicate path {document.source[len(PREFIX) :]}")
                         )
+                        duplicates.add(document.source)
                         continue
                     seen_sources.add(document.source)
                     ingest_document(store, report, document, collection, "whole", False, None)
                 for server in parsed.servers:  # tools no longer listed leave with the re-added server
                     source = server_source(server.path)
+                    if source in duplicates:
+                        continue
                     current = {d.source for d in documents_of(Parsed(servers=[server]))}
                     stale = [s for s in store.sources_under(collection, source) if s not in current]
                     report.documents_removed += store.remove_sources(collection, stale)

@@ -505,9 +505,9 @@ def _bad_mode(mode: str) -> None:
 
 
 # Commands kept in their own modules register themselves on ``main``.
-from retrievo.surfaces import cli_code, cli_records  # noqa: E402
+from retrievo.surfaces import cli_code, cli_records, cli_registry  # noqa: E402
 
-__all__ = ["cli_code", "cli_records", "main"]
+__all__ = ["cli_code", "cli_records", "cli_registry", "main"]
 
 if __name__ == "__main__":
     # Run as a module, this file is __main__; the commands registered by other modules are on the

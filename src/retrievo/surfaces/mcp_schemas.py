@@ -265,3 +265,49 @@ class GetContextOutput(BaseModel):
     as_of: str
     note: str | None = None
     sources: list[RecordSourceOut]
+
+
+class MatchingTool(BaseModel):
+    name: str
+    description: str
+
+
+class RegistryServerOut(BaseModel):
+    name: str
+    path: str
+    description: str
+    tags: list[str]
+    is_enabled: bool | None = None
+    relevance_score: float
+    matching_tools: list[MatchingTool] = Field(
+        description="This server's tools that mention a query keyword."
+    )
+
+
+class RegistryAgentOut(BaseModel):
+    name: str
+    path: str
+    description: str
+    tags: list[str]
+    capabilities: list[str]
+    skills: list[str | None]
+    relevance_score: float
+
+
+class RegistryToolOut(BaseModel):
+    name: str
+    description: str
+    server_path: str
+    server_name: str
+    inputSchema: dict[str, Any] = Field(description="The tool's full input schema.")  # noqa: N815 - the MCP name
+    relevance_score: float
+
+
+class SearchRegistryOutput(BaseModel):
+    query: str
+    search_mode: str = Field(description="hybrid, or lexical-only when the embedding model is unavailable.")
+    profile: str
+    degraded_reason: str | None
+    servers: list[RegistryServerOut]
+    agents: list[RegistryAgentOut]
+    tools: list[RegistryToolOut]

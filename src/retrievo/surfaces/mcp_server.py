@@ -269,9 +269,11 @@ def build_server(
 
     from retrievo.surfaces.mcp_code import register_code_tools
     from retrievo.surfaces.mcp_records import register_record_tools
+    from retrievo.surfaces.mcp_registry import register_registry_tools
 
     register_code_tools(server, engine, scope)
     register_record_tools(server, engine, scope)
+    register_registry_tools(server, engine, scope)
 
     if allow_refresh:
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from retrievo.models import Hit, IndexReport, IndexStatus, SearchResult
+from retrievo.search.registry import RegistryHit, RegistryResult
 
 
 def hit_to_dict(hit: Hit) -> dict[str, Any]:
@@ -86,3 +87,29 @@ def status_to_dict(status: IndexStatus) -> dict[str, Any]:
             for c in status.collections
         ],
     }
+
+
+def registry_hit_to_dict(hit: RegistryHit) -> dict[str, Any]:
+    meta = hit.meta
+    common = {
+        "name": meta.get("name"),
+        "description": meta.get("description"),
+        "relevance_score": hit.relevance,
+    }
+    if hit.entity_type == "server":
+        return {**common, "path": meta.get("path"), "tags": meta.get("tags", []), "is_enabled": meta.get("is_enabled"),
+                "matching_tools": hit.matching_tools}  # fmt: skip
+    if hit.entity_type == "agent":
+        skills = meta.get("skills") or []
+        return {**common, "path": meta.get("path"), "tags": meta.get("tags", []),
+                "capabilities": meta.get("capabilities", []), "skills": [s.get("name") for s in skills]}  # fmt: skip
+    return {**common, "server_path": meta.get("server_path"), "server_name": meta.get("server_name"),
+            "inputSchema": meta.get("input_schema", {})}  # fmt: skip
+
+
+def registry_result_to_dict(result: RegistryResult) -> dict[str, Any]:
+    return {
+        "query": result.query, "search_mode": result.search_mode, "profile": result.profile,
+        "degraded_reason": result.degraded_reason, "servers": [registry_hit_to_dict(h) for h in result.servers],
+        "agents": [registry_hit_to_dict(h) for h in result.agents], "tools": [registry_hit_to_dict(h) for h in result.tools],
+    }  # fmt: skip

@@ -1,0 +1,43 @@
+"""MCP tool ``search_registry``: servers, agents and tools for a need, grouped (seed 001)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
+
+from retrievo.engine import Engine
+from retrievo.registry import REGISTRY_COLLECTION
+from retrievo.search.registry import ENTITY_TYPES
+from retrievo.surfaces.mcp_schemas import SearchRegistryOutput
+from retrievo.surfaces.mcp_server import Query, Scope, call
+from retrievo.surfaces.serialize import registry_result_to_dict
+
+EntityType = Literal["server", "agent", "tool"]
+
+
+def register_registry_tools(server: MCPServer, engine: Engine, scope: Scope) -> None:
+    @server.tool(
+        description='Find the MCP servers, A2A agents and tools that fit a need ("context7 docs", "create a Jira '
+        'issue"): the top results per type, servers with their matching tools, tools with their input schema.'
+    )
+    async def search_registry(
+        query: Query,
+        limit: Annotated[
+            int, Field(strict=True, ge=1, le=10, description="Results per entity type (1-10).")
+        ] = 3,
+        entity_types: Annotated[
+            list[EntityType] | None, Field(max_length=3, description="Only these types (default all).")
+        ] = None,
+        tags: Annotated[list[str] | None, Field(max_length=20, description="All must be present.")] = None,
+        include_disabled: Annotated[
+            bool, Field(strict=True, description="Include is_enabled=false entries.")
+        ] = False,
+    ) -> SearchRegistryOutput:
+        collection = scope.check(REGISTRY_COLLECTION if scope.allowed is None else None)
+        result = await call(
+            engine.registry.search, query, collection=collection, limit=limit,
+            types=tuple(entity_types or ENTITY_TYPES), tags=tuple(tags or ()), include_disabled=include_disabled,
+        )  # fmt: skip
+        return SearchRegistryOutput.model_validate(registry_result_to_dict(result))

@@ -1,0 +1,127 @@
+"""Registry search on the real registry data: grouped results, upserts, per-entry errors, lexical-only."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from conftest import SHARED_DATA
+from retrievo import Config, Engine
+from retrievo.embed.local import MiniLMEmbedder
+from retrievo.errors import EmbedderUnavailable
+from test_mcp import call, run_client
+
+REGISTRY = SHARED_DATA / "registry"
+pytestmark = pytest.mark.skipif(not REGISTRY.exists(), reason="../shared/data not present")
+
+
+class Breakable(MiniLMEmbedder):
+    """The real model, with a switch that makes it fail as an unreachable model would."""
+
+    broken = False
+
+    def embed_batch(self, texts: Any) -> Any:
+        if self.broken:
+            raise EmbedderUnavailable("the model is down (test switch)")
+        return super().embed_batch(texts)
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("registry") / "reg.db"
+    with Engine(Config(db=db)) as engine:
+        report = engine.registry.add([REGISTRY])
+        assert report.documents_added > 550
+        reasons = [s.reason for s in report.skipped]
+        assert any("neither an MCP server nor an A2A agent card" in r for r in reasons)
+    return db
+
+
+def test_grouped_results_for_a_server_and_a_tool_level_question(loaded: Path) -> None:
+    with Engine(Config(db=loaded)) as engine:
+        docs = engine.registry.search("context7 docs")
+        assert docs.search_mode == "hybrid" and "Context7 MCP Server" in [
+            h.meta["name"] for h in docs.servers
+        ]
+        assert all(0 <= h.relevance <= 1 for h in [*docs.servers, *docs.agents, *docs.tools])
+        jira = engine.registry.search("create a Jira issue")
+        tools = {h.meta["name"]: h for h in jira.tools}
+        assert "jira_create_issue" in tools and tools["jira_create_issue"].meta["server_path"] == "/atlassian"
+        assert "properties" in tools["jira_create_issue"].meta["input_schema"]
+        assert jira.servers[0].meta["name"] == "Atlassian"
+        assert "jira_create_issue" in [t["name"] for t in jira.servers[0].matching_tools]
+        flights = engine.registry.search("book a flight", types=("agent",), limit=2)
+        assert not flights.servers and flights.agents and "Flight" in flights.agents[0].meta["name"]
+        hybrid = engine.registry.search("create a Jira issue", profile="hybrid")
+        assert hybrid.profile == "hybrid" and hybrid.tools
+
+
+def test_lexical_only_when_the_model_breaks_and_back_when_it_returns(loaded: Path) -> None:
+    embedder = Breakable()
+    with Engine(Config(db=loaded), embedder=embedder, retry_embedder_after_s=0) as engine:
+        embedder.broken = True
+        down = engine.registry.search("create a Jira issue")
+        assert down.search_mode == "lexical-only" and down.degraded_reason and "down" in down.degraded_reason
+        top = down.tools[0]
+        assert top.relevance == pytest.approx(min(1.0, top.raw), abs=1e-3) and top.relevance <= 1.0
+        assert "jira" in top.meta["name"]
+        embedder.broken = False
+        assert engine.registry.search("create a Jira issue").search_mode == "hybrid"
+
+
+def test_upsert_removal_disabled_entries_and_per_entry_errors(tmp_path: Path) -> None:
+    folder = tmp_path / "entries"
+    folder.mkdir()
+    server = {"server_name": "Weather", "path": "/weather", "description": "Forecasts", "tags": ["weather"],
+              "tool_list": [{"name": "forecast", "description": "Daily forecast", "schema": {"type": "object"}},
+                            {"name": "alerts", "description": "Storm alerts", "schema": {"type": "object"}}]}  # fmt: skip
+    (folder / "weather.json").write_text(json.dumps(server))
+    (folder / "hidden.json").write_text(json.dumps({"server_name": "Hidden", "path": "/hidden", "is_enabled": False,
+                                                    "description": "weather archive"}))  # fmt: skip
+    (folder / "zz-bad.json").write_text(json.dumps([
+        {"description": "no name at all", "tool_list": []},
+        {"server_name": "Broken schema", "path": "/broken", "tool_list": [{"name": "t", "schema": "{not json"}]},
+        {"server_name": "Huge", "path": "/huge", "description": "x" * 5_000_000},
+        {"server_name": "Weather again", "path": "/weather"},
+    ]))  # fmt: skip
+    (folder / "notjson.json").write_text("{")
+    with Engine(Config(db=tmp_path / "r.db", embedder="none")) as engine:
+        report = engine.registry.add([folder])
+        reasons = " | ".join(s.reason for s in report.skipped)
+        assert "server has no name" in reasons and "input schema that is not JSON" in reasons
+        assert "duplicate path server:/weather" in reasons and "not JSON" in reasons
+        names = {e["name"] for e in engine.registry.entries()}
+        assert {"Weather", "Hidden", "Huge", "Broken schema"} <= names
+        assert all(len(h.meta["description"]) <= 20_000 for h in engine.registry.search("huge").servers)
+        assert [h.meta["name"] for h in engine.registry.search("weather").servers] == ["Weather"]
+        assert "Hidden" in [
+            h.meta["name"] for h in engine.registry.search("weather", include_disabled=True).servers
+        ]
+        server["tool_list"] = server["tool_list"][:1]  # type: ignore[index]
+        (folder / "weather.json").write_text(json.dumps(server))
+        again = engine.registry.add([folder / "weather.json"])
+        assert (
+            again.documents_removed == 1 and not engine.registry.search("storm alerts", types=("tool",)).tools
+        )
+        assert engine.registry.remove("/weather") == 2
+        assert "Weather" not in {e["name"] for e in engine.registry.entries()}
+
+
+def test_search_registry_over_mcp(loaded: Path) -> None:
+    async def registry(client: Client) -> None:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        result = await call(client, "search_registry", {"query": "create a Jira issue", "limit": 3}, schemas)
+        assert result["servers"][0]["name"] == "Atlassian" and result["tools"]
+        assert any(t["name"] == "jira_create_issue" and t["inputSchema"] for t in result["tools"])
+        context7 = await call(client, "search_registry", {"query": "context7 docs"}, schemas)
+        assert "Context7 MCP Server" in [s["name"] for s in context7["servers"]]
+
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(loaded)]
+    )
+    run_client(server, registry)
