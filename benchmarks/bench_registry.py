@@ -111,7 +111,7 @@ def scale(scratch: Path, servers: int = 10_000, tools: int = 20) -> dict[str, An
         result["load_s_without_embeddings"] = round(time.perf_counter() - started, 1)
         # Vectors: the real model would take hours here on 2 cores; low-rank random vectors stand in for the
         # corpus (the query is still embedded by the real model), which is what the latency depends on.
-        from benchmarks.common import low_rank
+        from common import low_rank
 
         store = engine._open_store(create=False)
         missing = store.missing_embeddings("registry", "all-MiniLM-L6-v2-int8")
