@@ -66,6 +66,15 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("symbol_graph", {"symbol": "x", "depth": 99}),
     ("symbol_graph", {"symbol": "x", "direction": "sideways"}),
     ("symbol_graph", {"symbol": "x", "collection": "someone-elses"}),
+    ("semanticSearch", {"query": ""}),
+    ("semanticSearch", {"query": "claim", "top_k": "5"}),
+    ("semanticSearch", {"query": "claim", "filters": {"planet": "mars"}}),
+    ("semanticSearch", {"query": "claim", "read_context": {"baseline_id": 5}}),
+    ("getContext", {"query": "claim", "max_tokens": -1}),
+    ("getContext", {"query": "claim", "include_relationships": "yes"}),
+    ("search_registry", {"query": "jira", "limit": 11}),
+    ("search_registry", {"query": "jira", "entity_types": ["planet"]}),
+    ("search_registry", {"query": "jira", "tags": "not-a-list"}),
     ("no_such_tool", {}),
 ]
 # Tolerated by the MCP SDK, and harmless: an unknown tool argument is ignored; a POST without an
