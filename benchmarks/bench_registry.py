@@ -103,12 +103,14 @@ def scale(scratch: Path, servers: int = 10_000, tools: int = 20) -> dict[str, An
                            "schema": {"type": "object", "properties": {"id": {"type": "string"}}}}
                           for t in range(tools)],
         })  # fmt: skip
-    (folder / "servers.json").write_text(json.dumps(entries))
+    for begin in range(0, servers, 100):
+        (folder / f"servers-{begin // 100:04d}.json").write_text(json.dumps(entries[begin : begin + 100]))
     result: dict[str, Any] = {"servers": servers, "tools": servers * tools}
     with Engine(Config(db=scratch / "s.db")) as engine:
         started = time.perf_counter()
-        engine.registry.add([folder], embed=False)
+        loaded = engine.registry.add([folder], embed=False)
         result["load_s_without_embeddings"] = round(time.perf_counter() - started, 1)
+        assert loaded.documents_added == servers * (tools + 1), loaded.skipped[:3]
         # Vectors: the real model would take hours here on 2 cores; low-rank random vectors stand in for the
         # corpus (the query is still embedded by the real model), which is what the latency depends on.
         from common import low_rank

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAX_TEXT_CHARS = 20_000  # a 5 MB description is cut, not loaded whole
-MAX_ENTRY_BYTES = 10 * 1024 * 1024
+MAX_ENTRY_BYTES = 100 * 1024 * 1024  # per file: a registry dump with thousands of entries is one file
 
 
 @dataclass(frozen=True)
