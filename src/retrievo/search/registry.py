@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.errors import EmbedderUnavailable
-from retrievo.models import Chunk, Filters, Kind
+from retrievo.models import Chunk, Filters
 from retrievo.store.base import Store
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,9 @@ def search_registry(
 ) -> RegistryResult:
     words = keywords(query)
     k = max(3 * limit, 50)
-    scope = Filters(kinds=(Kind.RECORD,))
+    # The registry's collection holds registry entries only: no filter, so both arms take their fast paths
+    # (a filtered vector search is exact, over every vector). Types, tags and is_enabled apply after scoring.
+    scope = Filters()
     cosines: dict[int, float] = {}
     reason = unavailable_reason
     vector: npt.NDArray[np.float32] | None = None
