@@ -95,6 +95,7 @@ def test_upsert_removal_disabled_entries_and_per_entry_errors(tmp_path: Path) ->
         reasons = " | ".join(s.reason for s in report.skipped)
         assert "server has no name" in reasons and "input schema that is not JSON" in reasons
         assert "duplicate path server:/weather" in reasons and "not JSON" in reasons
+        assert "description of 5,000,000 characters cut to 20,000" in reasons
         names = {e["name"] for e in engine.registry.entries()}
         assert {"Weather", "Hidden", "Huge", "Broken schema"} <= names
         assert all(len(h.meta["description"]) <= 20_000 for h in engine.registry.search("huge").servers)

@@ -122,7 +122,16 @@ def parse_entries(data: bytes, origin: str) -> Parsed:
     return parsed
 
 
+def _long_description(entry: dict[str, Any], where: str, parsed: Parsed) -> None:
+    description = _get(entry, "description")
+    if isinstance(description, str) and len(description) > MAX_TEXT_CHARS:
+        parsed.errors.append(
+            f"{where}: description of {len(description):,} characters cut to {MAX_TEXT_CHARS:,} (the entry loads)"
+        )
+
+
 def _server(entry: dict[str, Any], where: str, parsed: Parsed) -> None:
+    _long_description(entry, where, parsed)
     name = _text(_get(entry, "server_name", "serverName", "title", "name")).strip()
     if not name:
         parsed.errors.append(f"{where}: server has no name")
@@ -154,6 +163,7 @@ def _server(entry: dict[str, Any], where: str, parsed: Parsed) -> None:
 
 
 def _agent(entry: dict[str, Any], where: str, parsed: Parsed) -> None:
+    _long_description(entry, where, parsed)
     name = _text(_get(entry, "name")).strip()
     if not name:
         parsed.errors.append(f"{where}: agent has no name")
