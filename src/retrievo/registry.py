@@ -38,7 +38,9 @@ class Registry:
                 raise SourceError(f"path {str(path)!r} does not exist; check the spelling")
             files += sorted(path.rglob("*.json")) if path.is_dir() else [path]
         engine = self._engine
-        with engine._indexing(collection, embed, _Quiet()) as (store, report):
+        from retrievo.engine import _NoProgress
+
+        with engine._indexing(collection, embed, _NoProgress()) as (store, report):
             seen_sources: set[str] = set()
             duplicates: set[str] = set()
             for file in files:
@@ -114,14 +116,3 @@ class Registry:
             store, collection, query, engine._embed_query, engine._unavailable_reason(store, collection), limit,
             types, tags, include_disabled, profile, fused,
         )  # fmt: skip
-
-
-class _Quiet:
-    def file_done(self, path: str) -> None:
-        pass
-
-    def embedding_started(self, total: int) -> None:
-        pass
-
-    def embedded(self, count: int) -> None:
-        pass
