@@ -9,7 +9,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +25,7 @@ from retrievo.errors import (
     ModelMismatchError,
     SourceError,
 )
-from retrievo.indexing import index_root, ingest_document, update_paths
+from retrievo.indexing import IndexProgress, NoProgress, index_root, ingest_document, update_paths
 from retrievo.ingest.chunkers import CHUNKERS, ChunkerName
 from retrievo.ingest.roots import checked_path, resolve_inside_roots
 from retrievo.models import (
@@ -55,27 +55,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 EMBED_WRITE_BATCH = 256
-
-
-class IndexProgress(Protocol):
-    """What long work reports as it goes; the CLI draws progress bars from it."""
-
-    def file_done(self, path: str) -> None: ...
-
-    def embedding_started(self, total: int) -> None: ...
-
-    def embedded(self, count: int) -> None: ...
-
-
-class _NoProgress:
-    def file_done(self, path: str) -> None:
-        pass
-
-    def embedding_started(self, total: int) -> None:
-        pass
-
-    def embedded(self, count: int) -> None:
-        pass
 
 
 @dataclass
@@ -176,7 +155,7 @@ class Engine:
         if chunker not in (ChunkerName.AUTO, *CHUNKERS):
             raise SourceError(f"unknown chunker {chunker!r}; choose auto, {', '.join(CHUNKERS)}")
         name = collection or self.config.collection
-        progress = progress or _NoProgress()
+        progress = progress or NoProgress()
         roots = [checked_path(p) for p in paths]
         for root in roots:
             if not root.exists():
@@ -230,7 +209,7 @@ class Engine:
     ) -> IndexReport:
         """Index in-memory documents (records, corpora); ``source`` is their identity for re-indexing."""
         name = collection or self.config.collection
-        progress = progress or _NoProgress()
+        progress = progress or NoProgress()
         with self._indexing(name, embed, progress) as (store, report):
             for document in documents:
                 report.files_seen += 1
@@ -250,7 +229,7 @@ class Engine:
         self._check_model(store, name)
         report = IndexReport(collection=name)
         with store.writer_lock(name), store.bulk_load(name):
-            self._embed_missing(store, name, report, progress or _NoProgress())
+            self._embed_missing(store, name, report, progress or NoProgress())
         return report
 
     def _embed_missing(
@@ -308,7 +287,7 @@ class Engine:
         """
         name = collection or self.config.collection
         resolved_roots = [checked_path(r) for r in roots]
-        with self._indexing(name, embed, _NoProgress()) as (store, report):
+        with self._indexing(name, embed, NoProgress()) as (store, report):
             update_paths(
                 store, report, resolved_roots, [Path(p) for p in changed], name, self.config.max_file_bytes
             )

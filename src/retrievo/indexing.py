@@ -21,8 +21,25 @@ from retrievo.models import IndexReport, LoadedDocument, SkippedFile
 from retrievo.store.base import Store
 
 
-class FileProgress(Protocol):
+class IndexProgress(Protocol):
+    """What long work reports as it goes; the CLI draws progress bars from it."""
+
     def file_done(self, path: str) -> None: ...
+
+    def embedding_started(self, total: int) -> None: ...
+
+    def embedded(self, count: int) -> None: ...
+
+
+class NoProgress:
+    def file_done(self, path: str) -> None:
+        pass
+
+    def embedding_started(self, total: int) -> None:
+        pass
+
+    def embedded(self, count: int) -> None:
+        pass
 
 
 def index_root(
@@ -34,7 +51,7 @@ def index_root(
     include: Sequence[str],
     exclude: Sequence[str],
     force: bool,
-    progress: FileProgress,
+    progress: IndexProgress,
     max_file_bytes: int,
 ) -> None:
     """Every file under ``root``; sources under it that are gone leave search."""
@@ -77,16 +94,11 @@ def update_paths(
             report.files_seen += 1
             _load_and_ingest(store, report, path, collection, "auto", False, max_file_bytes, path == root)
         elif path.is_dir():
-            index_root(store, report, path, collection, "auto", (), (), False, _Quiet(), max_file_bytes)
+            index_root(store, report, path, collection, "auto", (), (), False, NoProgress(), max_file_bytes)
         else:
             report.documents_removed += store.remove_sources(
                 collection, store.sources_under(collection, str(path))
             )
-
-
-class _Quiet:
-    def file_done(self, path: str) -> None:
-        pass
 
 
 def _load_and_ingest(

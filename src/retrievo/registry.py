@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from retrievo.errors import DocumentNotFound, SourceError
-from retrievo.indexing import ingest_document
+from retrievo.indexing import NoProgress, ingest_document
 from retrievo.ingest.registry.entries import Parsed, parse_entries
 from retrievo.ingest.registry.loader import PREFIX, agent_source, documents_of, server_source
 from retrievo.models import IndexReport, SkippedFile
@@ -38,9 +38,7 @@ class Registry:
                 raise SourceError(f"path {str(path)!r} does not exist; check the spelling")
             files += sorted(path.rglob("*.json")) if path.is_dir() else [path]
         engine = self._engine
-        from retrievo.engine import _NoProgress
-
-        with engine._indexing(collection, embed, _NoProgress()) as (store, report):
+        with engine._indexing(collection, embed, NoProgress()) as (store, report):
             seen_sources: set[str] = set()
             duplicates: set[str] = set()
             for file in files:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from retrievo.models import Filters
 from retrievo.store.sqlite.filters import check_metadata_key, iso_bound, path_glob_pattern
@@ -57,3 +59,22 @@ def filter_sql(filters: Filters) -> tuple[str, list[object]]:
         clauses.append("NOT (d.id = ANY(%s))")
         params.append(list(filters.exclude_document_ids))
     return (" AND " + " AND ".join(clauses) if clauses else ""), params
+
+
+def passing_chunk_ids(
+    rows: Callable[[str, Sequence[object]], list[tuple[Any, ...]]],
+    collection: str,
+    chunk_ids: Sequence[int],
+    filters: Filters,
+) -> set[int]:
+    """Which of these current chunks of the collection pass ``filters``."""
+    if not chunk_ids:
+        return set()
+    where, params = filter_sql(filters)
+    found = rows(
+        f"""SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
+            JOIN collections col ON col.id = c.collection_id
+            WHERE col.name = %s AND c.superseded_at IS NULL AND c.id = ANY(%s){where}""",
+        [collection, list(chunk_ids), *params],
+    )
+    return {int(row[0]) for row in found}

@@ -39,8 +39,9 @@ from retrievo.store import code_index, ids, queries
 from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.code_index import CodeIndex
 from retrievo.store.postgres import postings, search, transfer, vector_index
-from retrievo.store.postgres.filters import filter_sql
+from retrievo.store.postgres.filters import passing_chunk_ids
 from retrievo.store.postgres.migrations import apply_migrations
+from retrievo.store.postgres.rows import chunk_from_row, configure
 from retrievo.store.queries import format_style
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 from retrievo.store.transfer import Record
@@ -80,7 +81,7 @@ class PostgresStore:
                 "check the URL and that the server is running"
             ) from None
         self._pool = ConnectionPool(
-            url, min_size=1, max_size=max_size, kwargs={"autocommit": True}, configure=_configure, open=True
+            url, min_size=1, max_size=max_size, kwargs={"autocommit": True}, configure=configure, open=True
         )
 
     def close(self) -> None:
@@ -312,16 +313,7 @@ class PostgresStore:
         return CodeIndex(lambda sql, params: self._rows(format_style(sql), params))
 
     def filter_chunk_ids(self, collection: str, chunk_ids: Sequence[int], filters: Filters) -> set[int]:
-        if not chunk_ids:
-            return set()
-        where, params = filter_sql(filters)
-        rows = self._rows(
-            f"""SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
-                JOIN collections col ON col.id = c.collection_id
-                WHERE col.name = %s AND c.superseded_at IS NULL AND c.id = ANY(%s){where}""",
-            [collection, list(chunk_ids), *params],
-        )
-        return {int(row[0]) for row in rows}
+        return passing_chunk_ids(self._rows, collection, chunk_ids, filters)
 
     def resolve_code_edges(self, resolutions: Sequence[tuple[int, str]]) -> None:
         with self._transaction() as conn, conn.cursor() as cursor:
@@ -411,7 +403,7 @@ class PostgresStore:
                    WHERE c.id = ANY(%s)""",
                 (list(chunk_ids),),
             ).fetchall()
-        return {row["id"]: _chunk(row) for row in rows}
+        return {row["id"]: chunk_from_row(row) for row in rows}
 
     # Documents --------------------------------------------------------------------------------
 
@@ -503,20 +495,3 @@ class PostgresStore:
             for r in rows
         )
         return IndexStatus(db=self.path, size_bytes=size, collections=collections)
-
-
-def _configure(conn: psycopg.Connection[Any]) -> None:
-    from pgvector.psycopg import register_vector
-
-    register_vector(conn)
-
-
-def _chunk(row: dict[str, Any]) -> Chunk:
-    return Chunk(
-        chunk_id=int(row["id"]), document_id=row["document_id"], revision_id=row["revision_id"],
-        collection=row["collection"], ordinal=row["ordinal"], text=row["text"], context=row["context"],
-        start=row["start_offset"], end=row["end_offset"], line_start=row["line_start"], line_end=row["line_end"],
-        chunk_hash=row["chunk_hash"], source_hash=row["source_hash"], chunker=row["chunker"],
-        chunker_version=row["chunker_version"], metadata=row["metadata"], path=row["source"], title=row["title"],
-        kind=Kind(row["kind"]),
-    )  # fmt: skip
