@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from retrievo.errors import DocumentNotFound, SourceError
 from retrievo.indexing import NoProgress, ingest_document
 from retrievo.ingest.registry.entries import Parsed, parse_entries
-from retrievo.ingest.registry.loader import PREFIX, agent_source, documents_of, server_source
+from retrievo.ingest.registry.loader import PREFIX, agent_source, documents_of, server_source, tool_source
 from retrievo.models import IndexReport, SkippedFile
 from retrievo.search.registry import ENTITY_TYPES, RegistryResult, search_registry
 
@@ -61,7 +61,7 @@ class Registry:
                     source = server_source(server.path)
                     if source in duplicates:
                         continue
-                    current = {d.source for d in documents_of(Parsed(servers=[server]))}
+                    current = {source} | {tool_source(server.path, t.name) for t in server.tools}
                     stale = [s for s in store.sources_under(collection, source) if s not in current]
                     report.documents_removed += store.remove_sources(collection, stale)
         return report
