@@ -21,10 +21,12 @@ from retrievo.embed.tokens import TokenCounter
 from retrievo.errors import (
     CollectionNotFound,
     ConfigError,
+    DocumentNotFound,
     EmbedderUnavailable,
     ModelMismatchError,
     SourceError,
 )
+from retrievo.history import History, resolve
 from retrievo.indexing import IndexProgress, NoProgress, index_root, ingest_document, update_paths
 from retrievo.ingest.chunkers import CHUNKERS, ChunkerName
 from retrievo.ingest.roots import checked_path, resolve_inside_roots
@@ -108,6 +110,11 @@ class Engine:
     @property
     def embedder(self) -> Embedder | None:
         return self._embedder
+
+    @property
+    def history(self) -> History:
+        """Baselines, retention and read contexts (``retrievo.history``)."""
+        return History(self)
 
     @property
     def registry(self) -> Registry:
@@ -304,18 +311,18 @@ class Engine:
         filters: Filters | None = None,
         min_score: float | None = None,
         explain: bool = False,
+        baseline: str | None = None,
+        as_of: str | None = None,
     ) -> SearchResult:
-        name = collection or self.config.collection
-        store = self._open_store(create=False)
-        if store.get_collection(name) is None:
-            raise CollectionNotFound(
-                f"collection {name!r} does not exist; run `retrievo index PATH --collection {name}` first"
-            )
+        """``baseline`` (id or name) or ``as_of`` (ISO time): search the collection as it was then."""
+        store, name = self._code_store(collection)
         self._check_model(store, name)
+        filters = filters or Filters()
+        point = resolve(store, name, baseline, as_of or filters.as_of)
         options = SearchOptions(
             mode=SearchMode(mode),
             limit=limit,
-            filters=filters or Filters(),
+            filters=replace(filters, as_of=point.filter_as_of),
             min_score=min_score,
             explain=explain,
             k=self.config.rrf_k,
@@ -325,7 +332,8 @@ class Engine:
             rewritten = self._rewriter.rewrite(query)
             options = replace(options, entities=rewritten.entities, expansions=rewritten.rephrasings)
         reason = self._unavailable_reason(store, name)
-        return run_search(store, name, query, options, self._embed_query, reason)
+        result = run_search(store, name, query, options, self._embed_query, reason)
+        return replace(result, baseline_id=point.baseline_id, as_of=point.as_of)
 
     def _unavailable_reason(self, store: Store, collection: str) -> str | None:
         if self._embedder is None:
@@ -363,22 +371,21 @@ class Engine:
         neighbors: int = 1,
         filters: Filters | None = None,
         limit: int = 20,
+        baseline: str | None = None,
+        as_of: str | None = None,
     ) -> AssembledContext:
         """Hybrid search, then the best evidence packed under ``max_tokens`` with numbered citations."""
         if max_tokens < 1:
             raise ConfigError(f"max_tokens must be at least 1, got {max_tokens}")
-        result = self.search(query, collection=collection, limit=limit, filters=filters)
+        result = self.search(query, collection, limit, filters=filters, baseline=baseline, as_of=as_of)
         store = self._open_store(create=False)
         # Code answers follow the seed's budget manager (a tenth of the budget, at most 1,000 tokens, kept free).
         code = any(hit.chunk.kind == Kind.CODE for hit in result.hits)
         budget = CodeBudget(reserved_tokens=min(1000, max_tokens // 10)) if code else None
-        return assemble(
+        assembled = assemble(
             store, query, result.hits, result.search_mode, max_tokens, neighbors, self._tokens.count, budget
         )
-        store = self._open_store(create=False)
-        return assemble(
-            store, query, result.hits, result.search_mode, max_tokens, neighbors, self._tokens.count
-        )
+        return replace(assembled, baseline_id=result.baseline_id, as_of=result.as_of)
 
     def record_context(
         self,
@@ -387,21 +394,37 @@ class Engine:
         max_tokens: int = 4000,
         include_relationships: bool = True,
         filters: Filters | None = None,
+        baseline: str | None = None,
+        as_of: str | None = None,
     ) -> RecordContext:
         """The seed's getContext: the best model elements, then their one-hop neighbours, under the budget."""
         scoped = replace(filters or Filters(), kinds=(Kind.RECORD,))
-        result = self.search(query, collection=collection, limit=20, filters=scoped)
-        name = collection or self.config.collection
-        store = self._open_store(create=False)
+        result = self.search(query, collection, 20, filters=scoped, baseline=baseline, as_of=as_of)
+        store, name = self._code_store(collection)
         return record_context(store, result, name, max_tokens, include_relationships, self._tokens.count)
 
     def document(
-        self, document_id: str, revision_id: str | None = None, collections: Collection[str] | None = None
+        self,
+        document_id: str,
+        revision_id: str | None = None,
+        collections: Collection[str] | None = None,
+        baseline: str | None = None,
+        as_of: str | None = None,
     ) -> RevisionText:
-        """A revision's text; ``collections`` (an allow-list) hides every document outside it."""
-        revision = self._open_store(create=False).revision_text(document_id, revision_id)
+        """A revision's text: by id, or the one valid at a baseline or ``as_of`` (the current one by default).
+
+        ``collections`` (an allow-list) hides every document outside it.
+        """
+        store = self._open_store(create=False)
+        revision = store.revision_text(document_id, revision_id)
         check_scope(revision.collection, collections, f"document {document_id!r}")
-        return revision
+        point = resolve(store, revision.collection, baseline, as_of)
+        if point.filter_as_of is not None and revision_id is None:
+            at = store.revision_at(document_id, point.filter_as_of)
+            if at is None:
+                raise DocumentNotFound(f"document {document_id!r} did not exist at {point.as_of}")
+            revision = store.revision_text(document_id, at)
+        return replace(revision, baseline_id=point.baseline_id, as_of=point.as_of)
 
     def documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]:
         return self._open_store(create=False).list_documents(collection, limit)
@@ -413,13 +436,19 @@ class Engine:
         limit: int = 10,
         filters: Filters | None = None,
         collections: Collection[str] | None = None,
+        baseline: str | None = None,
+        as_of: str | None = None,
     ) -> SearchResult:
         """Chunks in other documents most similar to a chunk (or to a whole document's mean vector).
 
-        ``collections`` (an allow-list) hides every chunk and document outside it.
+        ``collections`` (an allow-list) hides every chunk and document outside it; ``baseline`` or
+        ``as_of`` compares with the chunks valid then.
         """
         store = self._open_store(create=False)
-        return similar_chunks(store, chunk_id, document_id, limit, filters or Filters(), collections)
+        return similar_chunks(
+            store, chunk_id, document_id, limit, filters or Filters(), collections,
+            lambda name: resolve(store, name, baseline, as_of),
+        )  # fmt: skip
 
     def refresh(self, path: str | Path, collection: str | None = None) -> IndexReport:
         """Re-index (incrementally) an indexed root, or a file or folder inside one — nothing else.

@@ -11,7 +11,8 @@
     ├── IndexLockedError       another process is writing the same collection
     ├── EmbedderUnavailable    the embedding model cannot run (search degrades to keywords)
     │   └── VectorIndexUnavailable  the vector index is being rebuilt (search degrades to keywords)
-    └── SourceError            a path cannot be indexed (outside the root, unreadable …)
+    ├── SourceError            a path cannot be indexed (outside the root, unreadable …)
+    └── PointInTimeError       a baseline or as_of that cannot be read (unknown, both, before history)
 
 Surfaces translate these into exit codes (CLI) or tool errors (MCP); they never show tracebacks.
 """
@@ -65,3 +66,7 @@ class VectorIndexUnavailable(EmbedderUnavailable):
 
 class SourceError(RetrievoError):
     pass
+
+
+class PointInTimeError(RetrievoError):
+    """A read context that cannot be answered: unknown baseline, both given, a time before history."""

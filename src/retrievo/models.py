@@ -166,6 +166,9 @@ class SearchResult:
     search_duration_ms: float
     hits: tuple[Hit, ...]
     degraded_reason: str | None = None
+    # What the answer was read from: a baseline (None at HEAD) and the effective point in time.
+    baseline_id: str | None = None
+    as_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -180,6 +183,8 @@ class Filters:
     date_to: str | None = None
     document_ids: tuple[str, ...] = ()
     exclude_document_ids: tuple[str, ...] = ()
+    # Point in time (an ISO timestamp from the index's clock): only chunks valid then; None is HEAD.
+    as_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -195,6 +200,9 @@ class RevisionText:
     text: str
     created_at: str
     is_current: bool
+    valid_to: str | None = None  # when a later revision or a deletion closed it (None: still valid)
+    baseline_id: str | None = None  # the point in time it was read at (see SearchResult)
+    as_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -259,3 +267,35 @@ class IndexStatus:
     db: str
     size_bytes: int
     collections: tuple[CollectionStatus, ...]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A named point in a collection's history: it pins the revisions current at ``as_of``."""
+
+    baseline_id: str
+    name: str
+    collection: str
+    as_of: str
+    note: str = ""
+    revisions: int = 0  # revisions it pins (documents that existed at ``as_of``)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """A collection's clock: when it began, its latest change, and the oldest readable point."""
+
+    created_at: str
+    last_change_at: str | None
+    history_from: str | None  # `retrievo prune --before` moved this forward; earlier points are gone
+
+
+@dataclass(frozen=True)
+class PruneReport:
+    collection: str
+    before: str
+    revisions: int = 0
+    chunks: int = 0
+    vectors: int = 0
+    documents: int = 0
+    kept_for_baselines: int = 0  # superseded revisions old enough to go, held by a baseline

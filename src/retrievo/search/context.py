@@ -48,6 +48,8 @@ class AssembledContext:
     max_tokens: int
     search_mode: str
     sources: tuple[Source, ...]
+    baseline_id: str | None = None  # the point in time read (see SearchResult)
+    as_of: str | None = None
 
 
 @dataclass

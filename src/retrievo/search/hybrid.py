@@ -90,7 +90,8 @@ def run_search(
         arms[KEYWORD] = store.keyword_search(collection, keyword_text, options.filters, depth)
     structural = (
         structural_arm(store, collection, query, options.filters, depth, options.entities)
-        if options.mode == SearchMode.HYBRID and options.structure
+        # The code structure index is kept for HEAD only: at a point in time the arm stays out.
+        if options.mode == SearchMode.HYBRID and options.structure and options.filters.as_of is None
         else []
     )
     if options.fusion == "rrf":

@@ -44,6 +44,8 @@ class RecordContext:
     max_tokens: int
     search_mode: str
     sources: tuple[RecordSource, ...]
+    baseline_id: str | None = None  # the point in time read (see SearchResult)
+    as_of: str | None = None
 
 
 def element_hit(hit: Hit) -> ElementHit:
@@ -64,6 +66,8 @@ def record_context(
     count_tokens: Callable[[str], int],
 ) -> RecordContext:
     """Best elements first under ``max_tokens`` (never over); then the top elements' neighbours, marked."""
+    # Neighbours are read as they were at the search's point (at HEAD that is their current revision).
+    point = result.as_of
     blocks: list[str] = []
     sources: list[RecordSource] = []
     included: set[str] = set()
@@ -102,8 +106,12 @@ def record_context(
                 neighbour = str(relation.get("element_id", ""))
                 if not neighbour or neighbour in included:
                     continue
+                document_id = ids.document_id(collection, f"{model_path}#{neighbour}")
                 try:
-                    revision = store.revision_text(ids.document_id(collection, f"{model_path}#{neighbour}"))
+                    revision_id = store.revision_at(document_id, point) if point else None
+                    if point and revision_id is None:
+                        continue
+                    revision = store.revision_text(document_id, revision_id)
                 except DocumentNotFound:
                     continue
                 n = len(sources) + 1
@@ -114,8 +122,9 @@ def record_context(
         add_direct(hit, max_tokens)
     text = "\n\n".join(blocks)
     return RecordContext(
-        result.query, text, count_tokens(text) if text else 0, max_tokens, result.search_mode, tuple(sources)
-    )
+        result.query, text, count_tokens(text) if text else 0, max_tokens, result.search_mode, tuple(sources),
+        result.baseline_id, result.as_of,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from retrievo.errors import ConfigError, DocumentNotFound, EmbedderUnavailable
 from retrievo.models import Filters, Hit, SearchResult
 from retrievo.store.base import Store
+
+if TYPE_CHECKING:
+    from retrievo.history import ReadPoint
 
 
 def check_scope(collection: str, allowed: Collection[str] | None, what: str) -> None:
@@ -26,7 +30,9 @@ def similar_chunks(
     limit: int,
     filters: Filters,
     collections: Collection[str] | None,
+    read_point: Callable[[str], ReadPoint] | None = None,
 ) -> SearchResult:
+    """``read_point`` resolves the caller's read context once the collection is known."""
     started = time.perf_counter()
     if (chunk_id is None) == (document_id is None):
         raise ConfigError("give exactly one of chunk_id or document_id")
@@ -45,6 +51,14 @@ def similar_chunks(
         collections,
         f"chunk {chunk_id}" if chunk_id is not None else f"document {document_id!r}",
     )
+    point = read_point(collection) if read_point else None
+    if point is not None and point.filter_as_of is not None:
+        filters = replace(filters, as_of=point.filter_as_of)
+        if document_id is not None:
+            revision_id = store.revision_at(document_id, point.filter_as_of)
+            if revision_id is None:
+                raise DocumentNotFound(f"document {document_id!r} did not exist at {point.as_of}")
+            ids = store.chunk_ids_of_revision(revision_id)
     info = store.get_collection(collection)
     if info is None or info.model_id is None or info.dimensions is None:
         raise EmbedderUnavailable(f"collection {collection!r} has no embeddings; run `retrievo embed` first")
@@ -64,4 +78,7 @@ def similar_chunks(
     )
     elapsed = round((time.perf_counter() - started) * 1000, 3)
     label = f"similar to chunk {chunk_id}" if chunk_id is not None else f"similar to document {document_id}"
-    return SearchResult(query=label, search_mode="semantic", search_duration_ms=elapsed, hits=hits)
+    return SearchResult(
+        query=label, search_mode="semantic", search_duration_ms=elapsed, hits=hits,
+        baseline_id=point.baseline_id if point else None, as_of=point.as_of if point else None,
+    )  # fmt: skip

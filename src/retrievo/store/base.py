@@ -3,8 +3,9 @@
 Contract (every implementation, checked by one behaviour suite):
 - Every read and write names a collection; nothing crosses collections.
 - ``write_revision`` is atomic: after a crash the document has its old revision or its new one.
-- A new revision supersedes the old one's chunks (kept for point-in-time reads), and only the
-  current chunks are searchable.
+- A new revision supersedes the old one's chunks (kept for point-in-time reads): HEAD searches see
+  current chunks; a search with ``Filters.as_of`` sees exactly the chunks valid at that time.
+- Change stamps are strictly increasing per collection; a baseline pins a stamp, never copies rows.
 - Embeddings are keyed by (embed_key, model_id): identical text is embedded once per model.
 - Search arms apply filters before taking their top ``limit`` and return 1-based ranks.
 """
@@ -21,13 +22,16 @@ import numpy.typing as npt
 
 from retrievo.models import (
     ArmHit,
+    Baseline,
     Chunk,
     ChunkDraft,
     DocumentSummary,
     Filters,
     IndexStatus,
     LoadedDocument,
+    PruneReport,
     RevisionText,
+    Timeline,
 )
 from retrievo.store.code_index import CodeIndex
 from retrievo.store.transfer import Record
@@ -96,6 +100,27 @@ class Store(Protocol):
 
     def roots(self, collection: str) -> list[str]:
         """The recorded roots of a collection: the only paths a refresh may re-read."""
+        ...
+
+    # Point in time (``retrievo.store.history``): a ``Filters.as_of`` given to the search arms and to
+    # ``filter_chunk_ids`` reads the chunks valid then instead of the current ones.
+
+    def timeline(self, collection: str) -> Timeline: ...
+
+    def create_baseline(self, collection: str, name: str, note: str = "") -> Baseline:
+        """Pin the collection's current revisions under a name: one row, stamped by the store's clock."""
+        ...
+
+    def baselines(self, collection: str | None = None, name_or_id: str | None = None) -> list[Baseline]: ...
+
+    def delete_baseline(self, baseline_id: str) -> None: ...
+
+    def revision_at(self, document_id: str, point: str) -> str | None:
+        """The document's revision valid at ``point`` (None: it did not exist then)."""
+        ...
+
+    def prune(self, collection: str, before: str) -> PruneReport:
+        """Delete superseded revisions closed by ``before`` that no baseline holds (chunks, vectors too)."""
         ...
 
     def missing_embeddings(self, collection: str, model_id: str) -> list[tuple[str, str]]: ...

@@ -5,6 +5,7 @@ from __future__ import annotations
 import psycopg
 
 from retrievo.store import code_index, queries
+from retrievo.store.postgres import history
 
 M001_INITIAL = """
 CREATE EXTENSION IF NOT EXISTS vector;
@@ -111,6 +112,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m002_covering_postings", M002_COVERING_POSTINGS),
     ("m003_roots", M003_ROOTS),
     ("m004_code_structure", code_index.SCHEMA.format(serial="BIGSERIAL")),
+    ("m005_history", history.SCHEMA),
 )
 
 
@@ -127,6 +129,8 @@ def apply_migrations(conn: psycopg.Connection[object]) -> list[str]:
             if name in done:
                 continue
             conn.execute(sql.encode())
+            if name == "m005_history":
+                history.backfill(conn)
             conn.execute("INSERT INTO migrations (name, applied_at) VALUES (%s, now())", (name,))
             applied.append(name)
     return applied

@@ -14,7 +14,10 @@ COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r
 
 
 def write_postings(
-    conn: psycopg.Connection[Any], collection_id: int, chunks: Iterable[tuple[int, Counter[str]]]
+    conn: psycopg.Connection[Any],
+    collection_id: int,
+    chunks: Iterable[tuple[int, Counter[str]]],
+    table: str = "postings",
 ) -> None:
     """One row per (term, chunk) with the term's count and the chunk's length, loaded with COPY.
 
@@ -31,7 +34,9 @@ def write_postings(
         )
     with (
         conn.cursor() as cursor,
-        cursor.copy("COPY postings (collection_id, term, chunk_id, tf, token_count) FROM STDIN") as copy,
+        cursor.copy(
+            f"COPY {table} (collection_id, term, chunk_id, tf, token_count) FROM STDIN".encode()
+        ) as copy,
     ):
         copy.write("".join(lines))
 
@@ -54,14 +59,6 @@ def adjust_statistics(
             WHERE c.{where} AND c.superseded_at IS NULL GROUP BY p.term
             ON CONFLICT (collection_id, term) DO UPDATE SET df = term_stats.df + excluded.df""".encode(),
         (collection_id, sign, value),
-    )
-
-
-def drop_postings(conn: psycopg.Connection[Any], document_id: str) -> None:
-    conn.execute(
-        """DELETE FROM postings WHERE chunk_id IN
-           (SELECT id FROM chunks WHERE document_id = %s AND superseded_at IS NULL)""",
-        (document_id,),
     )
 
 

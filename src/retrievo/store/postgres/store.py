@@ -38,7 +38,7 @@ from retrievo.secrets import redact, redact_all
 from retrievo.store import code_index, ids, queries
 from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.code_index import CodeIndex
-from retrievo.store.postgres import postings, search, transfer, vector_index
+from retrievo.store.postgres import history, postings, search, transfer, vector_index
 from retrievo.store.postgres.filters import passing_chunk_ids
 from retrievo.store.postgres.migrations import apply_migrations
 from retrievo.store.postgres.rows import chunk_from_row, configure
@@ -50,10 +50,10 @@ DEFAULT_EF_SEARCH = 100
 
 
 def now_iso() -> str:
-    return datetime.now(UTC).isoformat()
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class PostgresStore:
+class PostgresStore(history.PointInTime):
     def __init__(
         self, url: str, create: bool = False, ef_search: int = DEFAULT_EF_SEARCH, max_size: int = 8
     ) -> None:
@@ -217,9 +217,9 @@ class PostgresStore:
     ) -> DocumentState:
         collection_id = self._collection_id(collection)
         document_id = ids.document_id(collection, document.source)
-        stamp = now_iso()
         counts = shared_tokenizer().term_counts([keyword_source(d.context, d.text) for d in drafts])
         with self._transaction() as conn:
+            stamp = history.tick(conn, collection_id)
             self._supersede(conn, collection_id, document_id, stamp)
             conn.execute(
                 """INSERT INTO documents (id, collection_id, source, kind, title, media_type, metadata,
@@ -278,7 +278,7 @@ class PostgresStore:
         self, conn: psycopg.Connection[Any], collection_id: int, document_id: str, stamp: str
     ) -> None:
         postings.adjust_statistics(conn, collection_id, "document_id = %s", document_id, -1)
-        postings.drop_postings(conn, document_id)
+        history.retire_postings(conn, document_id)
         for statement in code_index.DELETE:
             conn.execute(format_style(statement).encode(), (document_id,))
         conn.execute(
@@ -313,6 +313,8 @@ class PostgresStore:
         return CodeIndex(lambda sql, params: self._rows(format_style(sql), params))
 
     def filter_chunk_ids(self, collection: str, chunk_ids: Sequence[int], filters: Filters) -> set[int]:
+        if filters.as_of is not None and chunk_ids:
+            return history.filter_chunk_ids_at(self._rows, collection, chunk_ids, filters)
         return passing_chunk_ids(self._rows, collection, chunk_ids, filters)
 
     def resolve_code_edges(self, resolutions: Sequence[tuple[int, str]]) -> None:
@@ -333,9 +335,9 @@ class PostgresStore:
 
     def remove_sources(self, collection: str, sources: Sequence[str]) -> int:
         collection_id = self._collection_id(collection)
-        stamp = now_iso()
         removed = 0
         with self._transaction() as conn:
+            stamp = history.tick(conn, collection_id)
             for source in sources:
                 row = conn.execute(
                     "SELECT id FROM documents WHERE collection_id = %s AND source = %s AND deleted_at IS NULL",
@@ -378,6 +380,8 @@ class PostgresStore:
     def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
         collection_id = self._collection_id(collection)
         with self._conn() as conn:
+            if filters.as_of is not None:
+                return history.keyword_at(conn, collection_id, search.query_stems(query), filters, limit)
             return search.keyword_search(conn, collection_id, query, filters, limit)
 
     def vector_search(
@@ -389,6 +393,10 @@ class PostgresStore:
         if info is None or info.model_id != model_id or info.dimensions is None:
             return []
         with self._conn() as conn:
+            if filters.as_of is not None:
+                return history.vector_at(
+                    conn, self._collection_id(collection), info.dimensions, vector, filters, limit
+                )
             return search.vector_search(
                 conn, self._collection_id(collection), info.dimensions, vector, filters, limit, self.ef_search
             )
@@ -411,7 +419,7 @@ class PostgresStore:
         clause = "r.id = %s" if revision_id else "r.id = d.current_revision_id"
         rows = self._rows(
             f"""SELECT d.id, r.id, col.name, d.source, d.title, d.kind, r.text, r.created_at,
-                       r.id = d.current_revision_id AND d.deleted_at IS NULL
+                       r.id = d.current_revision_id AND d.deleted_at IS NULL, r.superseded_at
                 FROM documents d JOIN revisions r ON r.document_id = d.id
                 JOIN collections col ON col.id = d.collection_id WHERE d.id = %s AND {clause}""",
             [document_id, *([revision_id] if revision_id else [])],
@@ -424,7 +432,7 @@ class PostgresStore:
             )
             raise DocumentNotFound(f"{what} is not in the index; take ids from search results")
         r = rows[0]
-        return RevisionText(r[0], r[1], r[2], r[3], r[4], Kind(r[5]), r[6], r[7], bool(r[8]))
+        return RevisionText(r[0], r[1], r[2], r[3], r[4], Kind(r[5]), r[6], r[7], bool(r[8]), r[9])
 
     def chunk_ids_of_revision(self, revision_id: str) -> list[int]:
         # Through revisions, so the lookup uses chunks_by_document (document_id leads it).

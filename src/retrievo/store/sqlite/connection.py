@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from retrievo.errors import IndexCorruptError, IndexMissingError
+from retrievo.store.sqlite.history import register_functions
 from retrievo.store.sqlite.migrations import apply_migrations
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -41,6 +42,7 @@ def connect(path: Path, create: bool) -> sqlite3.Connection:
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
         db.execute("PRAGMA foreign_keys = ON")
+        register_functions(db)
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if tables and "migrations" not in tables:
             db.close()

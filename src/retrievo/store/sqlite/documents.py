@@ -18,7 +18,7 @@ def revision_text(db: sqlite3.Connection, document_id: str, revision_id: str | N
     params: list[object] = [document_id, *([revision_id] if revision_id else [])]
     row = db.execute(
         f"""SELECT d.id, r.id, col.name, d.source, d.title, d.kind, r.text, r.created_at,
-                   r.id = d.current_revision_id AND d.deleted_at IS NULL
+                   r.id = d.current_revision_id AND d.deleted_at IS NULL, r.superseded_at
             FROM documents d JOIN revisions r ON r.document_id = d.id
             JOIN collections col ON col.id = d.collection_id
             WHERE d.id = ? AND {revision_clause}""",
@@ -33,7 +33,7 @@ def revision_text(db: sqlite3.Connection, document_id: str, revision_id: str | N
         raise DocumentNotFound(f"{what} is not in the index; take ids from search results")
     return RevisionText(
         document_id=row[0], revision_id=row[1], collection=row[2], path=row[3], title=row[4], kind=Kind(row[5]),
-        text=row[6], created_at=row[7], is_current=bool(row[8]),
+        text=row[6], created_at=row[7], is_current=bool(row[8]), valid_to=row[9],
     )  # fmt: skip
 
 

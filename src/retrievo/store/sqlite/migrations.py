@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from retrievo.store import code_index, queries
+from retrievo.store.sqlite import history
 
 # Each migration is (name, SQL script); names sort in the order they must run.
 M001_INITIAL = """
@@ -88,6 +89,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m001_initial", M001_INITIAL),
     ("m002_roots", M002_ROOTS),
     ("m003_code_structure", code_index.SCHEMA.format(serial="INTEGER")),
+    ("m004_history", history.SCHEMA),
 )
 
 

@@ -14,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from retrievo.errors import CollectionNotFound, IndexCorruptError, IndexLockedError
+from retrievo.errors import CollectionNotFound, ConfigError, IndexCorruptError, IndexLockedError
 from retrievo.ingest.hashing import embedding_input, embedding_key
 from retrievo.ingest.identifiers import identifier_terms
 from retrievo.models import (
     ArmHit,
+    Baseline,
     Chunk,
     ChunkDraft,
     CollectionStatus,
@@ -27,22 +28,25 @@ from retrievo.models import (
     IndexStatus,
     Kind,
     LoadedDocument,
+    PruneReport,
     RevisionText,
+    Timeline,
 )
 from retrievo.store import code_index, ids, queries
+from retrievo.store import history as clock
 from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.code_index import CodeIndex
-from retrievo.store.sqlite import documents, transfer
+from retrievo.store.sqlite import documents, history, transfer
 from retrievo.store.sqlite.ann import ANN_MIN_VECTORS, AnnIndexes
 from retrievo.store.sqlite.connection import connect
 from retrievo.store.sqlite.filters import filter_sql
 from retrievo.store.sqlite.search import current_rows, exact_filtered_search, keyword_search, vector_search
-from retrievo.store.sqlite.vectors import VectorCache, encode_vector
+from retrievo.store.sqlite.vectors import VectorCache, VectorMatrix, encode_vector
 from retrievo.store.transfer import Record
 
 
 def now_iso() -> str:
-    return datetime.now(UTC).isoformat()
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 class SQLiteStore:
@@ -56,6 +60,7 @@ class SQLiteStore:
         self._ann = AnnIndexes(self.path)
         self._counts: dict[tuple[int, str], tuple[int, int]] = {}
         self._indexed_rows: tuple[int, int] | None = None
+        self._history_vectors: dict[tuple[int, str, str, int], VectorMatrix] = {}
 
     def close(self) -> None:
         with self._lock:
@@ -163,9 +168,9 @@ class SQLiteStore:
     ) -> DocumentState:
         collection_id = self._collection_id(collection)
         document_id = ids.document_id(collection, document.source)
-        stamp = now_iso()
         metadata = json.dumps(document.metadata)
         with self._transaction() as db:
+            stamp = _tick(db, collection_id)
             self._supersede(db, document_id, stamp)
             db.execute(
                 """INSERT INTO documents (id, collection_id, source, kind, title, media_type, metadata,
@@ -205,6 +210,12 @@ class SQLiteStore:
                     "INSERT INTO chunks_fts (rowid, context, text, keywords) VALUES (?, ?, ?, ?)",
                     (cursor.lastrowid, draft.context, draft.text, keywords),
                 )
+            db.execute(
+                """UPDATE chunks SET token_count =
+                       (SELECT retrievo_token_count(sz) FROM chunks_fts_docsize s WHERE s.id = chunks.id)
+                   WHERE document_id = ? AND revision_id = ?""",
+                (document_id, revision_id),
+            )
         return DocumentState(document_id, source_hash, revision_id)
 
     @staticmethod
@@ -212,12 +223,7 @@ class SQLiteStore:
         """Take a document's current chunks out of search; they stay stored for point-in-time reads."""
         for statement in code_index.DELETE:
             db.execute(statement, (document_id,))
-        db.execute(
-            """INSERT INTO chunks_fts (chunks_fts, rowid, context, text, keywords)
-               SELECT 'delete', id, context, text, keywords FROM chunks
-               WHERE document_id = ? AND superseded_at IS NULL""",
-            (document_id,),
-        )
+        history.supersede_search_rows(db, document_id)
         db.execute(
             "UPDATE chunks SET superseded_at = ? WHERE document_id = ? AND superseded_at IS NULL",
             (stamp, document_id),
@@ -257,6 +263,9 @@ class SQLiteStore:
     def filter_chunk_ids(self, collection: str, chunk_ids: Sequence[int], filters: Filters) -> set[int]:
         if not chunk_ids:
             return set()
+        if filters.as_of is not None:
+            with self._lock:
+                return history.filter_chunk_ids_at(self._db, collection, chunk_ids, filters)
         where, params = filter_sql(filters)
         rows = self._read(
             f"""SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
@@ -281,9 +290,9 @@ class SQLiteStore:
 
     def remove_sources(self, collection: str, sources: Sequence[str]) -> int:
         collection_id = self._collection_id(collection)
-        stamp = now_iso()
         removed = 0
         with self._transaction() as db:
+            stamp = _tick(db, collection_id)
             for source in sources:
                 row = db.execute(
                     "SELECT id FROM documents WHERE collection_id = ? AND source = ? AND deleted_at IS NULL",
@@ -294,6 +303,44 @@ class SQLiteStore:
                     db.execute("UPDATE documents SET deleted_at = ? WHERE id = ?", (stamp, row[0]))
                     removed += 1
         return removed
+
+    # Point in time -----------------------------------------------------------------------------
+
+    def timeline(self, collection: str) -> Timeline:
+        rows = self._read(clock.TIMELINE, (collection,))
+        if not rows:
+            self._collection_id(collection)
+        return Timeline(rows[0][0], rows[0][1], rows[0][2])
+
+    def create_baseline(self, collection: str, name: str, note: str = "") -> Baseline:
+        collection_id = self._collection_id(collection)
+        with self._transaction() as db:
+            stamp = _tick(db, collection_id)
+            baseline_id = clock.baseline_id(collection, name, stamp)
+            try:
+                db.execute(clock.INSERT_BASELINE, (baseline_id, collection_id, name, note, stamp, now_iso()))
+            except sqlite3.IntegrityError as exc:
+                raise ConfigError(f"collection {collection!r} already has a baseline named {name!r}") from exc
+        return self.baselines(collection, baseline_id)[0]
+
+    def baselines(self, collection: str | None = None, name_or_id: str | None = None) -> list[Baseline]:
+        where, params = clock.baseline_where(collection, name_or_id)
+        return [Baseline(*row) for row in self._read(clock.BASELINES + where + " ORDER BY b.as_of", params)]
+
+    def delete_baseline(self, baseline_id: str) -> None:
+        with self._transaction() as db:
+            db.execute(clock.DELETE_BASELINE, (baseline_id,))
+
+    def revision_at(self, document_id: str, point: str) -> str | None:
+        rows = self._read(clock.REVISION_AT, (document_id, point, point))
+        return str(rows[0][0]) if rows else None
+
+    def prune(self, collection: str, before: str) -> PruneReport:
+        collection_id = self._collection_id(collection)
+        with self._transaction() as db:
+            report = history.prune(db, collection_id, collection, before)
+        self._history_vectors = {}
+        return report
 
     # Embeddings ---------------------------------------------------------------------------------
 
@@ -313,6 +360,8 @@ class SQLiteStore:
     def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
         collection_id = self._collection_id(collection)
         with self._lock:
+            if filters.as_of is not None:
+                return history.keyword_at(self._db, collection_id, query, filters, limit)
             generation = self.generation()
             if self._indexed_rows is None or self._indexed_rows[0] != generation:
                 self._indexed_rows = (generation, current_rows(self._db))
@@ -324,6 +373,11 @@ class SQLiteStore:
         collection_id = self._collection_id(collection)
         with self._lock:
             generation = self.generation()
+            if filters.as_of is not None:
+                key = (collection_id, model_id, filters.as_of, generation)
+                if key not in self._history_vectors:
+                    self._history_vectors = {key: history.vectors_at(self._db, *key[:3])}  # one point cached
+                return history.vector_at(self._db, self._history_vectors[key], vector, filters, limit)
             if self._vector_count(collection_id, model_id, generation) >= ANN_MIN_VECTORS:
                 if filter_sql(filters)[0]:
                     # Filtered: exact, over only the rows the filter allows (no full matrix in memory).
@@ -414,6 +468,13 @@ class SQLiteStore:
         path = Path(self.path)
         size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
         return IndexStatus(db=self.path, size_bytes=size, collections=collections)
+
+
+def _tick(db: sqlite3.Connection, collection_id: int) -> str:
+    """The collection's next change stamp (inside the write transaction, so it is serialised)."""
+    stamp = clock.next_stamp(db.execute(clock.LAST_CHANGE, (collection_id,)).fetchone()[0])
+    db.execute(clock.SET_LAST_CHANGE, (stamp, collection_id))
+    return stamp
 
 
 def _chunk_from_row(row: sqlite3.Row) -> Chunk:

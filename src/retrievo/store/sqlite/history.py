@@ -1,0 +1,237 @@
+"""The SQLite store at a point in time: both search arms over the chunks valid then, and retention.
+
+Keyword: FTS5 holds current chunks in ``chunks_fts`` and superseded ones in ``chunks_history_fts``.
+At T, each query word's postings come from both tables' ``fts5vocab`` instance views, restricted to
+the chunks valid at T, and BM25 is computed exactly as FTS5's ``bm25()`` does — but with N, the
+average length and each term's document frequency of the index *as it was at T* (all collections,
+as FTS5 counts them at HEAD). So a search at T ranks as a fresh index of the files of T would.
+Dense: exact cosine over the vectors of the chunks valid at T (a matrix cached per point in time).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.models import ArmHit, Filters, PruneReport
+from retrievo.store import history
+from retrievo.store.sqlite.filters import filter_sql
+from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS, prune_common_terms, query_terms
+from retrievo.store.sqlite.vectors import VectorMatrix, decode_vectors
+from retrievo.store.tokenizer import shared_tokenizer
+
+K1, B = 1.2, 0.75  # FTS5's bm25() constants
+
+SCHEMA = (
+    history.HISTORY_SCHEMA
+    + """
+ALTER TABLE chunks ADD COLUMN token_count INTEGER;
+-- Superseded chunks, searchable only at a point in time; same tokenizer as chunks_fts.
+CREATE VIRTUAL TABLE chunks_history_fts USING fts5(
+    context, text, keywords, content='chunks', content_rowid='id',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE VIRTUAL TABLE chunks_terms USING fts5vocab(chunks_fts, 'instance');
+CREATE VIRTUAL TABLE chunks_history_terms USING fts5vocab(chunks_history_fts, 'instance');
+INSERT INTO chunks_history_fts (rowid, context, text, keywords)
+    SELECT id, context, text, keywords FROM chunks WHERE superseded_at IS NOT NULL;
+UPDATE chunks SET token_count = (SELECT retrievo_token_count(sz) FROM chunks_fts_docsize s WHERE s.id = chunks.id)
+    WHERE superseded_at IS NULL;
+UPDATE chunks SET token_count =
+    (SELECT retrievo_token_count(sz) FROM chunks_history_fts_docsize s WHERE s.id = chunks.id)
+    WHERE superseded_at IS NOT NULL;
+"""
+)
+
+# Postings of one stem among the chunks valid at T: current chunks made by T, superseded ones valid then.
+_POSTINGS = f"""
+    SELECT i.doc, count(*), c.token_count, c.collection_id FROM chunks_terms i JOIN chunks c ON c.id = i.doc
+    WHERE i.term = ? AND c.created_at <= ? GROUP BY i.doc
+    UNION ALL
+    SELECT i.doc, count(*), c.token_count, c.collection_id FROM chunks_history_terms i
+    JOIN chunks c ON c.id = i.doc WHERE i.term = ? AND {history.VALID_AT} GROUP BY i.doc"""
+
+
+def token_count(size_blob: bytes | None) -> int | None:
+    """The tokens of one FTS5 row: its ``docsize`` record is one SQLite varint per column."""
+    if size_blob is None:
+        return None
+    total, i = 0, 0
+    while i < len(size_blob):
+        value = 0
+        for k in range(9):
+            byte = size_blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        total += value
+    return total
+
+
+def register_functions(db: sqlite3.Connection) -> None:
+    db.create_function("retrievo_token_count", 1, token_count, deterministic=True)
+
+
+def supersede_search_rows(db: sqlite3.Connection, document_id: str) -> None:
+    """Move a document's current chunks from the HEAD keyword index to the history one."""
+    current = "FROM chunks WHERE document_id = ? AND superseded_at IS NULL"
+    db.execute(
+        f"""INSERT INTO chunks_fts (chunks_fts, rowid, context, text, keywords)
+            SELECT 'delete', id, context, text, keywords {current}""",
+        (document_id,),
+    )
+    db.execute(
+        f"INSERT INTO chunks_history_fts (rowid, context, text, keywords) SELECT id, context, text, keywords {current}",
+        (document_id,),
+    )
+
+
+def keyword_at(
+    db: sqlite3.Connection, collection_id: int, query: str, filters: Filters, limit: int
+) -> list[ArmHit]:
+    point = filters.as_of
+    assert point is not None
+    words = query_terms(query)
+    if not words or limit <= 0:
+        return []
+    rows, tokens = db.execute(
+        f"SELECT count(*), COALESCE(sum(c.token_count), 0) FROM chunks c WHERE {history.VALID_AT}",
+        (point, point),
+    ).fetchone()
+    if not rows:
+        return []
+    stems = [list(counts) for counts in shared_tokenizer().term_counts(words)]
+    postings: dict[str, dict[int, tuple[int, int, int]]] = {}
+    for stem in dict.fromkeys(s for group in stems for s in group):
+        found = db.execute(_POSTINGS, (stem, point, stem, point, point)).fetchall()
+        postings[stem] = {row[0]: (row[1], row[2] or 0, row[3]) for row in found}
+    # A word is one FTS5 phrase; a word FTS5 splits in several tokens is scored by its first (rare).
+    phrases = [(word, group[0]) for word, group in zip(words, stems, strict=True) if group]
+    if rows >= PRUNE_MIN_ROWS:
+        frequencies = {word: len(postings[stem]) for word, stem in phrases}
+        kept = set(prune_common_terms([w for w, _ in phrases], frequencies, rows))
+        phrases = [(w, s) for w, s in phrases if w in kept]
+    average = tokens / rows
+    scores: dict[int, float] = {}
+    for _, stem in phrases:
+        found_in = postings[stem]
+        idf = math.log((rows - len(found_in) + 0.5) / (len(found_in) + 0.5))
+        idf = idf if idf > 0.0 else 1e-6
+        for chunk_id, (tf, length, owner) in found_in.items():
+            if owner == collection_id:
+                part = idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * length / average)))
+                scores[chunk_id] = scores.get(chunk_id, 0.0) + part
+    allowed = _passing(db, list(scores), filters)
+    ranked = sorted(
+        ((s, i) for i, s in scores.items() if allowed is None or i in allowed), key=lambda x: (-x[0], x[1])
+    )
+    return [ArmHit(chunk_id, rank, score) for rank, (score, chunk_id) in enumerate(ranked[:limit], start=1)]
+
+
+def _passing(db: sqlite3.Connection, chunk_ids: list[int], filters: Filters) -> set[int] | None:
+    """Which candidates pass the filters other than time (None: no such filter)."""
+    where, params = filter_sql(filters)
+    if not where:
+        return None
+    found = db.execute(
+        f"""SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
+            WHERE c.id IN (SELECT value FROM json_each(?)){where}""",
+        [json.dumps(chunk_ids), *params],
+    )
+    return {row[0] for row in found}
+
+
+def filter_chunk_ids_at(
+    db: sqlite3.Connection, collection: str, chunk_ids: Sequence[int], filters: Filters
+) -> set[int]:
+    point = filters.as_of
+    where, params = filter_sql(filters)
+    found = db.execute(
+        f"""SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
+            JOIN collections col ON col.id = c.collection_id
+            WHERE col.name = ? AND c.id IN (SELECT value FROM json_each(?)) AND {history.VALID_AT}{where}""",
+        [collection, json.dumps(list(chunk_ids)), point, point, *params],
+    )
+    return {row[0] for row in found}
+
+
+def vectors_at(db: sqlite3.Connection, collection_id: int, model_id: str, point: str) -> VectorMatrix:
+    rows = db.execute(
+        f"""SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
+            WHERE c.collection_id = ? AND {history.VALID_AT} ORDER BY c.id""",
+        (model_id, collection_id, point, point),
+    ).fetchall()
+    dims = len(rows[0][1]) // 2 if rows else 0
+    return VectorMatrix(
+        ids=np.array([row[0] for row in rows], dtype=np.int64),
+        matrix=decode_vectors([row[1] for row in rows], dims),
+    )
+
+
+def vector_at(
+    db: sqlite3.Connection,
+    vectors: VectorMatrix,
+    query: npt.NDArray[np.float32],
+    filters: Filters,
+    limit: int,
+) -> list[ArmHit]:
+    if len(vectors.ids) == 0 or limit <= 0:
+        return []
+    scores = vectors.matrix @ query.astype(np.float32)
+    allowed = _passing(db, vectors.ids.tolist(), filters)
+    if allowed is not None:
+        mask = np.isin(vectors.ids, np.array(sorted(allowed), dtype=np.int64))
+        scores = np.where(mask, scores, -np.inf)
+    count = min(limit, int(np.isfinite(scores).sum()))
+    if count == 0:
+        return []
+    top = np.argpartition(-scores, count - 1)[:count]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return [ArmHit(int(vectors.ids[i]), rank, float(scores[i])) for rank, i in enumerate(top, start=1)]
+
+
+def prune(db: sqlite3.Connection, collection_id: int, collection: str, before: str) -> PruneReport:
+    """Inside the caller's transaction: superseded revisions closed by ``before`` that no baseline holds."""
+    found = db.execute(history.PRUNABLE, (collection_id, before)).fetchall()
+    doomed = [row[0] for row in found if not row[2]]
+    held = sum(1 for row in found if row[2])
+    exact_from = max((row[1] for row in found if not row[2]), default=None)
+    chunks = vectors = documents = 0
+    if doomed:
+        ids = json.dumps(doomed)
+        keys = [r[0] for r in db.execute(
+            "SELECT DISTINCT embed_key FROM chunks WHERE revision_id IN (SELECT value FROM json_each(?))", (ids,)
+        )]  # fmt: skip
+        db.execute(
+            """INSERT INTO chunks_history_fts (chunks_history_fts, rowid, context, text, keywords)
+               SELECT 'delete', id, context, text, keywords FROM chunks
+               WHERE revision_id IN (SELECT value FROM json_each(?))""",
+            (ids,),
+        )
+        chunks = db.execute(
+            "DELETE FROM chunks WHERE revision_id IN (SELECT value FROM json_each(?))", (ids,)
+        ).rowcount
+        db.execute("DELETE FROM revisions WHERE id IN (SELECT value FROM json_each(?))", (ids,))
+        vectors = db.execute(
+            """DELETE FROM embeddings WHERE embed_key IN (SELECT value FROM json_each(?))
+               AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.embed_key = embeddings.embed_key)""",
+            (json.dumps(keys),),
+        ).rowcount
+        orphans = [row[0] for row in db.execute(history.ORPHAN_DOCUMENTS, (collection_id,))]
+        db.executemany("DELETE FROM documents WHERE id = ?", [(o,) for o in orphans])
+        documents = len(orphans)
+    if exact_from is not None:
+        db.execute(
+            "UPDATE collections SET history_from = max(COALESCE(history_from, ''), ?) WHERE id = ?",
+            (exact_from, collection_id),
+        )
+    return PruneReport(collection, before, len(doomed), chunks, vectors, documents, held)
