@@ -70,7 +70,7 @@ def test_as_of_equals_baseline_and_time_errors(make_engine: Any, tmp_path: Path)
     assert by_time.baseline_id is None and by_time.as_of == baseline.as_of
     with pytest.raises(PointInTimeError, match="not both"):
         engine.search("fox", baseline="v1", as_of=baseline.as_of)
-    with pytest.raises(PointInTimeError, match="no baseline 'v9'.*v1"):
+    with pytest.raises(PointInTimeError, match=r"no baseline 'v9'.*v1"):
         engine.search("fox", baseline="v9")
     with pytest.raises(PointInTimeError, match="did not exist"):
         engine.search("fox", as_of="1999-01-01")
