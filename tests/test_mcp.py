@@ -17,7 +17,7 @@ from retrievo import Config, Engine
 
 TOOLS = {
     "search", "get_context", "get_document", "find_similar", "index_status", "refresh_index", "find_symbol",
-    "symbol_graph", "semanticSearch", "getContext", "search_registry",
+    "symbol_graph", "semanticSearch", "getContext", "search_registry", "create_baseline",
 }  # fmt: skip
 ClientTest = Callable[[Client], Awaitable[None]]
 

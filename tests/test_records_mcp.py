@@ -40,14 +40,18 @@ async def _seed_tools(client: Client) -> None:
     assert {"Register", "Handle Claim"} & set(names[:3]), names
     first = found["results"][0]
     assert first["element_id"].startswith("id-") and first["revision_id"].startswith("rev_")
-    assert first["baseline_id"] is None and first["as_of"] and found["note"] is None
+    assert first["baseline_id"] is None and first["as_of"] == found["as_of"]
     scoped = await call(
         client, "semanticSearch",
-        {"query": "claim", "min_score": 0.0, "filters": {"layer": "application"}, "read_context": {"as_of": "2026-01-01T00:00:00Z"}},
+        {"query": "claim", "min_score": 0.0, "filters": {"layer": "application"}, "read_context": {"as_of": first["as_of"]}},
         schemas,
     )  # fmt: skip
     assert scoped["results"] and all(r["layer"] == "application" for r in scoped["results"])
-    assert "HEAD" in scoped["note"]
+    assert scoped["as_of"] == first["as_of"] and scoped["results"][0]["as_of"] == first["as_of"]
+    before = await client.call_tool(
+        "semanticSearch", {"query": "claim", "read_context": {"as_of": "2001-01-01T00:00:00Z"}}
+    )
+    assert before.is_error and "did not exist" in before.content[0].text  # type: ignore[union-attr]
     context = await call(
         client, "getContext", {"query": "what handles claim registration?", "max_tokens": 600}, schemas
     )

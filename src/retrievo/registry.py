@@ -8,10 +8,12 @@ an entry removes its tools; every malformed entry is reported on its own while t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from retrievo.errors import DocumentNotFound, SourceError
+from retrievo.history import resolve
 from retrievo.indexing import NoProgress, ingest_document
 from retrievo.ingest.registry.entries import Parsed, parse_entries
 from retrievo.ingest.registry.loader import PREFIX, agent_source, documents_of, server_source, tool_source
@@ -98,19 +100,24 @@ class Registry:
         tags: Sequence[str] = (),
         include_disabled: bool = False,
         profile: str = "seed",
+        baseline: str | None = None,
+        as_of: str | None = None,
     ) -> RegistryResult:
+        """``baseline`` or ``as_of``: the registry as it was then."""
         engine = self._engine
         store = engine._open_store(create=False)
         if store.get_collection(collection) is None:
             raise DocumentNotFound(
                 f"no registry in collection {collection!r}; load one with `retrievo registry add PATH`"
             )
+        point = resolve(store, collection, baseline, as_of)
 
         def fused(k: int) -> list[tuple[int, float]]:
-            result = engine.search(query, collection=collection, limit=k)
+            result = engine.search(query, collection, k, baseline=baseline, as_of=as_of)
             return [(h.chunk.chunk_id, h.relevance) for h in result.hits]
 
-        return search_registry(
+        result = search_registry(
             store, collection, query, engine._embed_query, engine._unavailable_reason(store, collection), limit,
-            types, tags, include_disabled, profile, fused,
+            types, tags, include_disabled, profile, fused, point.filter_as_of,
         )  # fmt: skip
+        return replace(result, baseline_id=point.baseline_id, as_of=point.as_of)

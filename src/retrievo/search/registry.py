@@ -77,6 +77,8 @@ class RegistryResult:
     agents: list[RegistryHit]
     tools: list[RegistryHit]
     degraded_reason: str | None = None
+    baseline_id: str | None = None  # the point in time read (see SearchResult)
+    as_of: str | None = None
 
 
 QueryEmbedder = Callable[[str], tuple[str, npt.NDArray[np.float32]]]
@@ -94,12 +96,14 @@ def search_registry(
     include_disabled: bool = False,
     profile: str = "seed",
     fused: Callable[[int], list[tuple[int, float]]] | None = None,
+    as_of: str | None = None,
 ) -> RegistryResult:
+    """``as_of``: read the registry as it was then (None: HEAD)."""
     words = keywords(query)
     k = max(3 * limit, 50)
     # The registry's collection holds registry entries only: no filter, so both arms take their fast paths
     # (a filtered vector search is exact, over every vector). Types, tags and is_enabled apply after scoring.
-    scope = Filters()
+    scope = Filters(as_of=as_of)
     cosines: dict[int, float] = {}
     reason = unavailable_reason
     vector: npt.NDArray[np.float32] | None = None

@@ -6,13 +6,25 @@ import dataclasses
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from retrievo.engine import Engine
 from retrievo.search.structure import MAX_DEPTH, GraphEdge
 from retrievo.store.code_index import SymbolHit
-from retrievo.surfaces.mcp_schemas import EdgeOut, FindSymbolOutput, SymbolGraphOutput, SymbolOut
+from retrievo.surfaces.mcp_schemas import EdgeOut, FindSymbolOutput, ReadContext, SymbolGraphOutput, SymbolOut
 from retrievo.surfaces.mcp_server import Scope, call
+
+HEAD_ONLY = (
+    "the code structure index (symbols and their edges) is kept for the current revision only; to read "
+    "past code, call search with the same read_context"
+)
+
+
+def head_only(read_context: ReadContext | None) -> None:
+    if read_context is not None and (read_context.baseline_id or read_context.as_of):
+        raise ToolError(HEAD_ONLY)
+
 
 Collection = Annotated[str | None, Field(max_length=200, description="Collection (default: the server's).")]
 
@@ -44,7 +56,9 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         language: Annotated[str | None, Field(max_length=40, description="e.g. python, go, rust.")] = None,
         limit: Annotated[int, Field(strict=True, ge=1, le=100, description="How many (1-100).")] = 20,
         collection: Collection = None,
+        read_context: ReadContext | None = None,
     ) -> FindSymbolOutput:
+        head_only(read_context)
         found = await call(
             engine.find_symbol, pattern, collection=scope.check(collection), kind=kind, language=language,
             limit=limit,
@@ -64,7 +78,9 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         ] = "dependencies",
         depth: Annotated[int, Field(strict=True, ge=1, le=MAX_DEPTH, description="Levels to follow.")] = 1,
         collection: Collection = None,
+        read_context: ReadContext | None = None,
     ) -> SymbolGraphOutput:
+        head_only(read_context)
         graph = await call(
             engine.symbol_graph, symbol, collection=scope.check(collection), direction=direction, depth=depth
         )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
@@ -19,18 +18,12 @@ from retrievo.surfaces.mcp_schemas import (
     RecordSourceOut,
     SemanticSearchOutput,
 )
-from retrievo.surfaces.mcp_server import Query, Scope, call, document_uri
-
-HEAD_NOTE = "read_context is answered at HEAD: point-in-time reads are not available yet"
+from retrievo.surfaces.mcp_server import Query, Scope, call, document_uri, point_of
 
 
 def _filters(raw: RecordFilters | None) -> Filters:
     metadata = tuple((k, str(v)) for k, v in (raw.model_dump(exclude_none=True) if raw else {}).items())
     return Filters(kinds=(Kind.RECORD,), metadata=metadata)
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> None:
@@ -50,9 +43,8 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
     ) -> SemanticSearchOutput:
         result = await call(
             engine.search, query, collection=scope.check(None), limit=top_k, filters=_filters(filters),
-            min_score=min_score,
+            min_score=min_score, **point_of(read_context),
         )  # fmt: skip
-        as_of = _now()
         results = []
         for hit in result.hits:
             element = element_hit(hit)
@@ -65,20 +57,16 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
                     score=element.score,
                     context=element.context,
                     revision_id=element.revision_id,
-                    baseline_id=None,
-                    as_of=as_of,
+                    baseline_id=result.baseline_id,
+                    as_of=result.as_of,
                     document_id=element.document_id,
                     uri=document_uri(element.document_id, element.revision_id),
                 )
             )
-        note = (
-            HEAD_NOTE
-            if read_context is not None and (read_context.baseline_id or read_context.as_of)
-            else None
-        )
         return SemanticSearchOutput(
-            query=result.query, search_mode=result.search_mode, note=note, results=results
-        )
+            query=result.query, search_mode=result.search_mode, baseline_id=result.baseline_id,
+            as_of=result.as_of, results=results,
+        )  # fmt: skip
 
     @server.tool(
         name="getContext",
@@ -98,16 +86,11 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
     ) -> GetContextOutput:
         assembled = await call(
             engine.record_context, query, collection=scope.check(None), max_tokens=max_tokens,
-            include_relationships=include_relationships, filters=_filters(filters),
+            include_relationships=include_relationships, filters=_filters(filters), **point_of(read_context),
         )  # fmt: skip
-        note = (
-            HEAD_NOTE
-            if read_context is not None and (read_context.baseline_id or read_context.as_of)
-            else None
-        )
         return GetContextOutput(
             query=assembled.query, context=assembled.text, tokens=assembled.tokens, max_tokens=assembled.max_tokens,
-            search_mode=assembled.search_mode, baseline_id=None, as_of=_now(), note=note,
+            search_mode=assembled.search_mode, baseline_id=assembled.baseline_id, as_of=assembled.as_of,
             sources=[RecordSourceOut(n=s.n, element_id=s.element_id, element_name=s.element_name,
                                      relevance=s.relevance, revision_id=s.revision_id, expansion_of=s.expansion_of)
                      for s in assembled.sources],

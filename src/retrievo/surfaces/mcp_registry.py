@@ -10,8 +10,8 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.registry import REGISTRY_COLLECTION
 from retrievo.search.registry import ENTITY_TYPES
-from retrievo.surfaces.mcp_schemas import SearchRegistryOutput
-from retrievo.surfaces.mcp_server import Query, Scope, call
+from retrievo.surfaces.mcp_schemas import ReadContext, SearchRegistryOutput
+from retrievo.surfaces.mcp_server import Query, Scope, call, point_of
 from retrievo.surfaces.serialize import registry_result_to_dict
 
 EntityType = Literal["server", "agent", "tool"]
@@ -34,10 +34,12 @@ def register_registry_tools(server: MCPServer, engine: Engine, scope: Scope) -> 
         include_disabled: Annotated[
             bool, Field(strict=True, description="Include is_enabled=false entries.")
         ] = False,
+        read_context: ReadContext | None = None,
     ) -> SearchRegistryOutput:
         collection = scope.check(REGISTRY_COLLECTION if scope.allowed is None else None)
         result = await call(
             engine.registry.search, query, collection=collection, limit=limit,
             types=tuple(entity_types or ENTITY_TYPES), tags=tuple(tags or ()), include_disabled=include_disabled,
+            **point_of(read_context),
         )  # fmt: skip
         return SearchRegistryOutput.model_validate(registry_result_to_dict(result))

@@ -7,6 +7,32 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class ReadContext(BaseModel):
+    """Point-in-time read context (seed 000 §5.2): one of baseline_id or as_of; neither means HEAD."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    baseline_id: str | None = Field(
+        None, max_length=200, description="Read the collection as pinned by this baseline (its id or name)."
+    )
+    as_of: str | None = Field(
+        None,
+        max_length=40,
+        description="Read the collection as it was at this ISO time (UTC unless an offset is given).",
+    )
+
+
+class PointFields(BaseModel):
+    """Which point in time an answer was read at: cite it to get the same evidence again."""
+
+    baseline_id: str | None = Field(
+        None, description="The baseline read (null at HEAD or for a plain as_of)."
+    )
+    as_of: str | None = Field(
+        None, description="Effective point in time (UTC); at HEAD the collection's latest change."
+    )
+
+
 class SearchFilters(BaseModel):
     """Restrict results; every field is optional and all given fields must hold."""
 
@@ -55,10 +81,8 @@ class SearchHit(BaseModel):
     path: str = Field(description="Absolute path of the source file.")
     title: str
     kind: str
-    score: float = Field(description="Fused Reciprocal Rank Fusion score.")
-    relevance: float = Field(
-        ge=0, le=1, description="Fused score / best possible score (1.0 = first in every arm)."
-    )
+    score: float = Field(description="Fused score: z-score fusion by default (RRF when the server uses it).")
+    relevance: float = Field(ge=0, le=1, description="Fused score mapped to 0-1; higher is better.")
     excerpt: str = Field(description="Part of the text around the match, matched words in **bold**.")
     text: str = Field(description="The chunk's exact text: document_text[start:end].")
     context: str = Field(description="Title and heading path that place the chunk.")
@@ -66,12 +90,12 @@ class SearchHit(BaseModel):
     end: int
     line_start: int
     line_end: int
-    revision_id: str
+    revision_id: str = Field(description="The revision the chunk belongs to: cite it.")
     metadata: dict[str, Any]
     explain: dict[str, ArmScore] | None = None
 
 
-class SearchOutput(BaseModel):
+class SearchOutput(PointFields):
     query: str
     search_mode: str = Field(description="hybrid | keyword | semantic | lexical-only (embedder unavailable).")
     search_duration_ms: float
@@ -94,7 +118,7 @@ class ContextSource(BaseModel):
     relevance: float
 
 
-class ContextOutput(BaseModel):
+class ContextOutput(PointFields):
     query: str
     text: str = Field(description="Evidence blocks, each headed '[n] title — path:lines'.")
     tokens: int = Field(description="Tokens in text (bundled WordPiece tokenizer); never above max_tokens.")
@@ -103,10 +127,14 @@ class ContextOutput(BaseModel):
     sources: list[ContextSource]
 
 
-class DocumentOutput(BaseModel):
+class DocumentOutput(PointFields):
     document_id: str
     revision_id: str
     is_current: bool
+    valid_from: str = Field(description="When this revision was indexed (UTC).")
+    valid_to: str | None = Field(
+        description="When a later revision or a deletion replaced it (null: current)."
+    )
     collection: str
     uri: str
     path: str
@@ -133,10 +161,22 @@ class CollectionOutput(BaseModel):
     last_indexed: str | None
 
 
+class BaselineOut(BaseModel):
+    baseline_id: str
+    name: str
+    collection: str
+    as_of: str = Field(description="The point in time it pins (UTC).")
+    note: str
+    revisions: int = Field(description="Revisions it pins.")
+
+
 class StatusOutput(BaseModel):
     db: str
     size_bytes: int
     collections: list[CollectionOutput]
+    baselines: list[BaselineOut] = Field(
+        description="Named points in time to pass as read_context.baseline_id."
+    )
 
 
 class RefreshOutput(BaseModel):
@@ -202,15 +242,6 @@ class SymbolGraphOutput(BaseModel):
     truncated: bool
 
 
-class ReadContext(BaseModel):
-    """Point-in-time read context (seed 000 §5.2). Answered at HEAD until point-in-time reads land."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    baseline_id: str | None = Field(None, max_length=200, description="Query against a baseline.")
-    as_of: str | None = Field(None, max_length=40, description="Query as of an ISO timestamp.")
-
-
 class RecordFilters(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -230,7 +261,7 @@ class ElementResult(BaseModel):
     context: str = Field(description="The contextual chunk that matched.")
     revision_id: str = Field(description="Revision of the element at query time.")
     baseline_id: str | None = Field(description="Baseline if queried against one (null at HEAD).")
-    as_of: str = Field(description="Effective timestamp of the result (UTC).")
+    as_of: str | None = Field(description="Effective timestamp of the result (UTC).")
     document_id: str
     uri: str
 
@@ -238,7 +269,8 @@ class ElementResult(BaseModel):
 class SemanticSearchOutput(BaseModel):
     query: str
     search_mode: str
-    note: str | None = Field(None, description="Said when read_context could not be honoured exactly.")
+    baseline_id: str | None = Field(None, description="The baseline read (null at HEAD).")
+    as_of: str | None = Field(None, description="Effective point in time (UTC).")
     results: list[ElementResult]
 
 
@@ -262,8 +294,7 @@ class GetContextOutput(BaseModel):
     max_tokens: int
     search_mode: str
     baseline_id: str | None
-    as_of: str
-    note: str | None = None
+    as_of: str | None
     sources: list[RecordSourceOut]
 
 
@@ -303,7 +334,7 @@ class RegistryToolOut(BaseModel):
     relevance_score: float
 
 
-class SearchRegistryOutput(BaseModel):
+class SearchRegistryOutput(PointFields):
     query: str
     search_mode: str = Field(description="hybrid, or lexical-only when the embedding model is unavailable.")
     profile: str

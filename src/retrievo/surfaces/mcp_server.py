@@ -10,7 +10,7 @@ import functools
 import logging
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio.to_thread
@@ -25,9 +25,11 @@ from retrievo.search.highlight import highlight
 from retrievo.secrets import redact
 from retrievo.surfaces.filters import filters_from_mapping
 from retrievo.surfaces.mcp_schemas import (
+    BaselineOut,
     ContextOutput,
     ContextSource,
     DocumentOutput,
+    ReadContext,
     RefreshOutput,
     SearchFilters,
     SearchHit,
@@ -107,7 +109,15 @@ def _search_output(result: SearchResult, query_for_highlight: str) -> SearchOutp
     return SearchOutput(
         query=result.query, search_mode=result.search_mode, search_duration_ms=result.search_duration_ms,
         total_results=len(hits), degraded_reason=result.degraded_reason, results=hits,
+        baseline_id=result.baseline_id, as_of=result.as_of,
     )  # fmt: skip
+
+
+def point_of(read_context: ReadContext | None) -> dict[str, str | None]:
+    """A tool's read_context as the engine's ``baseline``/``as_of`` keywords."""
+    if read_context is None:
+        return {"baseline": None, "as_of": None}
+    return {"baseline": read_context.baseline_id, "as_of": read_context.as_of}
 
 
 def _query(query: str) -> str:
@@ -157,11 +167,12 @@ def build_server(
         explain: Annotated[
             bool, Field(strict=True, description="Include each arm's rank and raw score.")
         ] = False,
+        read_context: ReadContext | None = None,
     ) -> SearchOutput:
         collection, parsed = scope.filters(filters)
         result = await call(
             engine.search, _query(query), collection=collection, limit=limit, mode=mode, filters=parsed,
-            min_score=min_score, explain=explain,
+            min_score=min_score, explain=explain, **point_of(read_context),
         )  # fmt: skip
         return _search_output(result, query)
 
@@ -178,11 +189,12 @@ def build_server(
             int, Field(strict=True, ge=0, le=5, description="Chunks to add on each side of a hit.")
         ] = 1,
         filters: SearchFilters | None = None,
+        read_context: ReadContext | None = None,
     ) -> ContextOutput:
         collection, parsed = scope.filters(filters)
         assembled = await call(
             engine.context, _query(query), collection=collection, max_tokens=max_tokens, neighbors=neighbors,
-            filters=parsed,
+            filters=parsed, **point_of(read_context),
         )  # fmt: skip
         sources = [
             ContextSource(
@@ -202,12 +214,14 @@ def build_server(
         ]
         return ContextOutput(
             query=assembled.query, text=assembled.text, tokens=assembled.tokens, max_tokens=assembled.max_tokens,
-            search_mode=assembled.search_mode, sources=sources,
+            search_mode=assembled.search_mode, sources=sources, baseline_id=assembled.baseline_id,
+            as_of=assembled.as_of,
         )  # fmt: skip
 
     @server.tool(
-        description="Read a document's exact text (current revision, or revision_id), optionally a character "
-        "range start/end or a line range; long documents are paged with next_start."
+        description="Read a document's exact text (current revision, a revision_id, or the revision valid at "
+        "read_context), optionally a character range start/end or a line range; long documents are paged "
+        "with next_start."
     )
     async def get_document(
         document_id: Annotated[str, Field(min_length=1, max_length=100, description="From a search result.")],
@@ -229,8 +243,11 @@ def build_server(
         max_chars: Annotated[
             int, Field(strict=True, ge=100, le=100_000, description="Page size in characters.")
         ] = 20_000,
+        read_context: ReadContext | None = None,
     ) -> DocumentOutput:
-        revision = await call(engine.document, document_id, revision_id, collections=scope.allowed)
+        revision = await call(
+            engine.document, document_id, revision_id, collections=scope.allowed, **point_of(read_context)
+        )
         return page_of(revision, start, end, line_start, line_end, max_chars)
 
     @server.tool(description="Chunks in other documents most similar to a chunk (or a whole document).")
@@ -241,26 +258,31 @@ def build_server(
         document_id: Annotated[str | None, Field(max_length=100, description="Or a whole document.")] = None,
         limit: Limit = 10,
         filters: SearchFilters | None = None,
+        read_context: ReadContext | None = None,
     ) -> SearchOutput:
         _, parsed = scope.filters(filters)
         result = await call(
             engine.similar, chunk_id=chunk_id, document_id=document_id, limit=limit, filters=parsed,
-            collections=scope.allowed,
+            collections=scope.allowed, **point_of(read_context),
         )  # fmt: skip
         return _search_output(result, "")
 
     @server.tool(
-        description="Collections with document, chunk, embedded and missing-vector counts, model, last indexed."
+        description="Collections with document, chunk, embedded and missing-vector counts, model, last indexed; "
+        "and the baselines (named points in time) to pass as read_context."
     )
     async def index_status(
         collection: Annotated[str | None, Field(max_length=200, description="Only this collection.")] = None,
     ) -> StatusOutput:
         state = status_to_dict(await call(engine.status))
         state["db"] = redact(state["db"])
+        state["baselines"] = [asdict(b) for b in await call(engine.history.list)]
         if allowed is not None:
             state["collections"] = [c for c in state["collections"] if c["name"] in allowed]
+            state["baselines"] = [b for b in state["baselines"] if b["collection"] in allowed]
         if collection is not None:
             state["collections"] = [c for c in state["collections"] if c["name"] == collection]
+            state["baselines"] = [b for b in state["baselines"] if b["collection"] == collection]
             if not state["collections"]:
                 raise ToolError(
                     f"collection {collection!r} does not exist; call index_status without it to list them"
@@ -289,6 +311,20 @@ def build_server(
         ) -> RefreshOutput:
             report = await call(engine.refresh, path, collection=scope.check(collection))
             return RefreshOutput.model_validate(report_to_dict(report))
+
+        @server.tool(
+            description="Pin the collection's current revisions under a name (a baseline), so later queries can "
+            "read exactly this state with read_context.baseline_id; cheap, nothing is copied."
+        )
+        async def create_baseline(
+            name: Annotated[
+                str, Field(min_length=1, max_length=200, description="A name, e.g. release-2.1.")
+            ],
+            note: Annotated[str, Field(max_length=2000, description="Why it was taken.")] = "",
+            collection: Annotated[str | None, Field(max_length=200)] = None,
+        ) -> BaselineOut:
+            baseline = await call(engine.history.create, name, scope.check(collection), note)
+            return BaselineOut.model_validate(asdict(baseline))
 
     @server.resource(
         document_uri("{document_id}"), mime_type="text/plain", description="A document's current text."
@@ -345,6 +381,8 @@ def page_of(
     page_end = min(stop, begin + max_chars)
     return DocumentOutput(
         document_id=revision.document_id, revision_id=revision.revision_id, is_current=revision.is_current,
+        valid_from=revision.created_at, valid_to=revision.valid_to, baseline_id=revision.baseline_id,
+        as_of=revision.as_of,
         collection=revision.collection, uri=document_uri(revision.document_id, revision.revision_id),
         path=revision.path, title=revision.title, kind=str(revision.kind), total_chars=len(text),
         total_lines=len(line_offsets), start=begin, end=page_end, line_start=text.count("\n", 0, begin) + 1,

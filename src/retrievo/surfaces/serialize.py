@@ -112,4 +112,5 @@ def registry_result_to_dict(result: RegistryResult) -> dict[str, Any]:
         "query": result.query, "search_mode": result.search_mode, "profile": result.profile,
         "degraded_reason": result.degraded_reason, "servers": [registry_hit_to_dict(h) for h in result.servers],
         "agents": [registry_hit_to_dict(h) for h in result.agents], "tools": [registry_hit_to_dict(h) for h in result.tools],
+        "baseline_id": result.baseline_id, "as_of": result.as_of,
     }  # fmt: skip
