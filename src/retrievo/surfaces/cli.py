@@ -53,6 +53,14 @@ json_option = click.option(
 )
 
 
+def point_options(command: F) -> F:
+    """--baseline / --as-of: read the collection as it was at a named baseline or an ISO time."""
+    command = click.option("--as-of", "as_of", help="Read as of an ISO time, e.g. 2026-11-20T14:00Z.")(
+        command
+    )
+    return click.option("--baseline", help="Read as pinned by this baseline (name or id).")(command)
+
+
 def _engine(db: Path | None, collection: str | None, **settings: Any) -> Engine:
     return Engine(Config.from_env(db=db, collection=collection, **settings))
 
@@ -208,6 +216,7 @@ def _print_report(report: IndexReport, db: Path) -> None:
 @click.option(
     "--fusion", type=click.Choice(["zscore", "rrf"]), help="Hybrid fusion (default zscore; $RETRIEVO_FUSION)."
 )
+@point_options
 @json_option
 def search(
     query: str,
@@ -220,9 +229,11 @@ def search(
     min_score: float | None,
     explain: bool,
     fusion: str | None,
+    baseline: str | None,
+    as_of: str | None,
     as_json: bool,
 ) -> None:
-    """Search an index by meaning and by keyword."""
+    """Search an index by meaning and by keyword (now, or at a baseline or time)."""
     with _errors():
         engine = _engine(db, collection, store=store, fusion=fusion)
         result = engine.search(
@@ -232,6 +243,8 @@ def search(
             filters=filters_from_pairs(filters),
             min_score=min_score,
             explain=explain,
+            baseline=baseline,
+            as_of=as_of,
         )
         if as_json:
             click.echo(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
@@ -249,8 +262,9 @@ def _short_path(path: str) -> str:
 def _print_result(result: SearchResult, explain: bool) -> None:
     if result.degraded_reason:
         err.print(f"[yellow]note:[/] lexical-only search — {result.degraded_reason}", highlight=False)
+    point = f" · baseline {result.baseline_id} ({result.as_of})" if result.baseline_id else ""
     table = Table(
-        title=f"{len(result.hits)} result(s) · {result.search_mode} · {result.search_duration_ms:.1f} ms"
+        title=f"{len(result.hits)} result(s) · {result.search_mode} · {result.search_duration_ms:.1f} ms{point}"
     )
     table.add_column("#", justify="right")
     table.add_column("relevance", justify="right")
@@ -372,6 +386,7 @@ def mcp(
 @click.option("--max-tokens", type=click.IntRange(1, 1_000_000), default=4000, show_default=True)
 @click.option("--neighbors", type=click.IntRange(0, 10), default=1, show_default=True)
 @click.option("--filter", "filters", multiple=True, help="KEY=VALUE, as for search.")
+@point_options
 @json_option
 def context(
     query: str,
@@ -381,13 +396,16 @@ def context(
     max_tokens: int,
     neighbors: int,
     filters: tuple[str, ...],
+    baseline: str | None,
+    as_of: str | None,
     as_json: bool,
 ) -> None:
     """Print the best evidence for QUERY packed under a token budget, with numbered citations."""
     with _errors():
         assembled = _engine(db, collection, store=store).context(
-            query, max_tokens=max_tokens, neighbors=neighbors, filters=filters_from_pairs(filters)
-        )
+            query, max_tokens=max_tokens, neighbors=neighbors, filters=filters_from_pairs(filters),
+            baseline=baseline, as_of=as_of,
+        )  # fmt: skip
         if as_json:
             data = dataclasses.asdict(assembled)
             click.echo(json.dumps(data, indent=2, ensure_ascii=False))
@@ -466,9 +484,9 @@ def _bad_mode(mode: str) -> None:
 
 
 # Commands kept in their own modules register themselves on ``main``.
-from retrievo.surfaces import cli_code, cli_records, cli_registry, cli_store  # noqa: E402
+from retrievo.surfaces import cli_code, cli_history, cli_records, cli_registry, cli_store  # noqa: E402
 
-__all__ = ["cli_code", "cli_records", "cli_registry", "cli_store", "main"]
+__all__ = ["cli_code", "cli_history", "cli_records", "cli_registry", "cli_store", "main"]
 
 if __name__ == "__main__":
     # Run as a module, this file is __main__; the commands registered by other modules are on the

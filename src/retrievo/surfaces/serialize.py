@@ -47,6 +47,7 @@ def result_to_dict(result: SearchResult) -> dict[str, Any]:
     }
     if result.degraded_reason:
         data["degraded_reason"] = result.degraded_reason
+    data["baseline_id"], data["as_of"] = result.baseline_id, result.as_of
     return data
 
 
