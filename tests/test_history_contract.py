@@ -144,3 +144,31 @@ def test_context_similar_and_filters_at_a_point(make_engine: Any, tmp_path: Path
         "tables", mode="keyword", baseline="v1", filters=Filters(path_glob="*vacuum.md")
     )
     assert [h.chunk.path.endswith("vacuum.md") for h in only_vacuum.hits] == [True]
+
+
+def test_history_and_baselines_travel_with_migrate(tmp_path: Path, postgres_url: str) -> None:
+    from retrievo import Config, Engine
+    from retrievo.store.postgres.store import PostgresStore
+    from retrievo.store.sqlite import SQLiteStore
+    from retrievo.store.transfer import move
+
+    docs = _folder(tmp_path)
+    with Engine(Config(db=tmp_path / "a.db", embedder="none")) as engine:
+        engine.index([docs])
+        made = engine.history.create("v1")
+        _edit(docs)
+        engine.index([docs])
+    source, target = SQLiteStore(tmp_path / "a.db"), PostgresStore(postgres_url, create=True)
+    move(source, target)
+    source.close(), target.close()
+    back = tmp_path / "back.db"
+    source, target = PostgresStore(postgres_url), SQLiteStore(back, create=True)
+    move(source, target)
+    source.close(), target.close()
+    for settings in ({"store": postgres_url}, {"db": back}):
+        with Engine(Config(embedder="none", **settings)) as engine:  # type: ignore[arg-type]
+            assert [b.baseline_id for b in engine.history.list()] == [made.baseline_id]
+            pinned = engine.search("vacuum tuning", baseline="v1")
+            assert pinned.hits and pinned.hits[0].chunk.path.endswith("vacuum.md")
+            assert engine.search("vacuum tuning").hits == ()
+            assert engine.search("turtle", as_of=made.as_of).hits == ()

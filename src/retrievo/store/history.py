@@ -42,6 +42,17 @@ UPDATE collections SET last_change_at = (
         SELECT max(d.deleted_at) FROM documents d WHERE d.collection_id = collections.id) x);
 """
 
+# Moving a collection between stores keeps its clock and its baselines.
+COLLECTION_CLOCK_FIELDS = ("last_change_at", "history_from")
+BASELINE_FIELDS = ("id", "name", "note", "as_of", "created_at")
+DUMP_BASELINES = (
+    "SELECT id, name, note, as_of, created_at FROM baselines WHERE collection_id = ? ORDER BY as_of"
+)
+RESTORE_BASELINE = (
+    "INSERT INTO baselines (collection_id, id, name, note, as_of, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+)
+RESTORE_CLOCK = "UPDATE collections SET last_change_at = ?, history_from = ? WHERE id = ?"
+
 LAST_CHANGE = "SELECT last_change_at FROM collections WHERE id = ?"
 SET_LAST_CHANGE = "UPDATE collections SET last_change_at = ? WHERE id = ?"
 TIMELINE = "SELECT created_at, last_change_at, history_from FROM collections WHERE name = ?"

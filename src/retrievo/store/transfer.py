@@ -1,7 +1,7 @@
 """Moving a collection between stores without re-embedding, verified by counts and hashes.
 
 A dump is a stream of (kind, row) records — one ``collection``, then its ``document``,
-``revision``, ``chunk``, ``embedding``, ``root``, ``code_symbol`` and ``code_edge`` rows — in a store-neutral shape: ids are kept (so
+``revision``, ``chunk``, ``embedding``, ``root``, ``code_symbol``, ``code_edge`` and ``baseline`` rows — in a store-neutral shape: ids are kept (so
 citations stay valid), keyword statistics are rebuilt by the target, vectors travel as float32.
 """
 
@@ -52,7 +52,7 @@ def fingerprint(records: Iterable[Record]) -> Fingerprint:
     """Counts and one SHA-256 over every row in a canonical order (vectors compared as float16)."""
     rows: dict[str, list[bytes]] = {"document": [], "revision": [], "chunk": [], "embedding": []}
     for kind, row in records:
-        if kind in ("collection", "root", "code_symbol", "code_edge"):
+        if kind in ("collection", "root", "code_symbol", "code_edge", "baseline"):
             continue
         if kind == "embedding":
             vector = np.asarray(row["vector"], dtype=np.float16).tobytes()

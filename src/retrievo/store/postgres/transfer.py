@@ -11,6 +11,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from retrievo.errors import ConfigError
+from retrievo.store import history
 from retrievo.store.code_index import DUMP_EDGES, DUMP_SYMBOLS, EDGE_FIELDS, SYMBOL_FIELDS
 from retrievo.store.postgres import postings
 from retrievo.store.queries import DUMP, DUMP_EMBEDDINGS, format_style
@@ -33,8 +34,9 @@ def dump(conn: psycopg.Connection[Any], collection: str) -> Iterator[Record]:
         return
     yield (
         "collection",
-        {k: col[k] for k in ("name", "model_id", "dimensions", "created_at", "last_indexed_at")},
-    )
+        {k: col[k] for k in ("name", "model_id", "dimensions", "created_at", "last_indexed_at",
+                             *history.COLLECTION_CLOCK_FIELDS)},
+    )  # fmt: skip
     fields_of = {"document": DOCUMENT_FIELDS, "revision": REVISION_FIELDS, "chunk": CHUNK_FIELDS}
     for kind, sql in DUMP:
         fields = fields_of[kind]
@@ -48,6 +50,8 @@ def dump(conn: psycopg.Connection[Any], collection: str) -> Iterator[Record]:
         with conn.cursor(row_factory=dict_row) as cursor:
             for row in cursor.execute(format_style(sql).encode(), (col["id"],)):
                 yield kind, {f: row[f] for f in fields}
+    for row in conn.execute(format_style(history.DUMP_BASELINES).encode(), (col["id"],)).fetchall():
+        yield "baseline", dict(zip(history.BASELINE_FIELDS, row, strict=True))
     for path, added_at in conn.execute(
         "SELECT path, added_at FROM roots WHERE collection_id = %s", (col["id"],)
     ).fetchall():
@@ -79,6 +83,10 @@ def restore(conn: psycopg.Connection[Any], records: Iterable[Record]) -> tuple[s
                         row,
                     ).fetchone()[0]  # type: ignore[index]
                     conn.execute("INSERT INTO collection_stats (collection_id) VALUES (%s)", (collection_id,))
+                    conn.execute(
+                        format_style(history.RESTORE_CLOCK),
+                        (row.get("last_change_at"), row.get("history_from"), collection_id),
+                    )
                     if row["model_id"]:
                         model = (row["name"], row["model_id"], int(row["dimensions"]))
                 elif kind in ("code_symbol", "code_edge"):
@@ -87,6 +95,11 @@ def restore(conn: psycopg.Connection[Any], records: Iterable[Record]) -> tuple[s
                     conn.execute(
                         f"INSERT INTO {table} (collection_id, {', '.join(fields)}) VALUES (%s{', %s' * len(fields)})".encode(),
                         (collection_id, *(row[f] for f in fields)),
+                    )
+                elif kind == "baseline":
+                    conn.execute(
+                        format_style(history.RESTORE_BASELINE),
+                        (collection_id, *(row[f] for f in history.BASELINE_FIELDS)),
                     )
                 elif kind == "root":
                     conn.execute(
@@ -152,6 +165,8 @@ def _insert_chunks(
         )  # fmt: skip
     current = [(row["id"], c) for row, c in zip(rows, counts, strict=True) if row["superseded_at"] is None]
     postings.write_postings(conn, collection_id, current)
+    past = [(row["id"], c) for row, c in zip(rows, counts, strict=True) if row["superseded_at"] is not None]
+    postings.write_postings(conn, collection_id, past, table="history_postings")
 
 
 def _insert_embeddings(

@@ -11,6 +11,7 @@ import numpy as np
 
 from retrievo.errors import ConfigError
 from retrievo.ingest.identifiers import identifier_terms
+from retrievo.store import history
 from retrievo.store.code_index import DUMP_EDGES, DUMP_SYMBOLS, EDGE_FIELDS, SYMBOL_FIELDS
 from retrievo.store.queries import DUMP, DUMP_EMBEDDINGS
 from retrievo.store.sqlite.vectors import STORAGE_DTYPE, encode_vector
@@ -25,8 +26,9 @@ def dump(db: sqlite3.Connection, collection: str) -> Iterator[Record]:
         return
     yield (
         "collection",
-        {k: col[k] for k in ("name", "model_id", "dimensions", "created_at", "last_indexed_at")},
-    )
+        {k: col[k] for k in ("name", "model_id", "dimensions", "created_at", "last_indexed_at",
+                             *history.COLLECTION_CLOCK_FIELDS)},
+    )  # fmt: skip
     fields_of = {"document": DOCUMENT_FIELDS, "revision": REVISION_FIELDS, "chunk": CHUNK_FIELDS}
     for kind, sql in DUMP:
         fields = fields_of[kind]
@@ -45,6 +47,8 @@ def dump(db: sqlite3.Connection, collection: str) -> Iterator[Record]:
         cursor.row_factory = sqlite3.Row
         for row in cursor:
             yield kind, {f: row[f] for f in fields}
+    for row in db.execute(history.DUMP_BASELINES, (col["id"],)).fetchall():
+        yield "baseline", dict(zip(history.BASELINE_FIELDS, row, strict=True))
     for path, added_at in db.execute(
         "SELECT path, added_at FROM roots WHERE collection_id = ?", (col["id"],)
     ):
@@ -69,12 +73,19 @@ def restore(db: sqlite3.Connection, records: Iterable[Record]) -> None:
                     row,
                 )
                 collection_id = cursor.lastrowid
+                db.execute(
+                    history.RESTORE_CLOCK, (row.get("last_change_at"), row.get("history_from"), collection_id)
+                )
             elif kind in ("code_symbol", "code_edge"):
                 fields = SYMBOL_FIELDS if kind == "code_symbol" else EDGE_FIELDS
                 table = "code_symbols" if kind == "code_symbol" else "code_edges"
                 db.execute(
                     f"INSERT INTO {table} (collection_id, {', '.join(fields)}) VALUES (?{', ?' * len(fields)})",
                     (collection_id, *(row[f] for f in fields)),
+                )
+            elif kind == "baseline":
+                db.execute(
+                    history.RESTORE_BASELINE, (collection_id, *(row[f] for f in history.BASELINE_FIELDS))
                 )
             elif kind == "root":
                 db.execute(
@@ -93,6 +104,18 @@ def restore(db: sqlite3.Connection, records: Iterable[Record]) -> None:
                SELECT id, context, text, keywords FROM chunks WHERE collection_id = ? AND superseded_at IS NULL""",
             (collection_id,),
         )
+        db.execute(
+            """INSERT INTO chunks_history_fts (rowid, context, text, keywords)
+               SELECT id, context, text, keywords FROM chunks WHERE collection_id = ? AND superseded_at IS NOT NULL""",
+            (collection_id,),
+        )
+        for table, state in (("chunks_fts", "IS NULL"), ("chunks_history_fts", "IS NOT NULL")):
+            db.execute(
+                f"""UPDATE chunks SET token_count =
+                        (SELECT retrievo_token_count(sz) FROM {table}_docsize s WHERE s.id = chunks.id)
+                    WHERE collection_id = ? AND superseded_at {state}""",
+                (collection_id,),
+            )
         db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
         db.execute("COMMIT")
     except sqlite3.IntegrityError as exc:
