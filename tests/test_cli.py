@@ -27,7 +27,15 @@ def test_index_search_and_status_as_json(tmp_path: Path, handbook: Path) -> None
     found = json.loads(
         run("search", "home office allowance", "--json", "--explain", "--limit", "3", db=db).stdout
     )
-    assert set(found) == {"query", "search_mode", "search_duration_ms", "total_results", "results"}
+    assert set(found) == {
+        "query",
+        "search_mode",
+        "search_duration_ms",
+        "total_results",
+        "results",
+        "baseline_id",
+        "as_of",
+    }
     assert found["search_mode"] == "hybrid" and found["total_results"] == 3
     first = found["results"][0]
     expected = {

@@ -14,9 +14,9 @@ from typing import Any
 
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
-from test_mcp import call, run_client
 
 from retrievo.surfaces.cli import main
+from test_mcp import call, run_client
 
 OLD = "Refunds are paid within 30 days to the original card."
 NEW = "Refunds are paid within 5 days, by bank transfer only."

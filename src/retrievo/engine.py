@@ -18,6 +18,7 @@ from retrievo.config import Config
 from retrievo.embed.base import Embedder
 from retrievo.embed.factory import make_embedder
 from retrievo.embed.tokens import TokenCounter
+from retrievo.engine_code import CodeQueries
 from retrievo.errors import (
     CollectionNotFound,
     ConfigError,
@@ -47,9 +48,7 @@ from retrievo.search.hybrid import SearchOptions, run_search
 from retrievo.search.records import RecordContext, record_context
 from retrievo.search.rewrite import QueryRewriter
 from retrievo.search.similar import check_scope, similar_chunks
-from retrievo.search.structure import MAX_DEPTH, SymbolGraph, dependencies, dependents, one_symbol, tests_for
 from retrievo.store.base import Store
-from retrievo.store.code_index import SymbolHit
 from retrievo.store.factory import open_store
 
 if TYPE_CHECKING:
@@ -67,7 +66,7 @@ class _EmbedderHealth:
     reason: str | None = None
 
 
-class Engine:
+class Engine(CodeQueries):
     def __init__(
         self,
         config: Config,
@@ -474,38 +473,6 @@ class Engine:
         return self._index_paths(
             [target], name, ChunkerName.AUTO, (), (), True, False, None, record_roots=False
         )
-
-    # Code ---------------------------------------------------------------------------------------
-
-    def find_symbol(
-        self,
-        pattern: str,
-        collection: str | None = None,
-        kind: str | None = None,
-        language: str | None = None,
-        limit: int = 20,
-    ) -> list[SymbolHit]:
-        """Symbols by name, qualified name or glob (``*Parser``, ``core.Command.*``), exact names first."""
-        if not pattern.strip():
-            raise ConfigError("give a symbol name or pattern, e.g. parse_args or *Parser")
-        store, name = self._code_store(collection)
-        return store.code_index().find_symbols(name, pattern.strip(), kind, language, limit)
-
-    def symbol_graph(
-        self, symbol: str, collection: str | None = None, direction: str = "dependencies", depth: int = 1
-    ) -> SymbolGraph:
-        """What a symbol depends on (or what depends on it) to ``depth`` levels, and the tests reaching it."""
-        if direction not in ("dependencies", "dependents"):
-            raise ConfigError(f"direction must be dependencies or dependents, got {direction!r}")
-        if not 1 <= depth <= MAX_DEPTH:
-            raise ConfigError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
-        store, name = self._code_store(collection)
-        index = store.code_index()
-        found = one_symbol(index, name, symbol)
-        walk_graph = dependencies if direction == "dependencies" else dependents
-        graph = walk_graph(index, name, found, depth)
-        graph.tests = tests_for(index, name, found)
-        return graph
 
     def _code_store(self, collection: str | None) -> tuple[Store, str]:
         name = collection or self.config.collection

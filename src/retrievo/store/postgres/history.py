@@ -23,8 +23,9 @@ from retrievo.models import ArmHit, Baseline, Filters, PruneReport, Timeline
 from retrievo.store import history
 from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.postings import write_postings
+from retrievo.store.postgres.search import prune
 from retrievo.store.queries import format_style
-from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS, prune_common_terms
+from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 
 K1, B = 1.2, 0.75
@@ -97,14 +98,14 @@ def keyword_at(
     rows, tokens = conn.execute(_STATS_AT, (collection_id, point, point)).fetchone()  # type: ignore[misc]
     if not rows or not stems or limit <= 0:
         return []
+    if rows >= PRUNE_MIN_ROWS:
+        stems = prune(conn, collection_id, stems)  # decided as at HEAD (see the SQLite store)
     found = conn.execute(
         _POSTINGS_AT, (collection_id, stems, point, collection_id, stems, point, point)
     ).fetchall()
     postings: dict[str, list[tuple[int, int, int]]] = {}
     for term, chunk_id, tf, length in found:
         postings.setdefault(term, []).append((int(chunk_id), int(tf), int(length)))
-    if rows >= PRUNE_MIN_ROWS:
-        stems = prune_common_terms(stems, {t: len(p) for t, p in postings.items()}, int(rows))
     average = float(tokens) / float(rows)
     scores: dict[int, float] = {}
     for stem in stems:

@@ -6,7 +6,7 @@ from typing import Any
 
 import psycopg
 
-from retrievo.models import Chunk, Kind
+from retrievo.models import Chunk, CollectionStatus, Kind
 
 
 def configure(conn: psycopg.Connection[Any]) -> None:
@@ -23,4 +23,12 @@ def chunk_from_row(row: dict[str, Any]) -> Chunk:
         chunk_hash=row["chunk_hash"], source_hash=row["source_hash"], chunker=row["chunker"],
         chunker_version=row["chunker_version"], metadata=row["metadata"], path=row["source"], title=row["title"],
         kind=Kind(row["kind"]),
+    )  # fmt: skip
+
+
+def collection_status(r: tuple[Any, ...]) -> CollectionStatus:
+    """One row of ``queries.STATUS``."""
+    return CollectionStatus(
+        name=r[0], model_id=r[1], dimensions=r[2], last_indexed=r[3], documents=int(r[4]), chunks=int(r[5]),
+        embedded=int(r[6]), missing=int(r[5]) - int(r[6]),
     )  # fmt: skip

@@ -38,7 +38,7 @@ def keyword_search(
     stems = query_stems(query)
     if not stems or limit <= 0:
         return []
-    stems = _prune(conn, collection_id, stems)
+    stems = prune(conn, collection_id, stems)
     where, params = filter_sql(filters)
     restrict = (
         f" AND EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = p.chunk_id{where})"
@@ -63,7 +63,7 @@ def keyword_search(
     return [ArmHit(int(row[0]), rank, float(row[1])) for rank, row in enumerate(rows, start=1)]
 
 
-def _prune(conn: psycopg.Connection[Any], collection_id: int, stems: list[str]) -> list[str]:
+def prune(conn: psycopg.Connection[Any], collection_id: int, stems: list[str]) -> list[str]:
     """The same rule as the SQLite store (see ``prune_common_terms``), on this collection's statistics."""
     row = conn.execute(
         "SELECT chunk_count FROM collection_stats WHERE collection_id = %s", (collection_id,)

@@ -26,7 +26,6 @@ from retrievo.models import (
     ArmHit,
     Chunk,
     ChunkDraft,
-    CollectionStatus,
     DocumentSummary,
     Filters,
     IndexStatus,
@@ -41,7 +40,7 @@ from retrievo.store.code_index import CodeIndex
 from retrievo.store.postgres import history, postings, search, transfer, vector_index
 from retrievo.store.postgres.filters import passing_chunk_ids
 from retrievo.store.postgres.migrations import apply_migrations
-from retrievo.store.postgres.rows import chunk_from_row, configure
+from retrievo.store.postgres.rows import chunk_from_row, collection_status, configure
 from retrievo.store.queries import format_style
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 from retrievo.store.transfer import Record
@@ -489,17 +488,6 @@ class PostgresStore(history.PointInTime):
     def status(self) -> IndexStatus:
         rows = self._rows(format_style(queries.STATUS))
         size = int(self._rows("SELECT pg_database_size(current_database())")[0][0])
-        collections = tuple(
-            CollectionStatus(
-                name=r[0],
-                model_id=r[1],
-                dimensions=r[2],
-                last_indexed=r[3],
-                documents=int(r[4]),
-                chunks=int(r[5]),
-                embedded=int(r[6]),
-                missing=int(r[5]) - int(r[6]),
-            )
-            for r in rows
+        return IndexStatus(
+            db=self.path, size_bytes=size, collections=tuple(collection_status(r) for r in rows)
         )
-        return IndexStatus(db=self.path, size_bytes=size, collections=collections)

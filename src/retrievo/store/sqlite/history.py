@@ -13,15 +13,20 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from abc import abstractmethod
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
 
 import numpy as np
 import numpy.typing as npt
 
-from retrievo.models import ArmHit, Filters, PruneReport
+from retrievo.errors import ConfigError
+from retrievo.models import ArmHit, Baseline, Filters, PruneReport, Timeline
 from retrievo.store import history
 from retrievo.store.sqlite.filters import filter_sql
 from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS, prune_common_terms, query_terms
+from retrievo.store.sqlite.search import current_rows, document_frequencies
 from retrievo.store.sqlite.vectors import VectorMatrix, decode_vectors
 from retrievo.store.tokenizer import shared_tokenizer
 
@@ -95,20 +100,37 @@ def supersede_search_rows(db: sqlite3.Connection, document_id: str) -> None:
     )
 
 
+def statistics_at(db: sqlite3.Connection, point: str) -> tuple[int, int]:
+    """(N, total tokens) of the FTS index as it was at ``point``: every collection, as FTS5 counts."""
+    rows, tokens = db.execute(
+        f"SELECT count(*), COALESCE(sum(c.token_count), 0) FROM chunks c WHERE {history.VALID_AT}",
+        (point, point),
+    ).fetchone()
+    return int(rows), int(tokens)
+
+
 def keyword_at(
-    db: sqlite3.Connection, collection_id: int, query: str, filters: Filters, limit: int
+    db: sqlite3.Connection,
+    collection_id: int,
+    query: str,
+    filters: Filters,
+    limit: int,
+    statistics: tuple[int, int],
 ) -> list[ArmHit]:
+    """``statistics``: ``statistics_at(db, filters.as_of)``, which the caller may cache."""
     point = filters.as_of
     assert point is not None
     words = query_terms(query)
     if not words or limit <= 0:
         return []
-    rows, tokens = db.execute(
-        f"SELECT count(*), COALESCE(sum(c.token_count), 0) FROM chunks c WHERE {history.VALID_AT}",
-        (point, point),
-    ).fetchone()
+    rows, tokens = statistics
     if not rows:
         return []
+    if rows >= PRUNE_MIN_ROWS:
+        # Words too common to change a ranking are decided as at HEAD (reading their postings at T
+        # would cost what pruning saves); below PRUNE_MIN_ROWS nothing is pruned and BM25 is exact.
+        head_rows = current_rows(db)
+        words = prune_common_terms(words, document_frequencies(db, words), head_rows)
     stems = [list(counts) for counts in shared_tokenizer().term_counts(words)]
     postings: dict[str, dict[int, tuple[int, int, int]]] = {}
     for stem in dict.fromkeys(s for group in stems for s in group):
@@ -116,10 +138,6 @@ def keyword_at(
         postings[stem] = {row[0]: (row[1], row[2] or 0, row[3]) for row in found}
     # A word is one FTS5 phrase; a word FTS5 splits in several tokens is scored by its first (rare).
     phrases = [(word, group[0]) for word, group in zip(words, stems, strict=True) if group]
-    if rows >= PRUNE_MIN_ROWS:
-        frequencies = {word: len(postings[stem]) for word, stem in phrases}
-        kept = set(prune_common_terms([w for w, _ in phrases], frequencies, rows))
-        phrases = [(w, s) for w, s in phrases if w in kept]
     average = tokens / rows
     scores: dict[int, float] = {}
     for _, stem in phrases:
@@ -235,3 +253,71 @@ def prune(db: sqlite3.Connection, collection_id: int, collection: str, before: s
             (exact_from, collection_id),
         )
     return PruneReport(collection, before, len(doomed), chunks, vectors, documents, held)
+
+
+def tick(db: sqlite3.Connection, collection_id: int) -> str:
+    """The collection's next change stamp (inside the write transaction, so it is serialised)."""
+    stamp = history.next_stamp(db.execute(history.LAST_CHANGE, (collection_id,)).fetchone()[0])
+    db.execute(history.SET_LAST_CHANGE, (stamp, collection_id))
+    return stamp
+
+
+class PointInTime:
+    """The store's point-in-time methods (mixed into SQLiteStore)."""
+
+    _history_vectors: dict[tuple[int, str, str, int], VectorMatrix]
+
+    @abstractmethod
+    def _read(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]: ...
+
+    @abstractmethod
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    @abstractmethod
+    def _collection_id(self, name: str) -> int: ...
+
+    def timeline(self, collection: str) -> Timeline:
+        rows = self._read(history.TIMELINE, (collection,))
+        if not rows:
+            self._collection_id(collection)
+        return Timeline(rows[0][0], rows[0][1], rows[0][2])
+
+    def create_baseline(self, collection: str, name: str, note: str = "") -> Baseline:
+        collection_id = self._collection_id(collection)
+        with self._transaction() as db:
+            stamp = tick(db, collection_id)
+            baseline_id = history.baseline_id(collection, name, stamp)
+            try:
+                db.execute(
+                    history.INSERT_BASELINE,
+                    (
+                        baseline_id,
+                        collection_id,
+                        name,
+                        note,
+                        stamp,
+                        datetime.now(UTC).isoformat(timespec="microseconds"),
+                    ),
+                )
+            except sqlite3.IntegrityError as exc:
+                raise ConfigError(f"collection {collection!r} already has a baseline named {name!r}") from exc
+        return self.baselines(collection, baseline_id)[0]
+
+    def baselines(self, collection: str | None = None, name_or_id: str | None = None) -> list[Baseline]:
+        where, params = history.baseline_where(collection, name_or_id)
+        return [Baseline(*row) for row in self._read(history.BASELINES + where + " ORDER BY b.as_of", params)]
+
+    def delete_baseline(self, baseline_id: str) -> None:
+        with self._transaction() as db:
+            db.execute(history.DELETE_BASELINE, (baseline_id,))
+
+    def revision_at(self, document_id: str, point: str) -> str | None:
+        rows = self._read(history.REVISION_AT, (document_id, point, point))
+        return str(rows[0][0]) if rows else None
+
+    def prune(self, collection: str, before: str) -> PruneReport:
+        collection_id = self._collection_id(collection)
+        with self._transaction() as db:
+            report = prune(db, collection_id, collection, before)
+        self._history_vectors = {}
+        return report

@@ -23,7 +23,7 @@ def keyword_search(
     """``indexed_rows``: current chunks in the FTS index (all collections) — BM25's N in FTS5."""
     terms = query_terms(query)
     if indexed_rows >= PRUNE_MIN_ROWS and terms:
-        terms = prune_common_terms(terms, _document_frequencies(db, terms), indexed_rows)
+        terms = prune_common_terms(terms, document_frequencies(db, terms), indexed_rows)
     expression = match_expression(terms)
     if expression is None:
         return []
@@ -58,7 +58,7 @@ def current_rows(db: sqlite3.Connection) -> int:
     return int(db.execute("SELECT count(*) FROM chunks WHERE superseded_at IS NULL").fetchone()[0])
 
 
-def _document_frequencies(db: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
+def document_frequencies(db: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
     stems = shared_tokenizer().term_counts(terms)
     frequencies: dict[str, int] = {}
     for term, counts in zip(terms, stems, strict=True):

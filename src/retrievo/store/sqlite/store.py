@@ -14,12 +14,11 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from retrievo.errors import CollectionNotFound, ConfigError, IndexCorruptError, IndexLockedError
+from retrievo.errors import CollectionNotFound, IndexCorruptError, IndexLockedError
 from retrievo.ingest.hashing import embedding_input, embedding_key
 from retrievo.ingest.identifiers import identifier_terms
 from retrievo.models import (
     ArmHit,
-    Baseline,
     Chunk,
     ChunkDraft,
     CollectionStatus,
@@ -28,12 +27,9 @@ from retrievo.models import (
     IndexStatus,
     Kind,
     LoadedDocument,
-    PruneReport,
     RevisionText,
-    Timeline,
 )
 from retrievo.store import code_index, ids, queries
-from retrievo.store import history as clock
 from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.code_index import CodeIndex
 from retrievo.store.sqlite import documents, history, transfer
@@ -49,7 +45,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class SQLiteStore:
+class SQLiteStore(history.PointInTime):
     """One file, WAL; writes serialised by a lock, each document written in one transaction."""
 
     def __init__(self, path: Path, create: bool = False) -> None:
@@ -61,6 +57,7 @@ class SQLiteStore:
         self._counts: dict[tuple[int, str], tuple[int, int]] = {}
         self._indexed_rows: tuple[int, int] | None = None
         self._history_vectors: dict[tuple[int, str, str, int], VectorMatrix] = {}
+        self._history_statistics: dict[tuple[str, int], tuple[int, int]] = {}
 
     def close(self) -> None:
         with self._lock:
@@ -170,7 +167,7 @@ class SQLiteStore:
         document_id = ids.document_id(collection, document.source)
         metadata = json.dumps(document.metadata)
         with self._transaction() as db:
-            stamp = _tick(db, collection_id)
+            stamp = history.tick(db, collection_id)
             self._supersede(db, document_id, stamp)
             db.execute(
                 """INSERT INTO documents (id, collection_id, source, kind, title, media_type, metadata,
@@ -292,7 +289,7 @@ class SQLiteStore:
         collection_id = self._collection_id(collection)
         removed = 0
         with self._transaction() as db:
-            stamp = _tick(db, collection_id)
+            stamp = history.tick(db, collection_id)
             for source in sources:
                 row = db.execute(
                     "SELECT id FROM documents WHERE collection_id = ? AND source = ? AND deleted_at IS NULL",
@@ -303,44 +300,6 @@ class SQLiteStore:
                     db.execute("UPDATE documents SET deleted_at = ? WHERE id = ?", (stamp, row[0]))
                     removed += 1
         return removed
-
-    # Point in time -----------------------------------------------------------------------------
-
-    def timeline(self, collection: str) -> Timeline:
-        rows = self._read(clock.TIMELINE, (collection,))
-        if not rows:
-            self._collection_id(collection)
-        return Timeline(rows[0][0], rows[0][1], rows[0][2])
-
-    def create_baseline(self, collection: str, name: str, note: str = "") -> Baseline:
-        collection_id = self._collection_id(collection)
-        with self._transaction() as db:
-            stamp = _tick(db, collection_id)
-            baseline_id = clock.baseline_id(collection, name, stamp)
-            try:
-                db.execute(clock.INSERT_BASELINE, (baseline_id, collection_id, name, note, stamp, now_iso()))
-            except sqlite3.IntegrityError as exc:
-                raise ConfigError(f"collection {collection!r} already has a baseline named {name!r}") from exc
-        return self.baselines(collection, baseline_id)[0]
-
-    def baselines(self, collection: str | None = None, name_or_id: str | None = None) -> list[Baseline]:
-        where, params = clock.baseline_where(collection, name_or_id)
-        return [Baseline(*row) for row in self._read(clock.BASELINES + where + " ORDER BY b.as_of", params)]
-
-    def delete_baseline(self, baseline_id: str) -> None:
-        with self._transaction() as db:
-            db.execute(clock.DELETE_BASELINE, (baseline_id,))
-
-    def revision_at(self, document_id: str, point: str) -> str | None:
-        rows = self._read(clock.REVISION_AT, (document_id, point, point))
-        return str(rows[0][0]) if rows else None
-
-    def prune(self, collection: str, before: str) -> PruneReport:
-        collection_id = self._collection_id(collection)
-        with self._transaction() as db:
-            report = history.prune(db, collection_id, collection, before)
-        self._history_vectors = {}
-        return report
 
     # Embeddings ---------------------------------------------------------------------------------
 
@@ -360,9 +319,13 @@ class SQLiteStore:
     def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
         collection_id = self._collection_id(collection)
         with self._lock:
-            if filters.as_of is not None:
-                return history.keyword_at(self._db, collection_id, query, filters, limit)
             generation = self.generation()
+            if filters.as_of is not None:
+                key = (filters.as_of, generation)
+                if key not in self._history_statistics:
+                    self._history_statistics = {key: history.statistics_at(self._db, filters.as_of)}
+                statistics = self._history_statistics[key]
+                return history.keyword_at(self._db, collection_id, query, filters, limit, statistics)
             if self._indexed_rows is None or self._indexed_rows[0] != generation:
                 self._indexed_rows = (generation, current_rows(self._db))
             return keyword_search(self._db, collection_id, query, filters, limit, self._indexed_rows[1])
@@ -468,13 +431,6 @@ class SQLiteStore:
         path = Path(self.path)
         size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
         return IndexStatus(db=self.path, size_bytes=size, collections=collections)
-
-
-def _tick(db: sqlite3.Connection, collection_id: int) -> str:
-    """The collection's next change stamp (inside the write transaction, so it is serialised)."""
-    stamp = clock.next_stamp(db.execute(clock.LAST_CHANGE, (collection_id,)).fetchone()[0])
-    db.execute(clock.SET_LAST_CHANGE, (stamp, collection_id))
-    return stamp
 
 
 def _chunk_from_row(row: sqlite3.Row) -> Chunk:

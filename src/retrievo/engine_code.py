@@ -1,0 +1,46 @@
+"""The engine's code-structure queries (``find_symbol``, ``symbol_graph``), mixed into ``Engine``."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+
+from retrievo.errors import ConfigError
+from retrievo.search.structure import MAX_DEPTH, SymbolGraph, dependencies, dependents, one_symbol, tests_for
+from retrievo.store.base import Store
+from retrievo.store.code_index import SymbolHit
+
+
+class CodeQueries:
+    @abstractmethod
+    def _code_store(self, collection: str | None) -> tuple[Store, str]:
+        """The open store and the collection's name; CollectionNotFound when it does not exist."""
+
+    def find_symbol(
+        self,
+        pattern: str,
+        collection: str | None = None,
+        kind: str | None = None,
+        language: str | None = None,
+        limit: int = 20,
+    ) -> list[SymbolHit]:
+        """Symbols by name, qualified name or glob (``*Parser``, ``core.Command.*``), exact names first."""
+        if not pattern.strip():
+            raise ConfigError("give a symbol name or pattern, e.g. parse_args or *Parser")
+        store, name = self._code_store(collection)
+        return store.code_index().find_symbols(name, pattern.strip(), kind, language, limit)
+
+    def symbol_graph(
+        self, symbol: str, collection: str | None = None, direction: str = "dependencies", depth: int = 1
+    ) -> SymbolGraph:
+        """What a symbol depends on (or what depends on it) to ``depth`` levels, and the tests reaching it."""
+        if direction not in ("dependencies", "dependents"):
+            raise ConfigError(f"direction must be dependencies or dependents, got {direction!r}")
+        if not 1 <= depth <= MAX_DEPTH:
+            raise ConfigError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
+        store, name = self._code_store(collection)
+        index = store.code_index()
+        found = one_symbol(index, name, symbol)
+        walk_graph = dependencies if direction == "dependencies" else dependents
+        graph = walk_graph(index, name, found, depth)
+        graph.tests = tests_for(index, name, found)
+        return graph
