@@ -16,6 +16,7 @@ import sqlite3
 from abc import abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
@@ -52,14 +53,6 @@ UPDATE chunks SET token_count =
     WHERE superseded_at IS NOT NULL;
 """
 )
-
-# Postings of one stem among the chunks valid at T: current chunks made by T, superseded ones valid then.
-_POSTINGS = f"""
-    SELECT i.doc, count(*), c.token_count, c.collection_id FROM chunks_terms i JOIN chunks c ON c.id = i.doc
-    WHERE i.term = ? AND c.created_at <= ? GROUP BY i.doc
-    UNION ALL
-    SELECT i.doc, count(*), c.token_count, c.collection_id FROM chunks_history_terms i
-    JOIN chunks c ON c.id = i.doc WHERE i.term = ? AND {history.VALID_AT} GROUP BY i.doc"""
 
 
 def token_count(size_blob: bytes | None) -> int | None:
@@ -100,13 +93,43 @@ def supersede_search_rows(db: sqlite3.Connection, document_id: str) -> None:
     )
 
 
-def statistics_at(db: sqlite3.Connection, point: str) -> tuple[int, int]:
-    """(N, total tokens) of the FTS index as it was at ``point``: every collection, as FTS5 counts."""
-    rows, tokens = db.execute(
-        f"SELECT count(*), COALESCE(sum(c.token_count), 0) FROM chunks c WHERE {history.VALID_AT}",
+@dataclass(frozen=True)
+class PointIndex:
+    """The chunks valid at one point (every collection, as FTS5 counts): ids sorted, lengths, owners."""
+
+    ids: npt.NDArray[np.int64]
+    lengths: npt.NDArray[np.float64]
+    collections: npt.NDArray[np.int64]
+    tokens: int
+
+
+def point_index(db: sqlite3.Connection, point: str) -> PointIndex:
+    """Read once per point (the caller caches it until the index changes)."""
+    rows = db.execute(
+        f"SELECT c.id, COALESCE(c.token_count, 0), c.collection_id FROM chunks c WHERE {history.VALID_AT} ORDER BY c.id",
         (point, point),
-    ).fetchone()
-    return int(rows), int(tokens)
+    ).fetchall()
+    table = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    return PointIndex(
+        table[:, 0].copy(), table[:, 1].astype(np.float64), table[:, 2].copy(), int(table[:, 1].sum())
+    )
+
+
+def _term_rows(
+    db: sqlite3.Connection, stem: str, index: PointIndex
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """(positions in ``index``, tf) of the chunks valid at the point that hold ``stem``."""
+    found = [
+        row
+        for table in ("chunks_terms", "chunks_history_terms")
+        for row in db.execute(f"SELECT doc, count(*) FROM {table} WHERE term = ? GROUP BY doc", (stem,))
+    ]
+    if not found or len(index.ids) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    pairs = np.array(found, dtype=np.int64)
+    positions = np.minimum(np.searchsorted(index.ids, pairs[:, 0]), len(index.ids) - 1)
+    valid = index.ids[positions] == pairs[:, 0]
+    return positions[valid], pairs[valid, 1].astype(np.float64)
 
 
 def keyword_at(
@@ -115,44 +138,40 @@ def keyword_at(
     query: str,
     filters: Filters,
     limit: int,
-    statistics: tuple[int, int],
+    index: PointIndex,
 ) -> list[ArmHit]:
-    """``statistics``: ``statistics_at(db, filters.as_of)``, which the caller may cache."""
-    point = filters.as_of
-    assert point is not None
+    """``index``: ``point_index(db, filters.as_of)``, which the caller may cache."""
     words = query_terms(query)
-    if not words or limit <= 0:
-        return []
-    rows, tokens = statistics
-    if not rows:
+    rows = len(index.ids)
+    if not words or limit <= 0 or not rows:
         return []
     if rows >= PRUNE_MIN_ROWS:
         # Words too common to change a ranking are decided as at HEAD (reading their postings at T
         # would cost what pruning saves); below PRUNE_MIN_ROWS nothing is pruned and BM25 is exact.
-        head_rows = current_rows(db)
-        words = prune_common_terms(words, document_frequencies(db, words), head_rows)
+        words = prune_common_terms(words, document_frequencies(db, words), current_rows(db))
     stems = [list(counts) for counts in shared_tokenizer().term_counts(words)]
-    postings: dict[str, dict[int, tuple[int, int, int]]] = {}
-    for stem in dict.fromkeys(s for group in stems for s in group):
-        found = db.execute(_POSTINGS, (stem, point, stem, point, point)).fetchall()
-        postings[stem] = {row[0]: (row[1], row[2] or 0, row[3]) for row in found}
+    postings = {stem: _term_rows(db, stem, index) for stem in dict.fromkeys(s for g in stems for s in g)}
     # A word is one FTS5 phrase; a word FTS5 splits in several tokens is scored by its first (rare).
-    phrases = [(word, group[0]) for word, group in zip(words, stems, strict=True) if group]
-    average = tokens / rows
-    scores: dict[int, float] = {}
-    for _, stem in phrases:
-        found_in = postings[stem]
-        idf = math.log((rows - len(found_in) + 0.5) / (len(found_in) + 0.5))
+    phrases = [group[0] for group in stems if group]
+    average = index.tokens / rows
+    scores = np.zeros(rows)
+    touched = np.zeros(rows, dtype=bool)
+    for stem in phrases:  # summed phrase by phrase, in query order, as FTS5 does
+        positions, tf = postings[stem]
+        idf = math.log((rows - len(positions) + 0.5) / (len(positions) + 0.5))
         idf = idf if idf > 0.0 else 1e-6
-        for chunk_id, (tf, length, owner) in found_in.items():
-            if owner == collection_id:
-                part = idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * length / average)))
-                scores[chunk_id] = scores.get(chunk_id, 0.0) + part
-    allowed = _passing(db, list(scores), filters)
-    ranked = sorted(
-        ((s, i) for i, s in scores.items() if allowed is None or i in allowed), key=lambda x: (-x[0], x[1])
-    )
-    return [ArmHit(chunk_id, rank, score) for rank, (score, chunk_id) in enumerate(ranked[:limit], start=1)]
+        lengths = index.lengths[positions]
+        scores[positions] += idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * lengths / average)))
+        touched[positions] = True
+    candidates = np.flatnonzero(touched & (index.collections == collection_id))
+    allowed = _passing(db, index.ids[candidates].tolist(), filters)
+    if allowed is not None:
+        candidates = candidates[np.isin(index.ids[candidates], np.array(sorted(allowed), dtype=np.int64))]
+    order = np.lexsort((index.ids[candidates], -scores[candidates]))[:limit]
+    return [
+        ArmHit(int(index.ids[candidates[i]]), rank, float(scores[candidates[i]]))
+        for rank, i in enumerate(order, start=1)
+    ]
 
 
 def _passing(db: sqlite3.Connection, chunk_ids: list[int], filters: Filters) -> set[int] | None:

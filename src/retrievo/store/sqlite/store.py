@@ -57,7 +57,7 @@ class SQLiteStore(history.PointInTime):
         self._counts: dict[tuple[int, str], tuple[int, int]] = {}
         self._indexed_rows: tuple[int, int] | None = None
         self._history_vectors: dict[tuple[int, str, str, int], VectorMatrix] = {}
-        self._history_statistics: dict[tuple[str, int], tuple[int, int]] = {}
+        self._point_indexes: dict[tuple[str, int], history.PointIndex] = {}
 
     def close(self) -> None:
         with self._lock:
@@ -322,10 +322,12 @@ class SQLiteStore(history.PointInTime):
             generation = self.generation()
             if filters.as_of is not None:
                 key = (filters.as_of, generation)
-                if key not in self._history_statistics:
-                    self._history_statistics = {key: history.statistics_at(self._db, filters.as_of)}
-                statistics = self._history_statistics[key]
-                return history.keyword_at(self._db, collection_id, query, filters, limit, statistics)
+                if key not in self._point_indexes:
+                    self._point_indexes = {
+                        key: history.point_index(self._db, filters.as_of)
+                    }  # one point cached
+                index = self._point_indexes[key]
+                return history.keyword_at(self._db, collection_id, query, filters, limit, index)
             if self._indexed_rows is None or self._indexed_rows[0] != generation:
                 self._indexed_rows = (generation, current_rows(self._db))
             return keyword_search(self._db, collection_id, query, filters, limit, self._indexed_rows[1])
