@@ -20,13 +20,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_query import DIMS, MODEL_ID, FixedQueryEmbedder, config_for
+from bench_query import DIMS, MODEL_ID, FixedQueryEmbedder, config_for, write_document
 from common import low_rank, p50_p95, peak_rss_mb, synthetic_texts, timed
 
 from retrievo.engine import Engine
-from retrievo.ingest.chunkers import LineIndex
-from retrievo.ingest.hashing import embedding_key, sha256_text
-from retrievo.models import ChunkDraft, LoadedDocument
 from retrievo.store.base import Store
 from retrievo.store.factory import open_store
 
@@ -38,23 +35,8 @@ def write_round(store: Store, size: int, round_number: int) -> None:
     texts = synthetic_texts(size, seed=round_number)
     for first in range(0, size, PER_DOCUMENT):
         batch = [next(texts) for _ in range(min(PER_DOCUMENT, size - first))]
-        body = "\n".join(batch)
-        lines = LineIndex(body)
-        drafts, offset = [], 0
-        for text in batch:
-            drafts.append(
-                ChunkDraft(
-                    text=text, start=offset, end=offset + len(text), line_start=lines.line_of(offset),
-                    line_end=lines.line_of(offset), context=f"Document {first}", chunker="bench",
-                    chunker_version=1, chunk_hash=sha256_text(text),
-                )
-            )  # fmt: skip
-            offset += len(text) + 1
-        document = LoadedDocument(source=f"/bench/{first}.txt", text=body, title=f"Document {first}")
-        store.write_revision("bench", document, sha256_text(body), drafts, None)
-        keys = [embedding_key(d.context, d.text) for d in drafts]
-        store.put_embeddings(
-            MODEL_ID, keys, low_rank(len(batch), DIMS, seed=round_number * 10_000_000 + first + 1)
+        write_document(
+            store, first, batch, low_rank(len(batch), DIMS, seed=round_number * 10_000_000 + first + 1)
         )
 
 

@@ -75,23 +75,27 @@ def _write(store: Store, texts: Iterator[str], size: int) -> None:
     written = 0
     while written < size:
         batch = [next(texts) for _ in range(min(CHUNKS_PER_DOCUMENT, size - written))]
-        body = "\n".join(batch)
-        lines = LineIndex(body)
-        drafts, offset = [], 0
-        for text in batch:
-            drafts.append(
-                ChunkDraft(
-                    text=text, start=offset, end=offset + len(text), line_start=lines.line_of(offset),
-                    line_end=lines.line_of(offset), context=f"Document {written}", chunker="bench",
-                    chunker_version=1, chunk_hash=sha256_text(text),
-                )
-            )  # fmt: skip
-            offset += len(text) + 1
-        document = LoadedDocument(source=f"/bench/{written}.txt", text=body, title=f"Document {written}")
-        store.write_revision("bench", document, sha256_text(body), drafts, None)
-        keys = [embedding_key(d.context, d.text) for d in drafts]
-        store.put_embeddings(MODEL_ID, keys, low_rank(len(batch), DIMS, seed=written + 1))
+        write_document(store, written, batch, low_rank(len(batch), DIMS, seed=written + 1))
         written += len(batch)
+
+
+def write_document(store: Store, number: int, batch: list[str], vectors: np.ndarray) -> None:
+    """One document of the ``bench`` collection whose chunks are ``batch`` (one per line), with vectors."""
+    body = "\n".join(batch)
+    lines = LineIndex(body)
+    drafts, offset = [], 0
+    for text in batch:
+        drafts.append(
+            ChunkDraft(
+                text=text, start=offset, end=offset + len(text), line_start=lines.line_of(offset),
+                line_end=lines.line_of(offset), context=f"Document {number}", chunker="bench",
+                chunker_version=1, chunk_hash=sha256_text(text),
+            )
+        )  # fmt: skip
+        offset += len(text) + 1
+    document = LoadedDocument(source=f"/bench/{number}.txt", text=body, title=f"Document {number}")
+    store.write_revision("bench", document, sha256_text(body), drafts, None)
+    store.put_embeddings(MODEL_ID, [embedding_key(d.context, d.text) for d in drafts], vectors)
 
 
 def measure(config: Config, queries: int) -> tuple[float, dict[str, tuple[float, float]]]:

@@ -314,7 +314,7 @@ class Engine(CodeQueries):
         as_of: str | None = None,
     ) -> SearchResult:
         """``baseline`` (id or name) or ``as_of`` (ISO time): search the collection as it was then."""
-        store, name = self._code_store(collection)
+        store, name = self._collection_store(collection)
         self._check_model(store, name)
         filters = filters or Filters()
         point = resolve(store, name, baseline, as_of or filters.as_of)
@@ -399,7 +399,7 @@ class Engine(CodeQueries):
         """The seed's getContext: the best model elements, then their one-hop neighbours, under the budget."""
         scoped = replace(filters or Filters(), kinds=(Kind.RECORD,))
         result = self.search(query, collection, 20, filters=scoped, baseline=baseline, as_of=as_of)
-        store, name = self._code_store(collection)
+        store, name = self._collection_store(collection)
         return record_context(store, result, name, max_tokens, include_relationships, self._tokens.count)
 
     def document(
@@ -474,7 +474,7 @@ class Engine(CodeQueries):
             [target], name, ChunkerName.AUTO, (), (), True, False, None, record_roots=False
         )
 
-    def _code_store(self, collection: str | None) -> tuple[Store, str]:
+    def _collection_store(self, collection: str | None) -> tuple[Store, str]:
         name = collection or self.config.collection
         store = self._open_store(create=False)
         if store.get_collection(name) is None:

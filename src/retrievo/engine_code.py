@@ -12,7 +12,7 @@ from retrievo.store.code_index import SymbolHit
 
 class CodeQueries:
     @abstractmethod
-    def _code_store(self, collection: str | None) -> tuple[Store, str]:
+    def _collection_store(self, collection: str | None) -> tuple[Store, str]:
         """The open store and the collection's name; CollectionNotFound when it does not exist."""
 
     def find_symbol(
@@ -26,7 +26,7 @@ class CodeQueries:
         """Symbols by name, qualified name or glob (``*Parser``, ``core.Command.*``), exact names first."""
         if not pattern.strip():
             raise ConfigError("give a symbol name or pattern, e.g. parse_args or *Parser")
-        store, name = self._code_store(collection)
+        store, name = self._collection_store(collection)
         return store.code_index().find_symbols(name, pattern.strip(), kind, language, limit)
 
     def symbol_graph(
@@ -37,7 +37,7 @@ class CodeQueries:
             raise ConfigError(f"direction must be dependencies or dependents, got {direction!r}")
         if not 1 <= depth <= MAX_DEPTH:
             raise ConfigError(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
-        store, name = self._code_store(collection)
+        store, name = self._collection_store(collection)
         index = store.code_index()
         found = one_symbol(index, name, symbol)
         walk_graph = dependencies if direction == "dependencies" else dependents

@@ -34,9 +34,9 @@ def resolve(store: Store, collection: str, baseline: str | None, as_of: str | No
         raise PointInTimeError("give a baseline or an as_of time, not both")
     timeline = store.timeline(collection)
     if baseline:
-        found = store.baselines(collection, baseline.strip())
+        found = store.baselines(collection, baseline.strip(), counted=False)
         if not found:
-            known = ", ".join(b.name for b in store.baselines(collection)) or "none yet"
+            known = ", ".join(b.name for b in store.baselines(collection, counted=False)) or "none yet"
             raise PointInTimeError(
                 f"collection {collection!r} has no baseline {baseline!r} (its baselines: {known}); "
                 f"create one with `retrievo baseline create NAME --collection {collection}`"
@@ -65,7 +65,7 @@ class History:
         self._engine = engine
 
     def _store(self, collection: str | None) -> tuple[Store, str]:
-        return self._engine._code_store(collection)
+        return self._engine._collection_store(collection)
 
     def create(self, name: str, collection: str | None = None, note: str = "") -> Baseline:
         """Pin the collection's current revisions under ``name`` (cheap: one row, nothing copied)."""

@@ -57,12 +57,18 @@ LAST_CHANGE = "SELECT last_change_at FROM collections WHERE id = ?"
 SET_LAST_CHANGE = "UPDATE collections SET last_change_at = ? WHERE id = ?"
 TIMELINE = "SELECT created_at, last_change_at, history_from FROM collections WHERE name = ?"
 
-BASELINES = """
-    SELECT b.id, b.name, col.name, b.as_of, b.note,
-           (SELECT count(*) FROM revisions r JOIN documents d ON d.id = r.document_id
+_PINNED = """(SELECT count(*) FROM revisions r JOIN documents d ON d.id = r.document_id
             WHERE d.collection_id = b.collection_id
-              AND r.created_at <= b.as_of AND (r.superseded_at IS NULL OR r.superseded_at > b.as_of))
-    FROM baselines b JOIN collections col ON col.id = b.collection_id"""
+              AND r.created_at <= b.as_of AND (r.superseded_at IS NULL OR r.superseded_at > b.as_of))"""
+
+
+def baselines_sql(counted: bool) -> str:
+    """Baselines with how many revisions each pins (a scan of the collection's revisions) or 0."""
+    pinned = _PINNED if counted else "0"
+    return f"""SELECT b.id, b.name, col.name, b.as_of, b.note, {pinned}
+               FROM baselines b JOIN collections col ON col.id = b.collection_id"""
+
+
 INSERT_BASELINE = (
     "INSERT INTO baselines (id, collection_id, name, note, as_of, created_at) VALUES (?, ?, ?, ?, ?, ?)"
 )
@@ -87,6 +93,10 @@ ORPHAN_DOCUMENTS = """
 
 def format_stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def now_stamp() -> str:
+    return format_stamp(datetime.now(UTC))
 
 
 def next_stamp(last: str | None) -> str:

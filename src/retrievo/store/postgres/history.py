@@ -15,7 +15,6 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import psycopg
 
 from retrievo.errors import ConfigError
@@ -23,7 +22,7 @@ from retrievo.models import ArmHit, Baseline, Filters, PruneReport, Timeline
 from retrievo.store import history
 from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.postings import write_postings
-from retrievo.store.postgres.search import prune
+from retrievo.store.postgres.search import VALID_AT, prune
 from retrievo.store.queries import format_style
 from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
@@ -44,7 +43,6 @@ CREATE TABLE history_postings (
 CREATE INDEX history_postings_by_chunk ON history_postings (chunk_id);
 """
 )
-VALID_AT = format_style(history.VALID_AT)
 
 _STATS_AT = f"""SELECT count(*), COALESCE(sum(c.token_count), 0) FROM chunks c
                 WHERE c.collection_id = %s AND {VALID_AT}"""
@@ -133,29 +131,6 @@ def _passing(conn: psycopg.Connection[Any], chunk_ids: list[int], filters: Filte
     return {int(row[0]) for row in found}
 
 
-def vector_at(
-    conn: psycopg.Connection[Any],
-    collection_id: int,
-    dimensions: int,
-    query: npt.NDArray[np.float32],
-    filters: Filters,
-    limit: int,
-) -> list[ArmHit]:
-    if limit <= 0:
-        return []
-    where, params = filter_sql(filters)
-    point = filters.as_of
-    cast = f"c.vector::vector({int(dimensions)})"
-    rows = conn.execute(
-        f"""SELECT c.id, 1 - ({cast} <=> %s) AS score FROM chunks c JOIN documents d ON d.id = c.document_id
-            WHERE c.collection_id = %s AND {VALID_AT} AND c.vector IS NOT NULL
-              AND vector_dims(c.vector) = {int(dimensions)}{where}
-            ORDER BY {cast} <=> %s, c.id LIMIT %s""",
-        [query, collection_id, point, point, *params, query, limit],
-    ).fetchall()
-    return [ArmHit(int(row[0]), rank, float(row[1])) for rank, row in enumerate(rows, start=1)]
-
-
 class PointInTime:
     """The store's point-in-time methods (mixed into PostgresStore)."""
 
@@ -182,15 +157,17 @@ class PointInTime:
                 baseline_id = history.baseline_id(collection, name, stamp)
                 conn.execute(
                     format_style(history.INSERT_BASELINE),
-                    (baseline_id, collection_id, name, note, stamp, history.next_stamp(None)),
+                    (baseline_id, collection_id, name, note, stamp, history.now_stamp()),
                 )
         except psycopg.errors.UniqueViolation as exc:
             raise ConfigError(f"collection {collection!r} already has a baseline named {name!r}") from exc
         return self.baselines(collection, baseline_id)[0]
 
-    def baselines(self, collection: str | None = None, name_or_id: str | None = None) -> list[Baseline]:
+    def baselines(
+        self, collection: str | None = None, name_or_id: str | None = None, counted: bool = True
+    ) -> list[Baseline]:
         where, params = history.baseline_where(collection, name_or_id)
-        rows = self._rows(format_style(history.BASELINES + where + " ORDER BY b.as_of"), params)
+        rows = self._rows(format_style(history.baselines_sql(counted) + where + " ORDER BY b.as_of"), params)
         return [Baseline(r[0], r[1], r[2], r[3], r[4], int(r[5])) for r in rows]
 
     def delete_baseline(self, baseline_id: str) -> None:

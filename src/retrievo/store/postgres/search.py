@@ -16,12 +16,15 @@ import numpy.typing as npt
 import psycopg
 
 from retrievo.models import ArmHit, Filters
+from retrievo.store.history import VALID_AT as VALID_AT_QMARK
 from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.postings import MAX_LEXEME_BYTES
+from retrievo.store.queries import format_style
 from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS, prune_common_terms, query_terms
 from retrievo.store.tokenizer import shared_tokenizer
 
 K1, B = 1.2, 0.75
+VALID_AT = format_style(VALID_AT_QMARK)
 
 
 def query_stems(query: str) -> list[str]:
@@ -92,6 +95,10 @@ def vector_search(
     if limit <= 0:
         return []
     where, params = filter_sql(filters)
+    # HEAD: the current chunks (the partial HNSW index); at a point in time the chunks valid then (exact).
+    validity, point = (
+        ("c.superseded_at IS NULL", []) if filters.as_of is None else (VALID_AT, [filters.as_of] * 2)
+    )
     cast = f"c.vector::vector({int(dimensions)})"
     with conn.transaction():
         # Iterative scans keep filtered HNSW searches from coming back short (pgvector >= 0.8).
@@ -100,10 +107,10 @@ def vector_search(
         rows = conn.execute(
             f"""SELECT c.id, 1 - ({cast} <=> %s) AS score
                 FROM chunks c JOIN documents d ON d.id = c.document_id
-                WHERE c.collection_id = %s AND c.superseded_at IS NULL AND c.vector IS NOT NULL
+                WHERE c.collection_id = %s AND {validity} AND c.vector IS NOT NULL
                   AND vector_dims(c.vector) = {int(dimensions)}{where}
                 ORDER BY {cast} <=> %s LIMIT %s""",
-            [query, collection_id, *params, query, limit],
+            [query, collection_id, *point, *params, query, limit],
         ).fetchall()
     # relaxed_order may return neighbours slightly out of order: sort by the exact distance.
     ordered = sorted(rows, key=lambda row: (-float(row[1]), int(row[0])))

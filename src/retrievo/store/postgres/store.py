@@ -392,10 +392,6 @@ class PostgresStore(history.PointInTime):
         if info is None or info.model_id != model_id or info.dimensions is None:
             return []
         with self._conn() as conn:
-            if filters.as_of is not None:
-                return history.vector_at(
-                    conn, self._collection_id(collection), info.dimensions, vector, filters, limit
-                )
             return search.vector_search(
                 conn, self._collection_id(collection), info.dimensions, vector, filters, limit, self.ef_search
             )

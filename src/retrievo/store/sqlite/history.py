@@ -17,7 +17,6 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import numpy as np
 import numpy.typing as npt
@@ -27,8 +26,8 @@ from retrievo.models import ArmHit, Baseline, Filters, PruneReport, Timeline
 from retrievo.store import history
 from retrievo.store.sqlite.filters import filter_sql
 from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS, prune_common_terms, query_terms
-from retrievo.store.sqlite.search import current_rows, document_frequencies
-from retrievo.store.sqlite.vectors import VectorMatrix, decode_vectors
+from retrievo.store.sqlite.search import current_rows, document_frequencies, top_hits
+from retrievo.store.sqlite.vectors import VectorMatrix, matrix_of
 from retrievo.store.tokenizer import shared_tokenizer
 
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
@@ -207,11 +206,7 @@ def vectors_at(db: sqlite3.Connection, collection_id: int, model_id: str, point:
             WHERE c.collection_id = ? AND {history.VALID_AT} ORDER BY c.id""",
         (model_id, collection_id, point, point),
     ).fetchall()
-    dims = len(rows[0][1]) // 2 if rows else 0
-    return VectorMatrix(
-        ids=np.array([row[0] for row in rows], dtype=np.int64),
-        matrix=decode_vectors([row[1] for row in rows], dims),
-    )
+    return matrix_of(rows)
 
 
 def vector_at(
@@ -228,12 +223,7 @@ def vector_at(
     if allowed is not None:
         mask = np.isin(vectors.ids, np.array(sorted(allowed), dtype=np.int64))
         scores = np.where(mask, scores, -np.inf)
-    count = min(limit, int(np.isfinite(scores).sum()))
-    if count == 0:
-        return []
-    top = np.argpartition(-scores, count - 1)[:count]
-    top = top[np.argsort(-scores[top], kind="stable")]
-    return [ArmHit(int(vectors.ids[i]), rank, float(scores[i])) for rank, i in enumerate(top, start=1)]
+    return top_hits(vectors.ids, scores, limit)
 
 
 def prune(db: sqlite3.Connection, collection_id: int, collection: str, before: str) -> PruneReport:
@@ -284,8 +274,6 @@ def tick(db: sqlite3.Connection, collection_id: int) -> str:
 class PointInTime:
     """The store's point-in-time methods (mixed into SQLiteStore)."""
 
-    _history_vectors: dict[tuple[int, str, str, int], VectorMatrix]
-
     @abstractmethod
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]: ...
 
@@ -315,16 +303,21 @@ class PointInTime:
                         name,
                         note,
                         stamp,
-                        datetime.now(UTC).isoformat(timespec="microseconds"),
+                        history.now_stamp(),
                     ),
                 )
             except sqlite3.IntegrityError as exc:
                 raise ConfigError(f"collection {collection!r} already has a baseline named {name!r}") from exc
         return self.baselines(collection, baseline_id)[0]
 
-    def baselines(self, collection: str | None = None, name_or_id: str | None = None) -> list[Baseline]:
+    def baselines(
+        self, collection: str | None = None, name_or_id: str | None = None, counted: bool = True
+    ) -> list[Baseline]:
         where, params = history.baseline_where(collection, name_or_id)
-        return [Baseline(*row) for row in self._read(history.BASELINES + where + " ORDER BY b.as_of", params)]
+        return [
+            Baseline(*row)
+            for row in self._read(history.baselines_sql(counted) + where + " ORDER BY b.as_of", params)
+        ]
 
     def delete_baseline(self, baseline_id: str) -> None:
         with self._transaction() as db:
@@ -337,6 +330,4 @@ class PointInTime:
     def prune(self, collection: str, before: str) -> PruneReport:
         collection_id = self._collection_id(collection)
         with self._transaction() as db:
-            report = prune(db, collection_id, collection, before)
-        self._history_vectors = {}
-        return report
+            return prune(db, collection_id, collection, before)

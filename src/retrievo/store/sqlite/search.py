@@ -92,12 +92,17 @@ def vector_search(
         ]
         mask = np.isin(vectors.ids, np.array(allowed, dtype=np.int64))
         scores = np.where(mask, scores, -np.inf)
+    return top_hits(vectors.ids, scores, limit)
+
+
+def top_hits(ids: npt.NDArray[np.int64], scores: npt.NDArray[np.float32], limit: int) -> list[ArmHit]:
+    """The ``limit`` best finite scores, best first (ties in id order), as 1-based ranked hits."""
     count = min(limit, int(np.isfinite(scores).sum()))
     if count == 0:
         return []
     top = np.argpartition(-scores, count - 1)[:count]
     top = top[np.argsort(-scores[top], kind="stable")]
-    return [ArmHit(int(vectors.ids[i]), rank, float(scores[i])) for rank, i in enumerate(top, start=1)]
+    return [ArmHit(int(ids[i]), rank, float(scores[i])) for rank, i in enumerate(top, start=1)]
 
 
 def exact_filtered_search(

@@ -29,6 +29,15 @@ class VectorMatrix:
     matrix: npt.NDArray[np.float32]
 
 
+def matrix_of(rows: list[tuple[int, bytes]]) -> VectorMatrix:
+    """(chunk id, stored vector) rows as ids and a float32 matrix."""
+    dims = len(rows[0][1]) // np.dtype(STORAGE_DTYPE).itemsize if rows else 0
+    return VectorMatrix(
+        ids=np.array([row[0] for row in rows], dtype=np.int64),
+        matrix=decode_vectors([row[1] for row in rows], dims),
+    )
+
+
 class VectorCache:
     """Keeps each collection's current vectors in memory until the index's generation changes."""
 
@@ -48,10 +57,6 @@ class VectorCache:
                    WHERE c.collection_id = ? AND c.superseded_at IS NULL ORDER BY c.id""",
                 (model_id, collection_id),
             ).fetchall()
-            dims = len(rows[0][1]) // np.dtype(STORAGE_DTYPE).itemsize if rows else 0
-            entry = VectorMatrix(
-                ids=np.array([row[0] for row in rows], dtype=np.int64),
-                matrix=decode_vectors([row[1] for row in rows], dims),
-            )
+            entry = matrix_of(rows)
             self._entries[key] = (generation, entry)
             return entry
