@@ -26,7 +26,7 @@ from retrievo.models import ArmHit, Baseline, Filters, PruneReport, Timeline
 from retrievo.store import history
 from retrievo.store.sqlite.filters import filter_sql
 from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS, prune_common_terms, query_terms
-from retrievo.store.sqlite.search import current_rows, document_frequencies, top_hits
+from retrievo.store.sqlite.search import current_rows, document_frequencies
 from retrievo.store.sqlite.vectors import VectorMatrix, matrix_of
 from retrievo.store.tokenizer import shared_tokenizer
 
@@ -207,23 +207,6 @@ def vectors_at(db: sqlite3.Connection, collection_id: int, model_id: str, point:
         (model_id, collection_id, point, point),
     ).fetchall()
     return matrix_of(rows)
-
-
-def vector_at(
-    db: sqlite3.Connection,
-    vectors: VectorMatrix,
-    query: npt.NDArray[np.float32],
-    filters: Filters,
-    limit: int,
-) -> list[ArmHit]:
-    if len(vectors.ids) == 0 or limit <= 0:
-        return []
-    scores = vectors.matrix @ query.astype(np.float32)
-    allowed = _passing(db, vectors.ids.tolist(), filters)
-    if allowed is not None:
-        mask = np.isin(vectors.ids, np.array(sorted(allowed), dtype=np.int64))
-        scores = np.where(mask, scores, -np.inf)
-    return top_hits(vectors.ids, scores, limit)
 
 
 def prune(db: sqlite3.Connection, collection_id: int, collection: str, before: str) -> PruneReport:

@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.models import ArmHit, Filters
+from retrievo.store.history import VALID_AT
 from retrievo.store.sqlite.filters import filter_sql
 from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS, match_expression, prune_common_terms, query_terms
 from retrievo.store.sqlite.vectors import VectorMatrix, decode_vectors
@@ -82,12 +83,16 @@ def vector_search(
     scores = vectors.matrix @ query.astype(np.float32)
     where, params = filter_sql(filters)
     if where:
+        # HEAD: current chunks; at a point in time (``filters.as_of``) the chunks valid then.
+        validity, point = (
+            ("c.superseded_at IS NULL", []) if filters.as_of is None else (VALID_AT, [filters.as_of] * 2)
+        )
         allowed = [
             row[0]
             for row in db.execute(
                 f"""SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
-                    WHERE c.collection_id = ? AND c.superseded_at IS NULL{where}""",
-                [collection_id, *params],
+                    WHERE c.collection_id = ? AND {validity}{where}""",
+                [collection_id, *point, *params],
             )
         ]
         mask = np.isin(vectors.ids, np.array(allowed, dtype=np.int64))

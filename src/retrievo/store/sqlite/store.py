@@ -342,7 +342,8 @@ class SQLiteStore(history.PointInTime):
                 key = (collection_id, model_id, filters.as_of, generation)
                 if key not in self._history_vectors:
                     self._history_vectors = {key: history.vectors_at(self._db, *key[:3])}  # one point cached
-                return history.vector_at(self._db, self._history_vectors[key], vector, filters, limit)
+                matrix = self._history_vectors[key]
+                return vector_search(self._db, matrix, collection_id, vector, filters, limit)
             if self._vector_count(collection_id, model_id, generation) >= ANN_MIN_VECTORS:
                 if filter_sql(filters)[0]:
                     # Filtered: exact, over only the rows the filter allows (no full matrix in memory).
