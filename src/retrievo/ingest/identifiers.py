@@ -9,8 +9,10 @@ identifier. Measured on the Anthropic code set: see docs/benchmarks.md.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[A-Za-z0-9]")
+_WORD = re.compile(r"\w+")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
@@ -19,6 +21,24 @@ def split_identifier(identifier: str) -> list[str]:
     for piece in identifier.split("_"):
         parts.extend(part.lower() for part in _PARTS.findall(piece))
     return parts
+
+
+def keyword_terms(text: str, context: str = "") -> str:
+    """What keyword search indexes beside a chunk: the text's identifier parts, and folded words of both.
+
+    PDFs set in LaTeX keep ligatures (``ﬁ``, ``ﬀ``, ``ﬂ``) and full-width forms: "Deﬁnition" is one token
+    that "Definition" never matches. Each such word is added in its NFKC form (the chunk's own text is
+    never changed, so ``text == source[start:end]`` holds); queries are folded the same way.
+    """
+    terms = identifier_terms(text)
+    if text.isascii() and context.isascii():
+        return terms
+    folded = [
+        unicodedata.normalize("NFKC", word)
+        for word in dict.fromkeys(_WORD.findall(f"{context} {text}"))
+        if unicodedata.normalize("NFKC", word) != word
+    ]
+    return " ".join([terms, *folded]).strip()
 
 
 def identifier_terms(text: str) -> str:

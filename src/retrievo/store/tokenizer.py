@@ -13,7 +13,7 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 
-from retrievo.ingest.identifiers import identifier_terms
+from retrievo.ingest.identifiers import keyword_terms
 
 FTS5_TOKENIZER = "porter unicode61 remove_diacritics 2"
 BATCH = 500
@@ -50,7 +50,7 @@ class Fts5Tokenizer:
 
 def keyword_source(context: str, text: str) -> str:
     """What keyword search indexes for a chunk: the same three columns the SQLite FTS5 table holds."""
-    return f"{context} {text} {identifier_terms(text)}"
+    return f"{context} {text} {keyword_terms(text, context)}"
 
 
 _shared: Fts5Tokenizer | None = None

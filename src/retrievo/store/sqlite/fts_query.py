@@ -8,6 +8,7 @@ so quotes, ``NEAR``, ``*``, ``-``, ``:``, parentheses and ``AND/OR/NOT`` are onl
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from retrievo.ingest.identifiers import identifier_terms
 
@@ -69,6 +70,8 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 def query_terms(text: str) -> list[str]:
     """Distinct lower-cased word tokens, stop-words dropped unless nothing else is left."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)  # "Deﬁnition" asks for "Definition" (see keyword_terms)
     seen: dict[str, None] = {}
     # Compound identifiers in the query also match their parts (DiffExecutor → diff, executor).
     words = [*_WORD.findall(text.lower()), *identifier_terms(text[:MAX_QUERY_CHARS]).split()]

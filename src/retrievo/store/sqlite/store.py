@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from retrievo.errors import CollectionNotFound, IndexCorruptError, IndexLockedError
 from retrievo.ingest.hashing import embedding_input, embedding_key
-from retrievo.ingest.identifiers import identifier_terms
+from retrievo.ingest.identifiers import keyword_terms
 from retrievo.models import (
     ArmHit,
     Chunk,
@@ -192,7 +192,7 @@ class SQLiteStore(history.PointInTime):
             )
             code_index.write_structure(db.executemany, collection_id, document_id, document.structure)
             for ordinal, draft in enumerate(drafts):
-                keywords = identifier_terms(draft.text)
+                keywords = keyword_terms(draft.text, draft.context)
                 cursor = db.execute(
                     """INSERT INTO chunks (collection_id, document_id, revision_id, ordinal, text, context,
                            start_offset, end_offset, line_start, line_end, chunk_hash, source_hash, chunker,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from retrievo.errors import ConfigError
-from retrievo.ingest.identifiers import identifier_terms
+from retrievo.ingest.identifiers import keyword_terms
 from retrievo.store import history
 from retrievo.store.code_index import DUMP_EDGES, DUMP_SYMBOLS, EDGE_FIELDS, SYMBOL_FIELDS
 from retrievo.store.queries import DUMP, DUMP_EMBEDDINGS
@@ -135,7 +135,7 @@ def _insert(db: sqlite3.Connection, kind: str, row: dict[str, Any], collection_i
     if kind in ("document", "chunk"):
         values["collection_id"] = collection_id
     if kind == "chunk":
-        values["keywords"] = identifier_terms(values["text"])
+        values["keywords"] = keyword_terms(values["text"], values["context"])
     table = {"document": "documents", "revision": "revisions", "chunk": "chunks"}[kind]
     columns = ", ".join(values)
     db.execute(f"INSERT INTO {table} ({columns}) VALUES ({', '.join(':' + c for c in values)})", values)
