@@ -35,8 +35,10 @@ def test_index_search_and_status_as_json(tmp_path: Path, handbook: Path) -> None
         "results",
         "baseline_id",
         "as_of",
+        "model_load_ms",
     }
     assert found["search_mode"] == "hybrid" and found["total_results"] == 3
+    assert found["model_load_ms"] > 0  # loading the model is reported apart from the search
     first = found["results"][0]
     expected = {
         "chunk_id", "document_id", "path", "title", "kind", "score", "relevance", "text", "context", "start",

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,3 +31,51 @@ def test_ligatures_and_full_width_forms_match_plain_words(make_engine: Any, tmp_
 def test_keyword_terms_fold_only_what_differs() -> None:
     assert keyword_terms("plain ascii words") == ""
     assert keyword_terms("a ﬁne ﬂow", "Ｔｉｔｌｅ").split() == ["Title", "fine", "flow"]
+
+
+CLI = [sys.executable, "-m", "retrievo.surfaces.cli"]
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI as a user pipes it: no terminal, default 80 columns."""
+    base = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    return subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, env={**base, **(env or {})}, timeout=300, check=False
+    )
+
+
+def test_piped_output_keeps_whole_citations_and_reports_say_what_happened(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    deep = root / "a_rather_long_folder_name" / "another_quite_long_folder_name" / "and_one_more_level"
+    deep.mkdir(parents=True)
+    (deep / "remote_work_policy_for_everyone.md").write_text(
+        "# Remote\n\nRemote work needs a manager's approval.\n"
+    )
+    for number in range(13):
+        (deep / f"blob{number}.bin").write_bytes(b"\x00binary")
+    db = str(tmp_path / "i.db")
+    none = {"RETRIEVO_EMBEDDER": "none"}
+    indexed = _cli("index", str(root), "--db", db, env={**none, "RETRIEVO_PROGRESS_EVERY_S": "0"})
+    assert indexed.returncode == 0, indexed.stderr
+    # Off a terminal: progress lines on stderr; an honest sentence about vectors; skipped files named.
+    assert "file(s) read" in indexed.stderr
+    assert "no chunk embedded (1 without a vector)" in indexed.stdout and "reused" not in indexed.stdout
+    assert "blob0.bin" in indexed.stdout and "… and 3 more" in indexed.stdout, indexed.stdout
+    progress = _cli(
+        "index",
+        str(tmp_path),
+        "--db",
+        db,
+        "--json",
+        "--force",
+        env={**none, "RETRIEVO_PROGRESS_EVERY_S": "0"},
+    )
+    events = [json.loads(line) for line in progress.stderr.splitlines() if line.startswith("{")]
+    assert events and events[0]["event"] == "progress" and "files" in events[0]
+    found = _cli("search", "remote approval", "--db", db, "--mode", "keyword", env=none)
+    flat = "".join(found.stdout.split())  # a folded path is whole once line breaks and borders go
+    for part in ("a_rather_long_folder_name", "remote_work_policy_for_everyone.md:1-3"):
+        assert part in flat.replace("│", ""), found.stdout
+    assert "…" not in found.stdout.split("remote_work")[0][-40:]
+    embedded = _cli("embed", "--db", db, env=none)
+    assert "Embedded 0 chunk(s)" in embedded.stdout and "Indexed into" not in embedded.stdout

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +17,7 @@ import numpy.typing as npt
 from retrievo.config import Config
 from retrievo.embed.base import Embedder
 from retrievo.embed.factory import make_embedder
+from retrievo.embed.queries import QueryEmbedder
 from retrievo.embed.tokens import TokenCounter
 from retrievo.engine_code import CodeQueries
 from retrievo.errors import (
@@ -58,14 +59,6 @@ log = logging.getLogger(__name__)
 EMBED_WRITE_BATCH = 256
 
 
-@dataclass
-class _EmbedderHealth:
-    """Remembers a failing embedder for a while so every query does not pay for the failure."""
-
-    failed_at: float | None = None
-    reason: str | None = None
-
-
 class Engine(CodeQueries):
     def __init__(
         self,
@@ -77,8 +70,7 @@ class Engine(CodeQueries):
         self.config = config
         self._store = store
         self._embedder = embedder if embedder is not None else make_embedder(config)
-        self._retry_after_s = retry_embedder_after_s
-        self._health = _EmbedderHealth()
+        self._queries = QueryEmbedder(self._embedder, retry_embedder_after_s)
         self._lock = threading.Lock()
         self._tokens = TokenCounter()
         self._rewriter = (
@@ -234,19 +226,22 @@ class Engine(CodeQueries):
         store = self._open_store(create=False)
         self._check_model(store, name)
         report = IndexReport(collection=name)
+        started = time.perf_counter()
         with store.writer_lock(name), store.bulk_load(name):
             self._embed_missing(store, name, report, progress or NoProgress())
+        report.duration_s = time.perf_counter() - started
         return report
 
     def _embed_missing(
         self, store: Store, collection: str, report: IndexReport, progress: IndexProgress
     ) -> None:
         embedder = self._embedder
-        missing = store.missing_embeddings(collection, embedder.model_id) if embedder else []
-        report.embeddings_reused = max(0, report.chunks_written - len(missing))
         if embedder is None:
             report.embed_error = "embedder is 'none': keyword search only"
+            report.embeddings_missing = report.chunks_written
             return
+        missing = store.missing_embeddings(collection, embedder.model_id)
+        report.embeddings_reused = max(0, report.chunks_written - len(missing))
         try:
             # Recorded even when every vector is reused from the cache (nothing missing).
             info = store.get_collection(collection)
@@ -263,7 +258,7 @@ class Engine(CodeQueries):
                 report.chunks_embedded += len(batch)
         except EmbedderUnavailable as exc:
             report.embed_error = str(exc)
-            self._mark_embedder_failed(str(exc))
+            self._queries.failed(str(exc))
         report.embeddings_missing = len(missing) - report.chunks_embedded
 
     def _check_model(self, store: Store, collection: str) -> None:
@@ -340,25 +335,14 @@ class Engine(CodeQueries):
         info = store.get_collection(collection)
         if info is not None and info.model_id is None:
             return "this collection has no embeddings yet; run `retrievo embed` or re-run `retrievo index`"
-        health = self._health
-        if health.failed_at is not None and time.monotonic() - health.failed_at < self._retry_after_s:
-            return health.reason
-        return None
+        return self._queries.cooling_down()
 
     def _embed_query(self, query: str) -> tuple[str, npt.NDArray[np.float32]]:
-        embedder = self._embedder
-        if embedder is None:
-            raise EmbedderUnavailable("no embedder configured")
-        try:
-            vector = embedder.embed_query(query)
-        except EmbedderUnavailable as exc:
-            self._mark_embedder_failed(str(exc))
-            raise
-        self._health = _EmbedderHealth()
-        return embedder.model_id, vector
+        return self._queries.embed(query)
 
-    def _mark_embedder_failed(self, reason: str) -> None:
-        self._health = _EmbedderHealth(failed_at=time.monotonic(), reason=reason)
+    def warm_up(self) -> float:
+        """Load the embedding model now; the milliseconds it took."""
+        return self._queries.warm_up()
 
     # Reading: context, documents, similar chunks -----------------------------------------------
 

@@ -14,17 +14,16 @@ from typing import Any, TextIO, TypeVar
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from retrievo.config import Config
 from retrievo.engine import Engine
 from retrievo.errors import ConfigError, RetrievoError
 from retrievo.ingest.chunkers import ChunkerName
-from retrievo.models import IndexReport, SearchMode, SearchResult
+from retrievo.models import SearchMode, SearchResult
 from retrievo.secrets import redact
 from retrievo.surfaces.filters import filters_from_pairs
-from retrievo.surfaces.serialize import report_to_dict, result_to_dict, status_to_dict
+from retrievo.surfaces.serialize import result_to_dict, status_to_dict
 
 F = TypeVar("F", bound=Callable[..., Any])
 err = Console(stderr=True)
@@ -76,22 +75,6 @@ def _errors() -> Iterator[None]:
         sys.exit(1)
 
 
-class _RichProgress:
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-        self.files = progress.add_task("indexing files", total=None)
-        self.embed: Any = None
-
-    def file_done(self, path: str) -> None:
-        self.progress.advance(self.files)
-
-    def embedding_started(self, total: int) -> None:
-        self.embed = self.progress.add_task("embedding chunks", total=total)
-
-    def embedded(self, count: int) -> None:
-        self.progress.advance(self.embed, count)
-
-
 @click.group()
 @click.version_option(package_name="retrievo")
 def main() -> None:
@@ -121,80 +104,6 @@ def _show_progress_messages() -> None:
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
         logger.propagate = False
-
-
-@main.command()
-@click.argument("paths", nargs=-1, required=True)
-@db_option
-@collection_option
-@click.option(
-    "--chunker", type=click.Choice([c.value for c in ChunkerName]), default="auto", show_default=True
-)
-@click.option("--include", multiple=True, help="Only index files matching this glob (repeatable).")
-@click.option("--exclude", multiple=True, help="Skip files matching this glob (repeatable).")
-@click.option("--no-embed", is_flag=True, help="Write chunks only; embed later with `retrievo embed`.")
-@click.option("--force", is_flag=True, help="Re-chunk files even when their content is unchanged.")
-@click.option("--max-file-bytes", type=int, help="Skip files larger than this (default 10 MB).")
-@click.option(
-    "--lsp",
-    is_flag=True,
-    help="Ask language servers (jedi-language-server for Python) where ambiguous calls go.",
-)
-@json_option
-def index(
-    paths: tuple[str, ...],
-    db: Path | None,
-    store: str | None,
-    collection: str | None,
-    chunker: str,
-    include: tuple[str, ...],
-    exclude: tuple[str, ...],
-    no_embed: bool,
-    force: bool,
-    max_file_bytes: int | None,
-    lsp: bool,
-    as_json: bool,
-) -> None:
-    """Index files and folders (incremental: unchanged files are skipped)."""
-    with _errors():
-        engine = _engine(db, collection, store=store, max_file_bytes=max_file_bytes)
-        show_bars = err.is_terminal and not as_json
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-        with Progress(*columns, console=err, disable=not show_bars, transient=True) as bars:
-            report = engine.index(
-                list(paths), chunker=chunker, include=include, exclude=exclude, embed=not no_embed,
-                force=force, progress=_RichProgress(bars), lsp=lsp,
-            )  # fmt: skip
-        if as_json:
-            click.echo(json.dumps(report_to_dict(report), indent=2))
-        else:
-            _print_report(report, engine.config.db)
-
-
-def _print_report(report: IndexReport, db: Path) -> None:
-    out.print(
-        f"Indexed into [bold]{db}[/] (collection '{report.collection}') in {report.duration_s:.1f}s: "
-        f"{report.documents_added} added, {report.documents_changed} changed, "
-        f"{report.documents_unchanged} unchanged, {report.documents_removed} removed; "
-        f"{report.chunks_written} chunks written, {report.chunks_embedded} embedded, "
-        f"{report.embeddings_reused} vectors reused.",
-        highlight=False,
-    )
-    for reason, count in sorted(report.skipped_by_reason().items()):
-        out.print(f"  skipped {count} file(s): {reason}", highlight=False)
-    if report.lsp_edges_asked is not None:
-        out.print(
-            f"language servers: {report.lsp_edges_resolved} of {report.lsp_edges_asked} ambiguous edges resolved",
-            highlight=False,
-        )
-    if report.lsp_warning:
-        err.print(f"[yellow]warning:[/] {escape(report.lsp_warning)}", highlight=False)
-    if report.embed_error:
-        out.print(
-            f"[yellow]warning:[/] {report.embeddings_missing} chunk(s) not embedded yet "
-            f"(keyword search works): {report.embed_error}",
-            highlight=False,
-        )
 
 
 @main.command()
@@ -236,6 +145,8 @@ def search(
     """Search an index by meaning and by keyword (now, or at a baseline or time)."""
     with _errors():
         engine = _engine(db, collection, store=store, fusion=fusion)
+        # Loading the model is timed apart, so the search time shown is the search's own.
+        load_ms = engine.warm_up() if mode != SearchMode.KEYWORD else 0.0
         result = engine.search(
             query,
             limit=limit,
@@ -247,9 +158,10 @@ def search(
             as_of=as_of,
         )
         if as_json:
-            click.echo(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
+            data = {**result_to_dict(result), "model_load_ms": round(load_ms, 1)}
+            click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:
-            _print_result(result, explain)
+            _print_result(result, explain, load_ms)
 
 
 def _short_path(path: str) -> str:
@@ -259,16 +171,19 @@ def _short_path(path: str) -> str:
         return path
 
 
-def _print_result(result: SearchResult, explain: bool) -> None:
+def _print_result(result: SearchResult, explain: bool, load_ms: float = 0.0) -> None:
     if result.degraded_reason:
         err.print(f"[yellow]note:[/] lexical-only search — {result.degraded_reason}", highlight=False)
     point = f" · baseline {result.baseline_id} ({result.as_of})" if result.baseline_id else ""
+    load = f" (+ {load_ms:.0f} ms loading the model)" if load_ms >= 1 else ""
     table = Table(
-        title=f"{len(result.hits)} result(s) · {result.search_mode} · {result.search_duration_ms:.1f} ms{point}"
+        title=f"{len(result.hits)} result(s) · {result.search_mode} · search {result.search_duration_ms:.1f} ms"
+        f"{load}{point}"
     )
     table.add_column("#", justify="right")
     table.add_column("relevance", justify="right")
-    table.add_column("source")
+    # A citation is never cut: a long path folds onto more lines instead of ending in "…".
+    table.add_column("source", overflow="fold", min_width=20)
     table.add_column("text")
     if explain:
         table.add_column("arms")
@@ -285,21 +200,6 @@ def _print_result(result: SearchResult, explain: bool) -> None:
             row.append("\n".join(f"{arm} #{a.rank} ({a.score:.3f})" for arm, a in hit.explain.items()))
         table.add_row(*row)
     out.print(table)
-
-
-@main.command()
-@db_option
-@collection_option
-@json_option
-def embed(db: Path | None, store: str | None, collection: str | None, as_json: bool) -> None:
-    """Embed chunks that have no vector yet (after --no-embed or an embedder outage)."""
-    with _errors():
-        engine = _engine(db, collection, store=store)
-        report = engine.embed_missing()
-        if as_json:
-            click.echo(json.dumps(report_to_dict(report), indent=2))
-        else:
-            _print_report(report, engine.config.db)
 
 
 @main.command()
@@ -484,9 +384,9 @@ def _bad_mode(mode: str) -> None:
 
 
 # Commands kept in their own modules register themselves on ``main``.
-from retrievo.surfaces import cli_code, cli_history, cli_records, cli_registry, cli_store  # noqa: E402
+from retrievo.surfaces import cli_code, cli_history, cli_index, cli_records, cli_registry, cli_store  # noqa: E402
 
-__all__ = ["cli_code", "cli_history", "cli_records", "cli_registry", "cli_store", "main"]
+__all__ = ["cli_code", "cli_history", "cli_index", "cli_records", "cli_registry", "cli_store", "main"]
 
 if __name__ == "__main__":
     # Run as a module, this file is __main__; the commands registered by other modules are on the

@@ -1,0 +1,73 @@
+"""Embedding queries for the engine: a small LRU of query vectors (seed 003) and the embedder's health.
+
+An agent repeating or paging a query pays for its embedding once. A failing embedder is remembered
+for ``retry_after_s`` so every query does not pay for the failure (search degrades to keywords).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.embed.base import Embedder
+from retrievo.errors import EmbedderUnavailable
+
+QUERY_CACHE_SIZE = 512
+
+
+class QueryEmbedder:
+    def __init__(self, embedder: Embedder | None, retry_after_s: float, size: int = QUERY_CACHE_SIZE) -> None:
+        self.embedder = embedder
+        self._retry_after_s = retry_after_s
+        self._size = size
+        self._cache: OrderedDict[tuple[str, str], npt.NDArray[np.float32]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._failed_at: float | None = None
+        self._reason: str | None = None
+
+    def embed(self, query: str) -> tuple[str, npt.NDArray[np.float32]]:
+        """(model id, vector) of a query; raises EmbedderUnavailable (and remembers it)."""
+        embedder = self.embedder
+        if embedder is None:
+            raise EmbedderUnavailable("no embedder configured")
+        key = (embedder.model_id, query)
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return embedder.model_id, cached
+        try:
+            vector = np.array(embedder.embed_query(query), dtype=np.float32)
+        except EmbedderUnavailable as exc:
+            self.failed(str(exc))
+            raise
+        vector.setflags(write=False)  # shared by every caller of the same query
+        with self._lock:
+            self._failed_at = None
+            self._cache[key] = vector
+            while len(self._cache) > self._size:
+                self._cache.popitem(last=False)
+        return embedder.model_id, vector
+
+    def failed(self, reason: str) -> None:
+        self._failed_at, self._reason = time.monotonic(), reason
+
+    def cooling_down(self) -> str | None:
+        """Why the embedder is being left alone for now (a recent failure), or None."""
+        if self._failed_at is not None and time.monotonic() - self._failed_at < self._retry_after_s:
+            return self._reason
+        return None
+
+    def warm_up(self) -> float:
+        """Load the model now; the milliseconds it took (so a first search's time is the search's)."""
+        started = time.perf_counter()
+        if self.embedder is not None:
+            try:
+                self.embedder.embed_query("warm up")
+            except EmbedderUnavailable as exc:
+                self.failed(str(exc))
+        return (time.perf_counter() - started) * 1000
