@@ -79,3 +79,45 @@ def test_piped_output_keeps_whole_citations_and_reports_say_what_happened(tmp_pa
     assert "…" not in found.stdout.split("remote_work")[0][-40:]
     embedded = _cli("embed", "--db", db, env=none)
     assert "Embedded 0 chunk(s)" in embedded.stdout and "Indexed into" not in embedded.stdout
+
+
+def test_excerpt_marks_words_not_anchors_html_or_link_targets() -> None:
+    from retrievo.search.highlight import highlight
+
+    text = '## Dependencies with yield { #dependencies-with-yield }\n<a href="yield.html">yield</a> [see](docs/yield.md)'
+    marked = highlight(text, "yield")
+    assert (
+        "{ #dependencies-with-yield }" in marked
+        and 'href="yield.html"' in marked
+        and "(docs/yield.md)" in marked
+    )
+    assert marked.count("**yield**") == 2  # the heading's word and the link's text
+
+
+def test_context_never_ends_with_a_block_too_small_to_be_evidence(make_engine: Any, handbook: Path) -> None:
+    from retrievo.search.context import MIN_EVIDENCE_TOKENS
+
+    engine = make_engine()
+    engine.index([handbook])
+    tokens = engine._tokens.count
+    for budget in range(60, 400, 23):
+        context = engine.context("remote work equipment allowance", max_tokens=budget)
+        assert context.tokens <= budget
+        for block in context.text.split("\n\n["):
+            body = block.split("\n", 1)[1] if "\n" in block else ""
+            assert tokens(body) >= MIN_EVIDENCE_TOKENS or not body, (budget, block)
+
+
+def test_a_heading_is_chunked_with_the_text_under_it(tmp_path: Path) -> None:
+    from retrievo.ingest.chunkers import chunk_document
+    from retrievo.ingest.loaders import load_file
+
+    page = tmp_path / "cookies.md"
+    page.write_text(
+        "# Response Cookies\n\n## Use a Response parameter\n\nDeclare a parameter of type Response.\n"
+    )
+    loaded = load_file(page, 10_000_000)
+    chunks = chunk_document(loaded)
+    assert all(c.text.strip() not in ("# Response Cookies", "## Use a Response parameter") for c in chunks)
+    assert chunks[0].text.startswith("# Response Cookies") and "Declare a parameter" in chunks[0].text
+    assert all(page.read_text()[c.start : c.end] == c.text for c in chunks)

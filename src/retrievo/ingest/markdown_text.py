@@ -51,7 +51,28 @@ def markdown_sections(text: str) -> tuple[list[Section], str | None]:
         stack.append((level, title))
         end = headings[index + 1][0] if index + 1 < len(headings) else len(text)
         sections.append(Section(start, end, tuple(t for _, t in stack)))
-    return sections, first_h1
+    return _headings_with_their_text(text, sections), first_h1
+
+
+def _headings_with_their_text(text: str, sections: list[Section]) -> list[Section]:
+    """A heading with nothing under it before the next heading opens that next section instead.
+
+    Otherwise "# Response Cookies" alone becomes a chunk (and a search hit) with no evidence in it.
+    """
+    merged: list[Section] = []
+    carry: int | None = None
+    for index, section in enumerate(sections):
+        start = section.start if carry is None else carry
+        first_line_end = text.find("\n", section.start, section.end)
+        body = text[first_line_end + 1 : section.end] if first_line_end != -1 else ""
+        if section.heading_path and not body.strip() and index + 1 < len(sections):
+            carry = start
+            continue
+        carry = None
+        merged.append(
+            Section(start, section.end, section.heading_path, section.page, section.context, section.metadata)
+        )
+    return merged
 
 
 def parse_front_matter(text: str) -> dict[str, Any]:

@@ -116,6 +116,10 @@ def _source(store: Store, span: _Span, n: int, chunk_ids: tuple[int, ...]) -> So
     )  # fmt: skip
 
 
+# A block cut to fit the budget must keep at least this many tokens of text to be worth citing.
+MIN_EVIDENCE_TOKENS = 12
+
+
 def assemble(
     store: Store,
     query: str,
@@ -180,7 +184,11 @@ def _render(source: Source, text: str) -> str:
 def _cut_to_fit(
     source: Source, revision_text: str, budget: int, count_tokens: Callable[[str], int]
 ) -> tuple[Source, str] | None:
-    """The longest prefix of the span, ending at whitespace, whose block fits the budget."""
+    """The longest prefix of the span, ending at whitespace, whose block fits the budget.
+
+    None when that prefix is too short to be evidence (fewer than ``MIN_EVIDENCE_TOKENS`` tokens of
+    text: a lone heading or word) — the budget is then left unused rather than spent on noise.
+    """
     low, high = 0, source.end - source.start
     best: tuple[Source, str] | None = None
     while low < high:
@@ -200,4 +208,6 @@ def _cut_to_fit(
             best, low = (trimmed, block), middle
         else:
             high = middle - 1
+    if best is not None and count_tokens(revision_text[best[0].start : best[0].end]) < MIN_EVIDENCE_TOKENS:
+        return None
     return best

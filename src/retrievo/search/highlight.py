@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Never marked inside: Markdown attribute lists and anchors ``{ #id }``, HTML tags, link targets ``](…)``.
+_PROTECTED = re.compile(r"\{[^{}\n]*\}|<[^<>\n]*>|\]\([^()\n]*\)")
 _COMMON = frozenset(
     "a an and are as at be by for from how in is it of on or the to was what when who why with".split()
 )
@@ -18,7 +20,12 @@ def _stem(word: str) -> str:
 def highlight(text: str, query: str, width: int = 320, marker: str = "**") -> str:
     """A window of about ``width`` characters around the first match, matched words wrapped in ``marker``."""
     stems = {_stem(w) for w in _WORD.findall(query.lower()) if w not in _COMMON}
-    spans = [m.span() for m in _WORD.finditer(text) if stems and _stem(m.group().lower()) in stems]
+    protected = [m.span() for m in _PROTECTED.finditer(text)] if stems else []
+    spans = [
+        m.span()
+        for m in _WORD.finditer(text)
+        if stems and _stem(m.group().lower()) in stems and not any(a <= m.start() < b for a, b in protected)
+    ]
     start = 0
     if spans and spans[0][0] > width // 3:
         start = text.rfind(" ", 0, spans[0][0] - width // 3) + 1
