@@ -121,3 +121,44 @@ def test_a_heading_is_chunked_with_the_text_under_it(tmp_path: Path) -> None:
     assert all(c.text.strip() not in ("# Response Cookies", "## Use a Response parameter") for c in chunks)
     assert chunks[0].text.startswith("# Response Cookies") and "Declare a parameter" in chunks[0].text
     assert all(page.read_text()[c.start : c.end] == c.text for c in chunks)
+
+
+def test_mcp_argument_errors_name_the_argument_and_what_is_allowed(tmp_path: Path, handbook: Path) -> None:
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from retrievo import Config, Engine
+
+    db = tmp_path / "m.db"
+    with Engine(Config(db=db, embedder="none")) as engine:
+        engine.index([handbook])
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db)],
+        env={**os.environ, "RETRIEVO_EMBEDDER": "none"},
+    )  # fmt: skip
+
+    async def main() -> None:
+        async with Client(server) as client:
+            cases = [
+                ({"query": "leave", "limt": 3}, ["unknown argument 'limt'", "search takes:", "limit"]),
+                (
+                    {"query": "leave", "mode": "fuzzy"},
+                    ["argument 'mode'", "'hybrid', 'keyword' or 'semantic'", "'fuzzy'"],
+                ),
+                ({"query": "leave", "filters": {"kind": ["pdf"]}}, ["argument 'filters.kind[0]'"]),
+                ({"query": "leave", "limit": 0}, ["argument 'limit'", "greater than or equal to 1"]),
+                (
+                    {"query": "leave", "filters": {"collection": "nope"}},
+                    ["collection 'nope' does not exist", "default"],
+                ),
+            ]
+            for arguments, expected in cases:
+                result = await client.call_tool("search", arguments)
+                text = result.content[0].text  # type: ignore[union-attr]
+                assert result.is_error, text
+                assert "pydantic" not in text and "https://" not in text, text
+                for part in expected:
+                    assert part in text, (part, text)
+
+    anyio.run(main)

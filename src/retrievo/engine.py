@@ -462,8 +462,10 @@ class Engine(CodeQueries):
         name = collection or self.config.collection
         store = self._open_store(create=False)
         if store.get_collection(name) is None:
+            known = ", ".join(store.list_collections()) or "none yet"
             raise CollectionNotFound(
-                f"collection {name!r} does not exist; run `retrievo index PATH --collection {name}` first"
+                f"collection {name!r} does not exist (collections: {known}); "
+                f"index into it with `retrievo index PATH --collection {name}`"
             )
         return store, name
 

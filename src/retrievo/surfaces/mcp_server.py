@@ -24,6 +24,7 @@ from retrievo.models import Filters, SearchResult
 from retrievo.search.highlight import highlight
 from retrievo.secrets import redact
 from retrievo.surfaces.filters import filters_from_mapping
+from retrievo.surfaces.mcp_errors import RetrievoMCPServer
 from retrievo.surfaces.mcp_schemas import (
     BaselineOut,
     ContextOutput,
@@ -78,12 +79,21 @@ class Scope:
 
     default: str
     allowed: frozenset[str] | None = None
+    existing: Callable[[], list[str] | None] | None = None  # the index's collections (None: unreadable)
 
     def check(self, collection: str | None) -> str:
         name = collection or self.default
         if self.allowed is not None and name not in self.allowed:
             raise ToolError(
                 f"collection {name!r} is not served here; this server serves: {', '.join(sorted(self.allowed))}"
+            )
+        existing = self.existing() if self.existing is not None else None
+        if existing is not None and name not in existing:
+            # Only what this server serves is named: a restricted server reveals no other collection.
+            visible = [c for c in existing if self.allowed is None or c in self.allowed]
+            raise ToolError(
+                f"collection {name!r} does not exist; collections here: {', '.join(visible) or 'none yet'} "
+                f"(a person can make it with `retrievo index PATH --collection {name}`)"
             )
         return name
 
@@ -145,12 +155,19 @@ def build_server(
 
     ``allow_refresh=False`` leaves the ``refresh_index`` tool out entirely.
     """
-    server = MCPServer(name="retrievo", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = RetrievoMCPServer(name="retrievo", instructions=INSTRUCTIONS, log_level="WARNING")
     allowed = frozenset(collections) if collections else None
     default = engine.config.collection
     if allowed is not None and default not in allowed:
         default = sorted(allowed)[0]
-    scope = Scope(default, allowed)
+
+    def existing() -> list[str] | None:
+        try:
+            return engine._open_store(create=False).list_collections()
+        except RetrievoError:
+            return None  # the tool itself will say what is wrong with the index
+
+    scope = Scope(default, allowed, existing)
 
     @server.tool(
         description="Find passages by meaning and keyword; returns ranked chunks with exact citations."
