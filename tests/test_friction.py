@@ -162,3 +162,16 @@ def test_mcp_argument_errors_name_the_argument_and_what_is_allowed(tmp_path: Pat
                     assert part in text, (part, text)
 
     anyio.run(main)
+
+
+def test_hits_carry_front_matter_tags_as_the_docs_say(make_engine: Any, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "keys.md").write_text(
+        "---\ntags: [security, ops]\n---\n# Keys\n\nRotate API keys every quarter.\n"
+    )
+    engine = make_engine()
+    engine.index([docs])
+    hit = engine.search("rotate keys", mode="keyword").hits[0]
+    assert hit.chunk.metadata["tags"] == ["security", "ops"]
+    assert "front-matter tags" in (Path(__file__).parent.parent / "docs" / "concepts.md").read_text()

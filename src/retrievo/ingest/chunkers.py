@@ -166,6 +166,8 @@ def chunk_document(document: LoadedDocument, chunker: str = ChunkerName.AUTO) ->
                 metadata["heading_path"] = list(section.heading_path)
             if section.page is not None:
                 metadata["page"] = section.page
+            if isinstance(document.metadata.get("tags"), list):
+                metadata["tags"] = list(document.metadata["tags"])  # front matter, shown with every hit
             drafts.append(
                 ChunkDraft(
                     text=chunk_text,
