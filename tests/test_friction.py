@@ -175,3 +175,47 @@ def test_hits_carry_front_matter_tags_as_the_docs_say(make_engine: Any, tmp_path
     hit = engine.search("rotate keys", mode="keyword").hits[0]
     assert hit.chunk.metadata["tags"] == ["security", "ops"]
     assert "front-matter tags" in (Path(__file__).parent.parent / "docs" / "concepts.md").read_text()
+
+
+def test_mcp_answers_are_compact_capped_and_brief_on_request(tmp_path: Path, handbook: Path) -> None:
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from retrievo import Config, Engine
+
+    db = tmp_path / "m.db"
+    with Engine(Config(db=db, embedder="none")) as engine:
+        engine.index([handbook])
+    env = {**os.environ, "RETRIEVO_EMBEDDER": "none"}
+
+    def server(cap: int) -> StdioServerParameters:
+        args = ["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db)]
+        return StdioServerParameters(
+            command=sys.executable, args=args, env={**env, "RETRIEVO_MCP_MAX_BYTES": str(cap)}
+        )
+
+    async def main() -> None:
+        async with Client(server(90_000)) as client:
+            full = await client.call_tool("search", {"query": "leave policy", "limit": 3})
+            brief = await client.call_tool("search", {"query": "leave policy", "limit": 3, "detail": "brief"})
+            full_text = full.content[0].text  # type: ignore[union-attr]
+            assert (
+                "\n" not in full_text and json.loads(full_text) == full.structured_content
+            )  # compact, same data
+            assert full.structured_content and full.structured_content["results"][0]["text"]
+            assert brief.structured_content and brief.structured_content["results"][0]["text"] is None
+            assert len(brief.content[0].text) < len(full_text)  # type: ignore[union-attr]
+        async with Client(server(2_500)) as client:
+            capped = await client.call_tool("search", {"query": "leave policy", "limit": 10})
+            data = capped.structured_content
+            assert data is not None and not capped.is_error
+            assert len(capped.content[0].text.encode()) <= 2_500  # type: ignore[union-attr]
+            assert data["cut"] and "left out" in data["cut"] and len(data["results"]) < 10
+            document = await client.call_tool(
+                "get_document", {"document_id": data["results"][0]["document_id"], "max_chars": 20_000}
+            )
+            if document.is_error:
+                assert "lower max_chars" in document.content[0].text  # type: ignore[union-attr]
+
+    anyio.run(main)

@@ -84,7 +84,9 @@ class SearchHit(BaseModel):
     score: float = Field(description="Fused score: z-score fusion by default (RRF when the server uses it).")
     relevance: float = Field(ge=0, le=1, description="Fused score mapped to 0-1; higher is better.")
     excerpt: str = Field(description="Part of the text around the match, matched words in **bold**.")
-    text: str = Field(description="The chunk's exact text: document_text[start:end].")
+    text: str | None = Field(
+        description="The chunk's exact text: document_text[start:end] (null with detail='brief')."
+    )
     context: str = Field(description="Title and heading path that place the chunk.")
     start: int
     end: int
@@ -101,6 +103,9 @@ class SearchOutput(PointFields):
     search_duration_ms: float
     total_results: int
     degraded_reason: str | None = None
+    cut: str | None = Field(
+        default=None, description="Said when results were left out to keep the answer small."
+    )
     results: list[SearchHit]
 
 
@@ -271,6 +276,9 @@ class SemanticSearchOutput(BaseModel):
     search_mode: str
     baseline_id: str | None = Field(None, description="The baseline read (null at HEAD).")
     as_of: str | None = Field(None, description="Effective point in time (UTC).")
+    cut: str | None = Field(
+        default=None, description="Said when results were left out to keep the answer small."
+    )
     results: list[ElementResult]
 
 

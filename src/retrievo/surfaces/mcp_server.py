@@ -24,7 +24,6 @@ from retrievo.models import Filters, SearchResult
 from retrievo.search.highlight import highlight
 from retrievo.secrets import redact
 from retrievo.surfaces.filters import filters_from_mapping
-from retrievo.surfaces.mcp_errors import RetrievoMCPServer
 from retrievo.surfaces.mcp_schemas import (
     BaselineOut,
     ContextOutput,
@@ -37,6 +36,7 @@ from retrievo.surfaces.mcp_schemas import (
     SearchOutput,
     StatusOutput,
 )
+from retrievo.surfaces.mcp_wire import RetrievoMCPServer
 from retrievo.surfaces.serialize import hit_to_dict, report_to_dict, status_to_dict
 
 T = TypeVar("T")
@@ -108,11 +108,13 @@ class Scope:
             raise ToolError(str(exc)) from exc
 
 
-def _search_output(result: SearchResult, query_for_highlight: str) -> SearchOutput:
+def _search_output(result: SearchResult, query_for_highlight: str, detail: str = "full") -> SearchOutput:
     hits = []
     for hit in result.hits:
         data = hit_to_dict(hit)
         data.pop("chunk_hash"), data.pop("source_hash")
+        if detail == "brief":  # the excerpt and the citation; the text is one get_document away
+            data["text"], data["metadata"] = None, {}
         data["uri"] = document_uri(hit.chunk.document_id, hit.chunk.revision_id)
         data["excerpt"] = highlight(hit.chunk.text, query_for_highlight)
         hits.append(SearchHit.model_validate(data))
@@ -142,6 +144,12 @@ Query = Annotated[
 Limit = Annotated[int, Field(strict=True, ge=1, le=50, description="How many results (1-50).")]
 # Ids are SQLite/PostgreSQL 64-bit integers: anything larger cannot name a chunk.
 MAX_ID = 2**63 - 1
+Detail = Annotated[
+    Literal["full", "brief"],
+    Field(
+        description="full: each hit's exact text and metadata; brief: excerpt and citation only (smaller)."
+    ),
+]
 Mode = Annotated[
     Literal["hybrid", "keyword", "semantic"],
     Field(description="hybrid (BM25 + vectors, default), keyword (BM25 only) or semantic (vectors only)."),
@@ -185,13 +193,14 @@ def build_server(
             bool, Field(strict=True, description="Include each arm's rank and raw score.")
         ] = False,
         read_context: ReadContext | None = None,
+        detail: Detail = "full",
     ) -> SearchOutput:
         collection, parsed = scope.filters(filters)
         result = await call(
             engine.search, _query(query), collection=collection, limit=limit, mode=mode, filters=parsed,
             min_score=min_score, explain=explain, **point_of(read_context),
         )  # fmt: skip
-        return _search_output(result, query)
+        return _search_output(result, query, detail)
 
     @server.tool(
         description="Answer-ready evidence for a question: best passages with neighbours, merged, packed under "
@@ -276,13 +285,14 @@ def build_server(
         limit: Limit = 10,
         filters: SearchFilters | None = None,
         read_context: ReadContext | None = None,
+        detail: Detail = "full",
     ) -> SearchOutput:
         _, parsed = scope.filters(filters)
         result = await call(
             engine.similar, chunk_id=chunk_id, document_id=document_id, limit=limit, filters=parsed,
             collections=scope.allowed, **point_of(read_context),
         )  # fmt: skip
-        return _search_output(result, "")
+        return _search_output(result, "", detail)
 
     @server.tool(
         description="Collections with document, chunk, embedded and missing-vector counts, model, last indexed; "

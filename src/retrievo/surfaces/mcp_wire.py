@@ -1,0 +1,125 @@
+"""What goes over the wire to an agent: compact answers under a size cap, errors it can act on.
+
+- The SDK writes a tool's text content as indented JSON repeating ``structuredContent``; here it is
+  compact JSON (same data, about a third fewer bytes).
+- No answer exceeds ``RETRIEVO_MCP_MAX_BYTES`` (default 90,000 bytes, under Claude Code's 25k-token
+  cap): result lists are shortened from the end and ``cut`` says so; any other answer over the cap
+  is an error naming the argument that makes it smaller.
+- A call whose arguments do not fit the schema gets one line per problem naming the argument path
+  (not pydantic's text and link); an unknown argument is refused with the names the tool takes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+from mcp.types import Tool as MCPTool
+from pydantic import ValidationError
+
+MAX_SHOWN_INPUT = 60
+MAX_BYTES = int(os.environ.get("RETRIEVO_MCP_MAX_BYTES", "90000"))
+SMALLER = {"get_document": "max_chars", "get_context": "max_tokens", "getContext": "max_tokens"}
+
+
+def _compact(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def fit(name: str, result: Any, cap: int = MAX_BYTES) -> Any:
+    """Compact text; result lists shortened to the cap (and said so in ``cut``); else an error over it."""
+    if not isinstance(result, CallToolResult) or result.structured_content is None or result.is_error:
+        return result
+    data = dict(result.structured_content)
+    text = _compact(data)
+    results = data.get("results")
+    if len(text.encode()) > cap and isinstance(results, list):
+        total = len(results)
+        while results and len(_compact(data).encode()) > cap:
+            results.pop()
+        data["total_results"] = len(results) if "total_results" in data else data.get("total_results")
+        data["cut"] = (
+            f"{total - len(results)} of {total} results left out to stay under {cap} bytes; ask for fewer"
+        )
+        text = _compact(data)
+    if len(text.encode()) > cap:
+        smaller = SMALLER.get(name, "a narrower request")
+        raise ToolError(
+            f"the answer would be {len(text.encode())} bytes, over this server's cap of {cap}; lower {smaller}"
+        )
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _where(location: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in location:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "arguments"
+
+
+def describe(tool: str, exc: ValidationError, accepted: list[str]) -> str:
+    problems = []
+    for error in exc.errors(include_url=False):
+        where = _where(tuple(error["loc"]))
+        shown = repr(error.get("input"))
+        shown = shown if len(shown) <= MAX_SHOWN_INPUT else shown[:MAX_SHOWN_INPUT] + "…"
+        if error["type"] == "extra_forbidden":
+            allowed = f"; {tool} takes: {', '.join(accepted)}" if len(error["loc"]) == 1 else ""
+            problems.append(f"unknown argument {where!r}{allowed}")
+        elif error["type"] == "missing":
+            problems.append(f"argument {where!r} is required")
+        else:
+            problems.append(f"argument {where!r}: {error['msg']} (got {shown})")
+    return f"invalid arguments for {tool}: " + "; ".join(problems)
+
+
+def without_titles(schema: Any, naming: bool = False) -> Any:
+    """A JSON schema without pydantic's generated ``title`` keys (each repeats a property's own name).
+
+    ``naming``: the keys of this mapping are property or definition names, kept as they are.
+    """
+    if isinstance(schema, dict):
+        return {
+            key: without_titles(value, naming=not naming and key in ("properties", "$defs"))
+            for key, value in schema.items()
+            if naming or not (key == "title" and isinstance(value, str))
+        }
+    if isinstance(schema, list):
+        return [without_titles(item) for item in schema]
+    return schema
+
+
+class RetrievoMCPServer(MCPServer):
+    async def list_tools(self) -> list[MCPTool]:
+        """The tools, their schemas without generated titles (a fifth of tools/list's bytes)."""
+        tools = await super().list_tools()
+        return [
+            tool.model_copy(
+                update={
+                    "input_schema": without_titles(tool.input_schema),
+                    "output_schema": without_titles(tool.output_schema) if tool.output_schema else None,
+                }
+            )
+            for tool in tools
+        ]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        accepted = sorted(tool.parameters.get("properties", {})) if tool is not None else []
+        # A misspelt argument is an error, not silently the default (the SDK ignores unknown names).
+        unknown = [key for key in arguments or {} if tool is not None and key not in accepted]
+        if unknown:
+            raise ToolError(
+                f"invalid arguments for {name}: unknown argument {unknown[0]!r}; {name} takes: {', '.join(accepted)}"
+            )
+        try:
+            return fit(name, await super().call_tool(name, arguments, context))
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(describe(name, cause, accepted)) from None
