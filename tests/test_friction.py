@@ -219,3 +219,43 @@ def test_mcp_answers_are_compact_capped_and_brief_on_request(tmp_path: Path, han
                 assert "lower max_chars" in document.content[0].text  # type: ignore[union-attr]
 
     anyio.run(main)
+
+
+def _noisy_pdf(path: Path) -> None:
+    import re
+
+    from pdf_maker import write_pdf
+
+    write_pdf(path, ["Ring theory lecture one", "Ideals and quotients"])
+    # A wrong startxref pointer: pypdf recovers, and warns about it.
+    path.write_bytes(re.sub(rb"startxref\n\d+", b"startxref\n12", path.read_bytes()))
+
+
+def test_pdf_warnings_stay_quiet_unless_verbose_and_unchanged_pdfs_are_not_parsed(tmp_path: Path) -> None:
+    docs = tmp_path / "pdfs"
+    docs.mkdir()
+    _noisy_pdf(docs / "rings.pdf")
+    db = str(tmp_path / "i.db")
+    none = {"RETRIEVO_EMBEDDER": "none"}
+    quiet = _cli("index", str(docs), "--db", db, env=none)
+    assert quiet.returncode == 0 and "1 added" in quiet.stdout, quiet.stdout + quiet.stderr
+    assert "startxref" not in quiet.stderr, quiet.stderr
+    verbose = _cli("-v", "index", str(docs), "--db", db, "--force", env=none)
+    assert "startxref" in verbose.stderr and "pypdf" in verbose.stderr
+
+
+def test_an_unchanged_pdf_is_skipped_by_its_bytes(make_engine: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    from retrievo.ingest import loaders
+
+    docs = tmp_path / "pdfs"
+    docs.mkdir()
+    _noisy_pdf(docs / "rings.pdf")
+    engine = make_engine()
+    assert engine.index([docs]).documents_added == 1
+    parsed: list[str] = []
+    real = loaders.load_pdf
+    monkeypatch.setattr(loaders, "load_pdf", lambda *a: parsed.append(a[0]) or real(*a))
+    again = engine.index([docs])
+    assert again.documents_unchanged == 1 and parsed == []
+    (docs / "rings.pdf").write_bytes((docs / "rings.pdf").read_bytes() + b"\n% touched\n")
+    assert engine.index([docs]).documents_unchanged == 1 and len(parsed) == 1  # same text: re-parsed once

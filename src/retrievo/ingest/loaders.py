@@ -6,6 +6,7 @@ PDFs all come back as ``Skip`` with a reason the index report counts.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 import re
@@ -19,6 +20,9 @@ from retrievo.ingest.markdown_text import markdown_sections, parse_front_matter
 from retrievo.models import LoadedDocument, Section
 
 log = logging.getLogger(__name__)
+# pypdf warns about every font it cannot map ("fontTools is required …", hundreds a file). With no
+# handler Python prints them all on stderr; they go to logging instead (shown by `retrievo -v`).
+logging.getLogger("pypdf").addHandler(logging.NullHandler())
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".adoc", ".org"})
@@ -38,12 +42,18 @@ class Unchanged:
 
 
 def load_file(
-    path: Path, max_bytes: int, explicit: bool = False, known_hash: str | None = None
+    path: Path,
+    max_bytes: int,
+    explicit: bool = False,
+    known_hash: str | None = None,
+    known_file_hash: str | None = None,
 ) -> LoadedDocument | Skip | Unchanged:
     """Load one file. ``explicit`` files (named on the command line) are read as text if unknown.
 
     ``known_hash``: the indexed revision's source hash; a file whose text still hashes to it comes back
     as ``Unchanged`` before any parsing (Markdown, text and code, whose loaded text is the file's text).
+    ``known_file_hash``: the indexed file's byte hash, for formats whose text is extracted (PDF): the
+    same bytes are ``Unchanged`` without parsing them again.
     """
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES and not explicit:
@@ -59,7 +69,8 @@ def load_file(
         return Skip(f"unreadable: {exc.strerror or exc}")
     source = str(path)
     if suffix in PDF_SUFFIXES:
-        return load_pdf(source, data)
+        file_hash = hashlib.sha256(data).hexdigest()
+        return Unchanged() if file_hash == known_file_hash else load_pdf(source, data, file_hash)
     nul = data.find(b"\x00")
     if nul >= 0:
         # Anywhere in the file, not only the first 8 KB: a NUL never ends up inside a chunk.
@@ -97,7 +108,7 @@ def load_markdown(source: str, text: str) -> LoadedDocument:
     )
 
 
-def load_pdf(source: str, data: bytes) -> LoadedDocument | Skip:
+def load_pdf(source: str, data: bytes, file_hash: str | None = None) -> LoadedDocument | Skip:
     """Text per page; pages become sections so chunks keep their page number."""
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
@@ -131,7 +142,7 @@ def load_pdf(source: str, data: bytes) -> LoadedDocument | Skip:
         title=title,
         media_type="application/pdf",
         sections=tuple(sections),
-        metadata={"pages": len(pages)},
+        metadata={"pages": len(pages), **({"file_sha256": file_hash} if file_hash else {})},
     )
 
 

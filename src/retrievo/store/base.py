@@ -49,6 +49,7 @@ class DocumentState:
     document_id: str
     source_hash: str
     revision_id: str
+    file_hash: str | None = None  # SHA-256 of the file's bytes when its loader records it (PDFs)
 
 
 class Store(Protocol):

@@ -14,7 +14,7 @@ STATUS = """
     FROM collections col ORDER BY col.name"""
 
 DOCUMENT_STATE = """
-    SELECT d.id, r.source_hash, r.id FROM documents d
+    SELECT d.id, r.source_hash, r.id, d.metadata FROM documents d
     JOIN collections col ON col.id = d.collection_id
     JOIN revisions r ON r.id = d.current_revision_id
     WHERE col.name = ? AND d.source = ? AND d.deleted_at IS NULL"""

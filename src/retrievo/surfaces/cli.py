@@ -77,9 +77,15 @@ def _errors() -> Iterator[None]:
 
 @click.group()
 @click.version_option(package_name="retrievo")
-def main() -> None:
+@click.option("-v", "--verbose", is_flag=True, help="Also show libraries' warnings (e.g. PDF fonts).")
+def main(verbose: bool) -> None:
     """Hybrid (BM25 + vector) retrieval over your documents, offline by default."""
     _show_progress_messages()
+    if verbose:
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("%(name)s: %(levelname)s: %(message)s"))
+        logging.getLogger().addHandler(handler)
+        logging.getLogger().setLevel(logging.WARNING)
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]

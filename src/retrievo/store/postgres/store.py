@@ -204,7 +204,9 @@ class PostgresStore(history.PointInTime):
 
     def document_state(self, collection: str, source: str) -> DocumentState | None:
         rows = self._rows(format_style(queries.DOCUMENT_STATE), (collection, source))
-        return DocumentState(rows[0][0], rows[0][1], rows[0][2]) if rows else None
+        if not rows:
+            return None
+        return DocumentState(rows[0][0], rows[0][1], rows[0][2], (rows[0][3] or {}).get("file_sha256"))
 
     def write_revision(
         self,

@@ -153,7 +153,10 @@ class SQLiteStore(history.PointInTime):
 
     def document_state(self, collection: str, source: str) -> DocumentState | None:
         rows = self._read(queries.DOCUMENT_STATE, (collection, source))
-        return DocumentState(rows[0][0], rows[0][1], rows[0][2]) if rows else None
+        if not rows:
+            return None
+        file_hash = json.loads(rows[0][3] or "{}").get("file_sha256")
+        return DocumentState(rows[0][0], rows[0][1], rows[0][2], file_hash)
 
     def write_revision(
         self,
