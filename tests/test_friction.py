@@ -259,3 +259,81 @@ def test_an_unchanged_pdf_is_skipped_by_its_bytes(make_engine: Any, tmp_path: Pa
     assert again.documents_unchanged == 1 and parsed == []
     (docs / "rings.pdf").write_bytes((docs / "rings.pdf").read_bytes() + b"\n% touched\n")
     assert engine.index([docs]).documents_unchanged == 1 and len(parsed) == 1  # same text: re-parsed once
+
+
+RST = """.. _deploy:
+
+==========
+Deploying
+==========
+
+Gunicorn is a WSGI HTTP server.
+
+Behind a proxy
+==============
+
+.. code-block:: nginx
+
+    proxy_pass http://app;
+
+Using systemd
+-------------
+
+Write a unit file and enable it.
+"""
+
+ADOC = """= Operator Guide
+:toc:
+
+Intro text.
+
+== Installing
+
+----
+= not a heading inside a listing
+----
+
+Run the installer.
+
+=== On Linux
+
+Use the package.
+"""
+
+
+def test_rst_asciidoc_and_notebooks_get_titles_and_heading_paths(make_engine: Any, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "deploy.rst").write_text(RST)
+    (docs / "guide.adoc").write_text(ADOC)
+    notebook = {
+        "metadata": {"kernelspec": {"language": "python"}},
+        "cells": [
+            {"cell_type": "markdown", "source": ["# Model training\n", "\n", "We fit a ridge regression."]},
+            {
+                "cell_type": "code",
+                "source": "model = Ridge(alpha=0.5).fit(X, y)",
+                "outputs": [{"text": "SECRET OUTPUT"}],
+            },
+            {"cell_type": "markdown", "source": "## Evaluation\n\nR squared on the held-out fold."},
+        ],
+    }
+    (docs / "train.ipynb").write_text(json.dumps(notebook))
+    (docs / "broken.ipynb").write_text("{not json")
+    engine = make_engine()
+    report = engine.index([docs])
+    assert any("broken.ipynb" in s.path and "unreadable notebook" in s.reason for s in report.skipped)
+    systemd = engine.search("unit file systemd", mode="keyword").hits[0].chunk
+    assert systemd.title == "Deploying" and systemd.context == "Deploying > Behind a proxy > Using systemd"
+    assert RST[systemd.start : systemd.end] == systemd.text and ".. code-block::" not in systemd.text
+    proxy = engine.search("proxy_pass", mode="keyword").hits[0].chunk
+    assert ".. code-block:: nginx" in proxy.text  # directives stay text
+    linux = engine.search("package Linux", mode="keyword").hits[0].chunk
+    assert linux.title == "Operator Guide" and linux.context == "Operator Guide > Installing > On Linux"
+    listing = engine.search("installer", mode="keyword").hits[0].chunk
+    assert "= not a heading" in listing.text and listing.context == "Operator Guide > Installing"
+    ridge = engine.search("ridge regression alpha", mode="keyword").hits[0].chunk
+    assert ridge.title == "Model training" and "Ridge(alpha=0.5)" in ridge.text
+    assert not engine.search("SECRET OUTPUT", mode="keyword").hits
+    evaluation = engine.search("held-out fold", mode="keyword").hits[0].chunk
+    assert evaluation.context == "Model training > Evaluation"

@@ -116,7 +116,11 @@ def _load_and_ingest(
         return _ingest_model(store, report, path, collection, force, max_file_bytes)
     state = None if force else store.document_state(collection, str(path))
     loaded = load_file(
-        path, max_file_bytes, explicit, state.source_hash if state else None, state.file_hash if state else None
+        path,
+        max_file_bytes,
+        explicit,
+        state.source_hash if state else None,
+        state.file_hash if state else None,
     )
     if isinstance(loaded, Unchanged):
         report.documents_unchanged += 1

@@ -10,13 +10,14 @@ import hashlib
 import io
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from retrievo.ingest.code import CODE_SUFFIXES, language_of, load_code
 from retrievo.ingest.hashing import sha256_text
 from retrievo.ingest.html_text import html_to_document
 from retrievo.ingest.markdown_text import markdown_sections, parse_front_matter
+from retrievo.ingest.markup import adoc_sections, notebook_markdown, rst_sections
 from retrievo.models import LoadedDocument, Section
 
 log = logging.getLogger(__name__)
@@ -25,10 +26,16 @@ log = logging.getLogger(__name__)
 logging.getLogger("pypdf").addHandler(logging.NullHandler())
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
-TEXT_SUFFIXES = frozenset({".txt", ".text", ".rst", ".adoc", ".org"})
+TEXT_SUFFIXES = frozenset({".txt", ".text", ".org"})
+RST_SUFFIXES = frozenset({".rst", ".rest"})
+ADOC_SUFFIXES = frozenset({".adoc", ".asciidoc"})
+NOTEBOOK_SUFFIXES = frozenset({".ipynb"})
+MARKUP_SUFFIXES = RST_SUFFIXES | ADOC_SUFFIXES | NOTEBOOK_SUFFIXES
 HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
 PDF_SUFFIXES = frozenset({".pdf"})
-SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES | CODE_SUFFIXES
+SUPPORTED_SUFFIXES = (
+    MARKDOWN_SUFFIXES | TEXT_SUFFIXES | MARKUP_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES | CODE_SUFFIXES
+)
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,8 @@ def load_file(
         return load_markdown(source, text)
     if suffix in HTML_SUFFIXES:
         return html_to_document(source, text)
+    if suffix in MARKUP_SUFFIXES:
+        return load_markup(source, text, suffix)
     language = language_of(suffix)
     if language is not None:
         return load_code(source, text, language)
@@ -105,6 +114,28 @@ def load_markdown(source: str, text: str) -> LoadedDocument:
         media_type="text/markdown",
         sections=tuple(sections),
         metadata=metadata,
+    )
+
+
+def load_markup(source: str, text: str, suffix: str) -> LoadedDocument | Skip:
+    """reST and AsciiDoc with their titles and heading paths; a notebook's cells read as Markdown."""
+    if suffix in NOTEBOOK_SUFFIXES:
+        try:
+            markdown = notebook_markdown(text)
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError
+            return Skip(f"unreadable notebook: {exc}")
+        if not markdown.strip():
+            return Skip("empty: notebook has no markdown or code")
+        loaded = load_markdown(source, markdown)
+        return replace(loaded, media_type="application/x-ipynb+json")
+    rst = suffix in RST_SUFFIXES
+    sections, first_title = rst_sections(text) if rst else adoc_sections(text)
+    return LoadedDocument(
+        source=source,
+        text=text,
+        title=first_title or _title_from_path(Path(source)),
+        media_type="text/x-rst" if rst else "text/asciidoc",
+        sections=tuple(sections),
     )
 
 

@@ -51,10 +51,10 @@ def markdown_sections(text: str) -> tuple[list[Section], str | None]:
         stack.append((level, title))
         end = headings[index + 1][0] if index + 1 < len(headings) else len(text)
         sections.append(Section(start, end, tuple(t for _, t in stack)))
-    return _headings_with_their_text(text, sections), first_h1
+    return join_empty_headings(text, sections), first_h1
 
 
-def _headings_with_their_text(text: str, sections: list[Section]) -> list[Section]:
+def join_empty_headings(text: str, sections: list[Section]) -> list[Section]:
     """A heading with nothing under it before the next heading opens that next section instead.
 
     Otherwise "# Response Cookies" alone becomes a chunk (and a search hit) with no evidence in it.
