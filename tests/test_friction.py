@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from retrievo.ingest.identifiers import keyword_terms
 
 
@@ -337,3 +339,53 @@ def test_rst_asciidoc_and_notebooks_get_titles_and_heading_paths(make_engine: An
     assert not engine.search("SECRET OUTPUT", mode="keyword").hits
     evaluation = engine.search("held-out fold", mode="keyword").hits[0].chunk
     assert evaluation.context == "Model training > Evaluation"
+
+
+def test_collections_delete_and_rename_keep_ids_and_lose_nothing_else(
+    make_engine: Any, tmp_path: Path
+) -> None:
+    from retrievo.errors import CollectionNotFound
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nQuarterly key rotation for the payment service.\n")
+    engine = make_engine()
+    engine.index([docs], collection="team")
+    engine.index([docs], collection="other")
+    engine.history.create("v1", collection="team")
+    before = engine.search("key rotation", collection="team").hits[0].chunk
+    engine.rename_collection("team", "platform")
+    after = engine.search("key rotation", collection="platform").hits[0].chunk
+    assert after.document_id == before.document_id and after.chunk_id == before.chunk_id
+    assert engine.search("key rotation", collection="platform", baseline="v1").hits
+    (docs / "a.md").write_text("# Alpha\n\nMonthly key rotation for the payment service.\n")
+    report = engine.index([docs], collection="platform")
+    assert report.documents_changed == 1 and report.documents_added == 0  # same document, new revision
+    with pytest.raises(CollectionNotFound, match="platform"):
+        engine.search("x", collection="team")
+    with pytest.raises(Exception, match="already exists"):
+        engine.rename_collection("platform", "other")
+    assert engine.delete_collection("platform") == 1
+    assert [c.name for c in engine.status().collections] == ["other"]
+    assert engine.search("key rotation", collection="other").hits  # the other collection is untouched
+    assert [d.path for d in engine.documents()] == [str(docs / "a.md")]
+    chunks = engine.chunks(engine.documents()[0].document_id)
+    assert chunks and chunks[0].text.startswith("# Alpha")
+
+
+def test_docs_chunks_and_collection_commands(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nKey rotation.\n")
+    db = str(tmp_path / "i.db")
+    none = {"RETRIEVO_EMBEDDER": "none"}
+    assert _cli("index", str(docs), "--db", db, "-c", "team", env=none).returncode == 0
+    listed = json.loads(_cli("docs", "--db", db, "--json", env=none).stdout)
+    assert [d["collection"] for d in listed] == ["team"]
+    shown = _cli("chunks", listed[0]["document_id"], "--db", db, env=none)
+    assert "Key rotation." in shown.stdout and "lines 1-3" in shown.stdout
+    assert "renamed" in _cli("collection", "rename", "team", "ops", "--db", db, env=none).stdout
+    refused = _cli("collection", "delete", "ops", "--db", db, env=none)  # no terminal to confirm on
+    assert refused.returncode != 0 and json.loads(_cli("docs", "--db", db, "--json", env=none).stdout)
+    gone = _cli("collection", "delete", "ops", "--yes", "--db", db, env=none)
+    assert "deleted collection 'ops' (1 document(s))" in gone.stdout

@@ -33,6 +33,7 @@ from retrievo.indexing import IndexProgress, NoProgress, index_root, ingest_docu
 from retrievo.ingest.chunkers import CHUNKERS, ChunkerName
 from retrievo.ingest.roots import checked_path, resolve_inside_roots
 from retrievo.models import (
+    Chunk,
     DocumentSummary,
     Filters,
     IndexReport,
@@ -411,6 +412,27 @@ class Engine(CodeQueries):
 
     def documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]:
         return self._open_store(create=False).list_documents(collection, limit)
+
+    def chunks(self, document_id: str) -> list[Chunk]:
+        """A document's current chunks, in order (DocumentNotFound for an unknown id)."""
+        store = self._open_store(create=False)
+        store.revision_text(document_id)  # raises DocumentNotFound
+        found = store.get_chunks(ids := store.current_chunk_ids(document_id))
+        return [found[i] for i in ids if i in found]
+
+    def delete_collection(self, collection: str) -> int:
+        """Remove a collection with all its documents, history and baselines; returns how many documents."""
+        store, name = self._collection_store(collection)
+        with store.writer_lock(name):
+            return store.delete_collection(name)
+
+    def rename_collection(self, collection: str, new_name: str) -> None:
+        """Rename a collection; document ids (and so citations) stay the same."""
+        if not new_name.strip() or len(new_name) > 200:
+            raise ConfigError(f"a collection name must be 1–200 characters, got {new_name!r}")
+        store, name = self._collection_store(collection)
+        with store.writer_lock(name):
+            store.rename_collection(name, new_name.strip())
 
     def similar(
         self,

@@ -106,7 +106,10 @@ def record_context(
                 neighbour = str(relation.get("element_id", ""))
                 if not neighbour or neighbour in included:
                     continue
-                document_id = ids.document_id(collection, f"{model_path}#{neighbour}")
+                state = store.document_state(collection, f"{model_path}#{neighbour}")
+                document_id = (
+                    state.document_id if state else ids.document_id(collection, f"{model_path}#{neighbour}")
+                )
                 try:
                     revision_id = store.revision_at(document_id, point) if point else None
                     if point and revision_id is None:

@@ -61,6 +61,14 @@ class Store(Protocol):
 
     def set_collection_model(self, name: str, model_id: str, dimensions: int) -> None: ...
 
+    def delete_collection(self, name: str) -> int:
+        """Remove a collection and everything in it (history, baselines, roots); returns its documents."""
+        ...
+
+    def rename_collection(self, name: str, new_name: str) -> None:
+        """Document ids do not change, so citations taken before the rename stay valid."""
+        ...
+
     def document_state(self, collection: str, source: str) -> DocumentState | None: ...
 
     def write_revision(

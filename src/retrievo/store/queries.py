@@ -25,6 +25,22 @@ MISSING_EMBEDDINGS = """
     WHERE c.collection_id = ? AND c.superseded_at IS NULL AND e.embed_key IS NULL
     GROUP BY c.embed_key"""
 
+# Deleting a collection, children first (``?`` is the collection's id); stores add their index tables.
+DELETE_COLLECTION = (
+    "DELETE FROM chunks WHERE collection_id = ?",
+    "DELETE FROM code_edges WHERE collection_id = ?",
+    "DELETE FROM code_symbols WHERE collection_id = ?",
+    "DELETE FROM revisions WHERE document_id IN (SELECT id FROM documents WHERE collection_id = ?)",
+    "DELETE FROM documents WHERE collection_id = ?",
+    "DELETE FROM roots WHERE collection_id = ?",
+    "DELETE FROM baselines WHERE collection_id = ?",
+    "DELETE FROM collections WHERE id = ?",
+)
+# Vectors no chunk uses any more (embeddings are shared by text across collections).
+DELETE_ORPHAN_EMBEDDINGS = "DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.embed_key = embeddings.embed_key)"
+# A document keeps its id for life, also after its collection is renamed (citations stay valid).
+DOCUMENT_ID_OF_SOURCE = "SELECT id FROM documents WHERE collection_id = ? AND source = ?"
+
 COLLECTION_INFO = "SELECT name, model_id, dimensions FROM collections WHERE name = ?"
 
 # The folders and files a user chose to index: the only places a refresh may re-read (both stores).

@@ -390,9 +390,19 @@ def _bad_mode(mode: str) -> None:
 
 
 # Commands kept in their own modules register themselves on ``main``.
-from retrievo.surfaces import cli_code, cli_history, cli_index, cli_records, cli_registry, cli_store  # noqa: E402
+from retrievo.surfaces import (  # noqa: E402
+    cli_code,
+    cli_collections,
+    cli_history,
+    cli_index,
+    cli_records,
+    cli_registry,
+    cli_store,
+)
 
-__all__ = ["cli_code", "cli_history", "cli_index", "cli_records", "cli_registry", "cli_store", "main"]
+__all__ = [
+    "cli_code", "cli_collections", "cli_history", "cli_index", "cli_records", "cli_registry", "cli_store", "main"
+]  # fmt: skip
 
 if __name__ == "__main__":
     # Run as a module, this file is __main__; the commands registered by other modules are on the

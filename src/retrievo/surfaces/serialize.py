@@ -4,21 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from retrievo.models import Hit, IndexReport, IndexStatus, SearchResult
+from retrievo.models import Chunk, Hit, IndexReport, IndexStatus, SearchResult
 from retrievo.search.registry import RegistryHit, RegistryResult
 
 
-def hit_to_dict(hit: Hit) -> dict[str, Any]:
-    chunk = hit.chunk
-    data: dict[str, Any] = {
+def chunk_to_dict(chunk: Chunk) -> dict[str, Any]:
+    return {
         "chunk_id": chunk.chunk_id,
         "document_id": chunk.document_id,
         "collection": chunk.collection,
         "path": chunk.path,
         "title": chunk.title,
         "kind": str(chunk.kind),
-        "score": round(hit.score, 6),
-        "relevance": round(hit.relevance, 4),
         "text": chunk.text,
         "context": chunk.context,
         "start": chunk.start,
@@ -30,6 +27,11 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
         "source_hash": chunk.source_hash,
         "metadata": chunk.metadata,
     }
+
+
+def hit_to_dict(hit: Hit) -> dict[str, Any]:
+    data = chunk_to_dict(hit.chunk)
+    data["score"], data["relevance"] = round(hit.score, 6), round(hit.relevance, 4)
     if hit.explain is not None:
         data["explain"] = {
             arm: {"rank": a.rank, "score": round(a.score, 6)} for arm, a in hit.explain.items()

@@ -19,7 +19,7 @@ import psycopg
 
 from retrievo.errors import ConfigError
 from retrievo.models import ArmHit, Baseline, Filters, PruneReport, Timeline
-from retrievo.store import history
+from retrievo.store import history, queries
 from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.postings import write_postings
 from retrievo.store.postgres.search import VALID_AT, prune
@@ -173,6 +173,26 @@ class PointInTime:
     def delete_baseline(self, baseline_id: str) -> None:
         with self._transaction() as conn:
             conn.execute(format_style(history.DELETE_BASELINE), (baseline_id,))
+
+    def delete_collection(self, name: str) -> int:
+        collection_id = self._collection_id(name)
+        with self._transaction() as conn:
+            count = conn.execute("SELECT count(*) FROM documents WHERE collection_id = %s", (collection_id,))
+            documents = int(count.fetchone()[0])  # type: ignore[index]
+            for table in ("postings", "history_postings", "term_stats", "collection_stats"):
+                conn.execute(f"DELETE FROM {table} WHERE collection_id = %s".encode(), (collection_id,))
+            for statement in queries.DELETE_COLLECTION:
+                conn.execute(format_style(statement).encode(), (collection_id,))
+            conn.execute(queries.DELETE_ORPHAN_EMBEDDINGS.encode())
+        return documents
+
+    def rename_collection(self, name: str, new_name: str) -> None:
+        collection_id = self._collection_id(name)
+        try:
+            with self._transaction() as conn:
+                conn.execute("UPDATE collections SET name = %s WHERE id = %s", (new_name, collection_id))
+        except psycopg.errors.UniqueViolation as exc:
+            raise ConfigError(f"a collection named {new_name!r} already exists; choose another name") from exc
 
     def revision_at(self, document_id: str, point: str) -> str | None:
         rows = self._rows(format_style(history.REVISION_AT), (document_id, point, point))

@@ -217,9 +217,13 @@ class PostgresStore(history.PointInTime):
         modified_at: str | None,
     ) -> DocumentState:
         collection_id = self._collection_id(collection)
-        document_id = ids.document_id(collection, document.source)
         counts = shared_tokenizer().term_counts([keyword_source(d.context, d.text) for d in drafts])
         with self._transaction() as conn:
+            found = conn.execute(
+                format_style(queries.DOCUMENT_ID_OF_SOURCE), (collection_id, document.source)
+            )
+            row = found.fetchone()
+            document_id = row[0] if row else ids.document_id(collection, document.source)
             stamp = history.tick(conn, collection_id)
             self._supersede(conn, collection_id, document_id, stamp)
             conn.execute(

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from retrievo.errors import CollectionNotFound, IndexCorruptError, IndexLockedError
+from retrievo.errors import CollectionNotFound, ConfigError, IndexCorruptError, IndexLockedError
 from retrievo.ingest.hashing import embedding_input, embedding_key
 from retrievo.ingest.identifiers import keyword_terms
 from retrievo.models import (
@@ -116,6 +116,33 @@ class SQLiteStore(history.PointInTime):
             info = CollectionInfo(name, None, None)
         return info
 
+    def delete_collection(self, name: str) -> int:
+        collection_id = self._collection_id(name)
+        with self._transaction() as db:
+            documents = db.execute("SELECT count(*) FROM documents WHERE collection_id = ?", (collection_id,))
+            count = int(documents.fetchone()[0])
+            for table, state in (("chunks_fts", "IS NULL"), ("chunks_history_fts", "IS NOT NULL")):
+                db.execute(
+                    f"""INSERT INTO {table} ({table}, rowid, context, text, keywords)
+                        SELECT 'delete', id, context, text, keywords FROM chunks
+                        WHERE collection_id = ? AND superseded_at {state}""",
+                    (collection_id,),
+                )
+            for statement in queries.DELETE_COLLECTION:
+                db.execute(statement, (collection_id,))
+            db.execute(queries.DELETE_ORPHAN_EMBEDDINGS)
+        for path in Path(self.path).parent.glob(f"{Path(self.path).name}.ann-{collection_id}-*"):
+            path.unlink(missing_ok=True)  # its vector index beside the file
+        return count
+
+    def rename_collection(self, name: str, new_name: str) -> None:
+        collection_id = self._collection_id(name)
+        try:
+            with self._transaction() as db:
+                db.execute("UPDATE collections SET name = ? WHERE id = ?", (new_name, collection_id))
+        except sqlite3.IntegrityError as exc:
+            raise ConfigError(f"a collection named {new_name!r} already exists; choose another name") from exc
+
     def set_collection_model(self, name: str, model_id: str, dimensions: int) -> None:
         with self._transaction() as db:
             db.execute(
@@ -167,9 +194,10 @@ class SQLiteStore(history.PointInTime):
         modified_at: str | None,
     ) -> DocumentState:
         collection_id = self._collection_id(collection)
-        document_id = ids.document_id(collection, document.source)
         metadata = json.dumps(document.metadata)
         with self._transaction() as db:
+            found = db.execute(queries.DOCUMENT_ID_OF_SOURCE, (collection_id, document.source)).fetchone()
+            document_id = found[0] if found else ids.document_id(collection, document.source)
             stamp = history.tick(db, collection_id)
             self._supersede(db, document_id, stamp)
             db.execute(

@@ -1,0 +1,78 @@
+"""Everyday housekeeping: `retrievo collection delete|rename`, `retrievo docs`, `retrievo chunks`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from retrievo.surfaces.cli import _engine, _errors, collection_option, db_option, json_option, main, out
+from retrievo.surfaces.serialize import chunk_to_dict
+
+
+@main.group()
+def collection() -> None:
+    """Delete or rename a collection."""
+
+
+@collection.command(name="delete")
+@click.argument("name")
+@db_option
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def collection_delete(name: str, db: Path | None, store: str | None, yes: bool) -> None:
+    """Remove collection NAME with all its documents, history, vectors and baselines."""
+    if not yes:
+        click.confirm(f"Delete collection {name!r} and everything in it?", abort=True, err=True)
+    with _errors(), _engine(db, name, store=store, embedder="none") as engine:
+        count = engine.delete_collection(name)
+    click.echo(f"deleted collection {name!r} ({count} document(s))")
+
+
+@collection.command(name="rename")
+@click.argument("name")
+@click.argument("new_name")
+@db_option
+def collection_rename(name: str, new_name: str, db: Path | None, store: str | None) -> None:
+    """Rename collection NAME to NEW_NAME (document ids and citations stay valid)."""
+    with _errors(), _engine(db, name, store=store, embedder="none") as engine:
+        engine.rename_collection(name, new_name)
+    click.echo(f"renamed collection {name!r} to {new_name!r}")
+
+
+@main.command()
+@db_option
+@collection_option
+@click.option("--limit", "-n", type=click.IntRange(1), default=1000, show_default=True)
+@json_option
+def docs(db: Path | None, store: str | None, collection: str | None, limit: int, as_json: bool) -> None:
+    """List indexed documents: id, kind, title and path (all collections unless --collection)."""
+    with _errors(), _engine(db, collection, store=store, embedder="none") as engine:
+        found = engine.documents(collection, limit)
+    if as_json:
+        click.echo(json.dumps([dataclasses.asdict(d) for d in found], indent=2, ensure_ascii=False))
+        return
+    table = Table(title=f"{len(found)} document(s)")
+    for column in ("document_id", "collection", "kind", "title", "path"):
+        table.add_column(column, overflow="fold")
+    for d in found:
+        table.add_row(d.document_id, d.collection, str(d.kind), d.title, d.path)
+    out.print(table)
+
+
+@main.command()
+@click.argument("document_id")
+@db_option
+@json_option
+def chunks(document_id: str, db: Path | None, store: str | None, as_json: bool) -> None:
+    """One document's current chunks in order, with their lines, context and hashes."""
+    with _errors(), _engine(db, None, store=store, embedder="none") as engine:
+        found = engine.chunks(document_id)
+    if as_json:
+        click.echo(json.dumps([chunk_to_dict(c) for c in found], indent=2, ensure_ascii=False))
+        return
+    for chunk in found:
+        click.echo(f"── chunk {chunk.chunk_id} · lines {chunk.line_start}-{chunk.line_end} · {chunk.context}")
+        click.echo(chunk.text)
