@@ -31,25 +31,30 @@ def _compact(data: Any) -> str:
 
 
 def fit(name: str, result: Any, cap: int = MAX_BYTES) -> Any:
-    """Compact text; result lists shortened to the cap (and said so in ``cut``); else an error over it."""
+    """Compact text; lists shortened from the end to the cap (``cut`` says how); else an error over it."""
     if not isinstance(result, CallToolResult) or result.structured_content is None or result.is_error:
         return result
     data = dict(result.structured_content)
     text = _compact(data)
-    results = data.get("results")
-    if len(text.encode()) > cap and isinstance(results, list):
-        total = len(results)
-        while results and len(_compact(data).encode()) > cap:
-            results.pop()
-        data["total_results"] = len(results) if "total_results" in data else data.get("total_results")
-        data["cut"] = (
-            f"{total - len(results)} of {total} results left out to stay under {cap} bytes; ask for fewer"
-        )
+    if len(text.encode()) > cap:
+        lists = {key: value for key, value in data.items() if isinstance(value, list) and value}
+        totals = {key: len(value) for key, value in lists.items()}
+        while lists and len(_compact(data).encode()) > cap:
+            longest = max(lists, key=lambda key: len(_compact(lists[key])))
+            lists[longest].pop()
+            if not lists[longest]:
+                del lists[longest]
+        left_out = {key: total - len(data[key]) for key, total in totals.items() if len(data[key]) < total}
+        if "total_results" in data and isinstance(data.get("results"), list):
+            data["total_results"] = len(data["results"])
+        said = ", ".join(f"{n} of {totals[key]} {key}" for key, n in left_out.items())
+        data["cut"] = f"{said} left out to stay under {cap} bytes; ask for fewer"
         text = _compact(data)
     if len(text.encode()) > cap:
-        smaller = SMALLER.get(name, "a narrower request")
+        smaller = SMALLER.get(name)
+        advice = f"lower {smaller}" if smaller else "ask for less"
         raise ToolError(
-            f"the answer would be {len(text.encode())} bytes, over this server's cap of {cap}; lower {smaller}"
+            f"the answer would be {len(text.encode())} bytes, over this server's cap of {cap}; {advice}"
         )
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
