@@ -389,3 +389,16 @@ def test_docs_chunks_and_collection_commands(tmp_path: Path) -> None:
     assert refused.returncode != 0 and json.loads(_cli("docs", "--db", db, "--json", env=none).stdout)
     gone = _cli("collection", "delete", "ops", "--yes", "--db", db, env=none)
     assert "deleted collection 'ops' (1 document(s))" in gone.stdout
+
+
+def test_words_are_true_license_is_spdx_and_scores_are_described_as_they_are() -> None:
+    import tomllib
+
+    root = Path(__file__).parent.parent
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert isinstance(project["license"], str)  # the SPDX form: no setuptools deprecation warning
+    from retrievo.surfaces.mcp_schemas import SearchHit
+
+    score = SearchHit.model_fields["score"].description or ""
+    assert "z-score" in score and "Reciprocal Rank Fusion score." not in score
+    assert "z-score fusion (default)" in (root / "docs" / "index.md").read_text()
