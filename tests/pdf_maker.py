@@ -33,3 +33,42 @@ def write_pdf(path: Path, pages: list[str], title: str = "Test PDF") -> None:
     out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R /Info {len(objects)} 0 R >>\n".encode()
     out += f"startxref\n{xref}\n%%EOF\n".encode()
     path.write_bytes(bytes(out))
+
+
+LIGATURES = {"ﬁ": b"\x01", "ﬂ": b"\x02", "ﬀ": b"\x03"}
+
+
+def write_ligature_pdf(path: Path, line: str) -> None:
+    """One page whose text extracts with real ligature characters, as LaTeX-made PDFs do.
+
+    The ligatures are single glyph codes mapped to U+FB01/U+FB02/U+FB00 by the font's ToUnicode CMap.
+    """
+    codes = b"".join(LIGATURES.get(ch) or ch.encode("latin-1") for ch in line)
+    escaped = codes.replace(b"\\", b"\\\\").replace(b"(", b"\\(").replace(b")", b"\\)")
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n"
+        b"/CMapName /Adobe-Identity-UCS def /CMapType 2 def\n1 begincodespacerange <00> <FF> endcodespacerange\n"
+        b"3 beginbfchar <01> <FB01> <02> <FB02> <03> <FB00> endbfchar\n"
+        b"endcmap CMapName currentdict /CMap defineresource pop end end"
+    )
+    stream = b"BT /F1 12 Tf 72 720 Td (" + escaped + b") Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 6 0 R >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R "
+        b"/Resources << /Font << /F1 3 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))

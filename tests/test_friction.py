@@ -30,6 +30,20 @@ def test_ligatures_and_full_width_forms_match_plain_words(make_engine: Any, tmp_
         assert source[chunk.start : chunk.end] == chunk.text and "ﬁ" in chunk.text
 
 
+def test_ligatures_in_a_pdf_are_found_by_plain_words(make_engine: Any, tmp_path: Path) -> None:
+    from pdf_maker import write_ligature_pdf
+
+    docs = tmp_path / "pdfs"
+    docs.mkdir()
+    write_ligature_pdf(docs / "algebra.pdf", "Deﬁnition 3. A ﬁeld is a set with two operations that ﬂow.")
+    engine = make_engine()
+    engine.index([docs])
+    hits = engine.search("definition field flow", mode="keyword").hits
+    assert hits and "Deﬁnition" in hits[0].chunk.text  # the extracted text keeps its ligatures
+    revision = engine.document(hits[0].chunk.document_id)
+    assert revision.text[hits[0].chunk.start : hits[0].chunk.end] == hits[0].chunk.text
+
+
 def test_keyword_terms_fold_only_what_differs() -> None:
     assert keyword_terms("plain ascii words") == ""
     assert keyword_terms("a ﬁne ﬂow", "Ｔｉｔｌｅ").split() == ["Title", "fine", "flow"]
