@@ -416,3 +416,37 @@ def test_words_are_true_license_is_spdx_and_scores_are_described_as_they_are() -
     score = SearchHit.model_fields["score"].description or ""
     assert "z-score" in score and "Reciprocal Rank Fusion score." not in score
     assert "z-score fusion (default)" in (root / "docs" / "index.md").read_text()
+
+
+def test_query_embeddings_are_cached_and_outages_remembered() -> None:
+    import numpy as np
+
+    from retrievo.embed.base import Embedder
+    from retrievo.embed.queries import QueryEmbedder
+    from retrievo.errors import EmbedderUnavailable
+
+    class Counting(Embedder):
+        model_id = "counting"
+        calls = 0
+        down = False
+
+        @property
+        def dimensions(self) -> int:
+            return 4
+
+        def embed_batch(self, texts: Any) -> Any:
+            Counting.calls += 1
+            if Counting.down:
+                raise EmbedderUnavailable("down")
+            return np.ones((len(texts), 4), dtype=np.float32)
+
+    queries = QueryEmbedder(Counting(), retry_after_s=60, size=2)
+    first = queries.embed("alpha")[1]
+    assert queries.embed("alpha")[1] is first and Counting.calls == 1  # served from the cache
+    queries.embed("beta"), queries.embed("gamma")  # "alpha" falls out (size 2)
+    queries.embed("alpha")
+    assert Counting.calls == 4
+    Counting.down = True
+    with pytest.raises(EmbedderUnavailable):
+        queries.embed("delta")
+    assert queries.cooling_down() == "down" and queries.embed("alpha")[0] == "counting"  # cached still works
