@@ -40,6 +40,13 @@ def markdown_sections(text: str) -> tuple[list[Section], str | None]:
                 headings.append((offset, len(heading.group(1)), heading.group(2).strip()))
         offset += len(line)
     first_h1 = next((title for _, level, title in headings if level == 1), None)
+    return sections_of_headings(text, headings, body_start), first_h1
+
+
+def sections_of_headings(
+    text: str, headings: list[tuple[int, int, str]], body_start: int = 0
+) -> list[Section]:
+    """(offset, level, title) headings in order → sections with heading paths (text before the first too)."""
     sections: list[Section] = []
     if not headings or headings[0][0] > body_start:
         first_end = headings[0][0] if headings else len(text)
@@ -51,7 +58,7 @@ def markdown_sections(text: str) -> tuple[list[Section], str | None]:
         stack.append((level, title))
         end = headings[index + 1][0] if index + 1 < len(headings) else len(text)
         sections.append(Section(start, end, tuple(t for _, t in stack)))
-    return join_empty_headings(text, sections), first_h1
+    return join_empty_headings(text, sections)
 
 
 def join_empty_headings(text: str, sections: list[Section]) -> list[Section]:

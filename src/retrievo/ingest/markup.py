@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from retrievo.ingest.markdown_text import join_empty_headings
+from retrievo.ingest.markdown_text import sections_of_headings
 from retrievo.models import Section
 
 _RST_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")
@@ -31,19 +31,9 @@ def _lines(text: str) -> list[tuple[int, str]]:
 
 
 def _sections(text: str, headings: list[tuple[int, int, str]]) -> tuple[list[Section], str | None]:
-    """(offset, level, title) headings in order → sections with heading paths, and the first title."""
-    sections: list[Section] = []
-    if not headings or headings[0][0] > 0:
-        sections.append(Section(0, headings[0][0] if headings else len(text), ()))
-    stack: list[tuple[int, str]] = []
-    for index, (start, level, title) in enumerate(headings):
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, title))
-        end = headings[index + 1][0] if index + 1 < len(headings) else len(text)
-        sections.append(Section(start, end, tuple(t for _, t in stack)))
+    """Sections with heading paths, and the title: the first heading of the top level."""
     first = min(headings, key=lambda h: (h[1], h[0]))[2] if headings else None
-    return join_empty_headings(text, [s for s in sections if s.end > s.start]), first
+    return [s for s in sections_of_headings(text, headings) if s.end > s.start], first
 
 
 def rst_sections(text: str) -> tuple[list[Section], str | None]:

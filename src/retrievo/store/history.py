@@ -12,9 +12,13 @@ SQL here uses ``?`` placeholders; the PostgreSQL store converts them with ``form
 from __future__ import annotations
 
 import hashlib
+from abc import abstractmethod
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from retrievo.errors import ConfigError
+from retrievo.models import Baseline, Timeline
 
 # The chunk ``c`` was valid at the point in time bound twice after it.
 VALID_AT = "c.created_at <= ? AND (c.superseded_at IS NULL OR c.superseded_at > ?)"
@@ -147,3 +151,31 @@ def baseline_where(collection: str | None, name_or_id: str | None) -> tuple[str,
         clauses.append("(b.id = ? OR b.name = ?)")
         params.extend([name_or_id, name_or_id])
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+class PointInTimeReads:
+    """The point-in-time reads both stores answer with the same SQL (mixed into each store's mixin)."""
+
+    @abstractmethod
+    def _history_rows(self, sql: str, params: Sequence[object]) -> Sequence[Sequence[Any]]:
+        """Run ``sql`` written with ``?`` placeholders."""
+
+    @abstractmethod
+    def _collection_id(self, name: str) -> int: ...
+
+    def timeline(self, collection: str) -> Timeline:
+        rows = self._history_rows(TIMELINE, (collection,))
+        if not rows:
+            self._collection_id(collection)  # raises CollectionNotFound
+        return Timeline(rows[0][0], rows[0][1], rows[0][2])
+
+    def baselines(
+        self, collection: str | None = None, name_or_id: str | None = None, counted: bool = True
+    ) -> list[Baseline]:
+        where, params = baseline_where(collection, name_or_id)
+        rows = self._history_rows(baselines_sql(counted) + where + " ORDER BY b.as_of", params)
+        return [Baseline(r[0], r[1], r[2], r[3], r[4], int(r[5])) for r in rows]
+
+    def revision_at(self, document_id: str, point: str) -> str | None:
+        rows = self._history_rows(REVISION_AT, (document_id, point, point))
+        return str(rows[0][0]) if rows else None

@@ -18,7 +18,7 @@ import numpy as np
 import psycopg
 
 from retrievo.errors import ConfigError
-from retrievo.models import ArmHit, Baseline, Filters, PruneReport, Timeline
+from retrievo.models import ArmHit, Baseline, Filters, PruneReport
 from retrievo.store import history, queries
 from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.postings import write_postings
@@ -131,8 +131,11 @@ def _passing(conn: psycopg.Connection[Any], chunk_ids: list[int], filters: Filte
     return {int(row[0]) for row in found}
 
 
-class PointInTime:
+class PointInTime(history.PointInTimeReads):
     """The store's point-in-time methods (mixed into PostgresStore)."""
+
+    def _history_rows(self, sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
+        return self._rows(format_style(sql), params)
 
     @abstractmethod
     def _rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]: ...
@@ -142,12 +145,6 @@ class PointInTime:
 
     @abstractmethod
     def _collection_id(self, name: str) -> int: ...
-
-    def timeline(self, collection: str) -> Timeline:
-        rows = self._rows(format_style(history.TIMELINE), (collection,))
-        if not rows:
-            self._collection_id(collection)
-        return Timeline(rows[0][0], rows[0][1], rows[0][2])
 
     def create_baseline(self, collection: str, name: str, note: str = "") -> Baseline:
         collection_id = self._collection_id(collection)
@@ -162,13 +159,6 @@ class PointInTime:
         except psycopg.errors.UniqueViolation as exc:
             raise ConfigError(f"collection {collection!r} already has a baseline named {name!r}") from exc
         return self.baselines(collection, baseline_id)[0]
-
-    def baselines(
-        self, collection: str | None = None, name_or_id: str | None = None, counted: bool = True
-    ) -> list[Baseline]:
-        where, params = history.baseline_where(collection, name_or_id)
-        rows = self._rows(format_style(history.baselines_sql(counted) + where + " ORDER BY b.as_of"), params)
-        return [Baseline(r[0], r[1], r[2], r[3], r[4], int(r[5])) for r in rows]
 
     def delete_baseline(self, baseline_id: str) -> None:
         with self._transaction() as conn:
@@ -193,10 +183,6 @@ class PointInTime:
                 conn.execute("UPDATE collections SET name = %s WHERE id = %s", (new_name, collection_id))
         except psycopg.errors.UniqueViolation as exc:
             raise ConfigError(f"a collection named {new_name!r} already exists; choose another name") from exc
-
-    def revision_at(self, document_id: str, point: str) -> str | None:
-        rows = self._rows(format_style(history.REVISION_AT), (document_id, point, point))
-        return str(rows[0][0]) if rows else None
 
     def prune(self, collection: str, before: str) -> PruneReport:
         collection_id = self._collection_id(collection)

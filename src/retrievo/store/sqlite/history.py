@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.errors import ConfigError
-from retrievo.models import ArmHit, Baseline, Filters, PruneReport, Timeline
+from retrievo.models import ArmHit, Baseline, Filters, PruneReport
 from retrievo.store import history
 from retrievo.store.sqlite.filters import filter_sql
 from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS, prune_common_terms, query_terms
@@ -254,8 +254,11 @@ def tick(db: sqlite3.Connection, collection_id: int) -> str:
     return stamp
 
 
-class PointInTime:
+class PointInTime(history.PointInTimeReads):
     """The store's point-in-time methods (mixed into SQLiteStore)."""
+
+    def _history_rows(self, sql: str, params: Sequence[object]) -> list[sqlite3.Row]:
+        return self._read(sql, params)
 
     @abstractmethod
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]: ...
@@ -265,12 +268,6 @@ class PointInTime:
 
     @abstractmethod
     def _collection_id(self, name: str) -> int: ...
-
-    def timeline(self, collection: str) -> Timeline:
-        rows = self._read(history.TIMELINE, (collection,))
-        if not rows:
-            self._collection_id(collection)
-        return Timeline(rows[0][0], rows[0][1], rows[0][2])
 
     def create_baseline(self, collection: str, name: str, note: str = "") -> Baseline:
         collection_id = self._collection_id(collection)
@@ -293,22 +290,9 @@ class PointInTime:
                 raise ConfigError(f"collection {collection!r} already has a baseline named {name!r}") from exc
         return self.baselines(collection, baseline_id)[0]
 
-    def baselines(
-        self, collection: str | None = None, name_or_id: str | None = None, counted: bool = True
-    ) -> list[Baseline]:
-        where, params = history.baseline_where(collection, name_or_id)
-        return [
-            Baseline(*row)
-            for row in self._read(history.baselines_sql(counted) + where + " ORDER BY b.as_of", params)
-        ]
-
     def delete_baseline(self, baseline_id: str) -> None:
         with self._transaction() as db:
             db.execute(history.DELETE_BASELINE, (baseline_id,))
-
-    def revision_at(self, document_id: str, point: str) -> str | None:
-        rows = self._read(history.REVISION_AT, (document_id, point, point))
-        return str(rows[0][0]) if rows else None
 
     def prune(self, collection: str, before: str) -> PruneReport:
         collection_id = self._collection_id(collection)
