@@ -12,7 +12,8 @@
     ├── EmbedderUnavailable    the embedding model cannot run (search degrades to keywords)
     │   └── VectorIndexUnavailable  the vector index is being rebuilt (search degrades to keywords)
     ├── SourceError            a path cannot be indexed (outside the root, unreadable …)
-    └── PointInTimeError       a baseline or as_of that cannot be read (unknown, both, before history)
+    ├── PointInTimeError       a baseline or as_of that cannot be read (unknown, both, before history)
+    └── AccessDenied           a request without a valid key, or outside what its key may reach
 
 Surfaces translate these into exit codes (CLI) or tool errors (MCP); they never show tracebacks.
 """
@@ -70,3 +71,7 @@ class SourceError(RetrievoError):
 
 class PointInTimeError(RetrievoError):
     """A read context that cannot be answered: unknown baseline, both given, a time before history."""
+
+
+class AccessDenied(RetrievoError):
+    """Says no more than needed: never whether a key, collection or document exists."""

@@ -270,6 +270,21 @@ class IndexStatus:
 
 
 @dataclass(frozen=True)
+class ApiKey:
+    """A key for ``retrievo serve``: what it may do (``scope``) and where (``collections``; empty: all).
+
+    The secret is never part of it: it is shown once at creation and only its hash is stored.
+    """
+
+    key_id: str
+    name: str
+    scope: str  # read | write | admin
+    collections: tuple[str, ...]
+    created_at: str
+    revoked_at: str | None = None
+
+
+@dataclass(frozen=True)
 class Baseline:
     """A named point in a collection's history: it pins the revisions current at ``as_of``."""
 

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.models import (
+    ApiKey,
     ArmHit,
     Baseline,
     Chunk,
@@ -183,5 +184,17 @@ class Store(Protocol):
         ...
 
     def status(self) -> IndexStatus: ...
+
+    # API keys for ``retrievo serve`` (``retrievo.store.keys``) --------------------------------------
+
+    def save_key(self, key: ApiKey, secret_hash: str) -> None:
+        """A new key; ConfigError when an active key already has its name."""
+        ...
+
+    def api_keys(self, include_revoked: bool = False) -> list[ApiKey]: ...
+
+    def key_secret(self, key_id: str) -> tuple[ApiKey, str] | None: ...
+
+    def revoke_key(self, key_id_or_name: str, at: str) -> ApiKey: ...
 
     def close(self) -> None: ...

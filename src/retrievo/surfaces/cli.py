@@ -397,11 +397,13 @@ from retrievo.surfaces import (  # noqa: E402
     cli_index,
     cli_records,
     cli_registry,
+    cli_serve,
     cli_store,
 )
 
 __all__ = [
-    "cli_code", "cli_collections", "cli_history", "cli_index", "cli_records", "cli_registry", "cli_store", "main"
+    "cli_code", "cli_collections", "cli_history", "cli_index", "cli_records", "cli_registry", "cli_serve", "cli_store",
+    "main",
 ]  # fmt: skip
 
 if __name__ == "__main__":

@@ -73,6 +73,14 @@ async def call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         ) from exc
 
 
+class NotServed(ToolError):
+    """A collection outside what this server (or the caller's key) may reach; says nothing of it."""
+
+
+class NoSuchCollection(ToolError):
+    """A collection this server may serve but which does not exist (yet)."""
+
+
 @dataclass(frozen=True)
 class Scope:
     """The collections one server may read and refresh: all (None) or an allow-list."""
@@ -84,14 +92,14 @@ class Scope:
     def check(self, collection: str | None) -> str:
         name = collection or self.default
         if self.allowed is not None and name not in self.allowed:
-            raise ToolError(
+            raise NotServed(
                 f"collection {name!r} is not served here; this server serves: {', '.join(sorted(self.allowed))}"
             )
         existing = self.existing() if self.existing is not None else None
         if existing is not None and name not in existing:
             # Only what this server serves is named: a restricted server reveals no other collection.
             visible = [c for c in existing if self.allowed is None or c in self.allowed]
-            raise ToolError(
+            raise NoSuchCollection(
                 f"collection {name!r} does not exist; collections here: {', '.join(visible) or 'none yet'} "
                 f"(a person can make it with `retrievo index PATH --collection {name}`)"
             )

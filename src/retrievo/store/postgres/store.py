@@ -39,6 +39,7 @@ from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.code_index import CodeIndex
 from retrievo.store.postgres import history, postings, search, transfer, vector_index
 from retrievo.store.postgres.filters import passing_chunk_ids
+from retrievo.store.postgres.keys import PostgresKeys
 from retrievo.store.postgres.migrations import apply_migrations
 from retrievo.store.postgres.rows import chunk_from_row, collection_status, configure
 from retrievo.store.queries import format_style
@@ -52,7 +53,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class PostgresStore(history.PointInTime):
+class PostgresStore(history.PointInTime, PostgresKeys):
     def __init__(
         self, url: str, create: bool = False, ef_search: int = DEFAULT_EF_SEARCH, max_size: int = 8
     ) -> None:

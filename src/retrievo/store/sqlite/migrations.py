@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from retrievo.store import code_index, queries
+from retrievo.store import code_index, keys, queries
 from retrievo.store.sqlite import history
 
 # Each migration is (name, SQL script); names sort in the order they must run.
@@ -90,6 +90,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m002_roots", M002_ROOTS),
     ("m003_code_structure", code_index.SCHEMA.format(serial="INTEGER")),
     ("m004_history", history.SCHEMA),
+    ("m005_api_keys", keys.SCHEMA),
 )
 
 

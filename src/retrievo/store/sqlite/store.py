@@ -36,6 +36,7 @@ from retrievo.store.sqlite import documents, history, transfer
 from retrievo.store.sqlite.ann import ANN_MIN_VECTORS, AnnIndexes
 from retrievo.store.sqlite.connection import connect
 from retrievo.store.sqlite.filters import filter_sql
+from retrievo.store.sqlite.keys import SQLiteKeys
 from retrievo.store.sqlite.search import current_rows, exact_filtered_search, keyword_search, vector_search
 from retrievo.store.sqlite.vectors import VectorCache, VectorMatrix, encode_vector
 from retrievo.store.transfer import Record
@@ -45,7 +46,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class SQLiteStore(history.PointInTime):
+class SQLiteStore(history.PointInTime, SQLiteKeys):
     """One file, WAL; writes serialised by a lock, each document written in one transaction."""
 
     def __init__(self, path: Path, create: bool = False) -> None:

@@ -1,0 +1,139 @@
+"""Who may ask what: API keys (argon2-hashed in the store), principals, and a per-key rate limit.
+
+A key reads ``rtv_<key_id>.<secret>``. The public ``key_id`` finds the row; the whole token is checked
+against the stored argon2 hash (time 2, memory 19 MiB, the OWASP floor) once, then remembered in this
+process by its SHA-256 so a busy key does not pay the hash per request. A remembered key is re-read
+from the store every ``RECHECK_S`` seconds, so a revocation reaches a running server within that time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from retrievo.errors import AccessDenied, ConfigError
+from retrievo.models import ApiKey
+from retrievo.store.base import Store
+
+SCOPES = ("read", "write", "admin")
+PREFIX = "rtv_"
+RECHECK_S = 5.0
+_HASHER = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The caller of one request: a key's name and rights, or the operator on a --no-auth server."""
+
+    name: str
+    scope: str
+    collections: frozenset[str] | None  # None: every collection the server serves
+    key_id: str | None = None
+
+    def may(self, scope: str) -> bool:
+        return SCOPES.index(self.scope) >= SCOPES.index(scope)
+
+    def within(self, served: frozenset[str] | None) -> frozenset[str] | None:
+        """The collections this caller may reach on a server that serves ``served`` (None: all)."""
+        if self.collections is None:
+            return served
+        return self.collections if served is None else self.collections & served
+
+
+def principal_of(key: ApiKey) -> Principal:
+    return Principal(key.name, key.scope, frozenset(key.collections) or None, key.key_id)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@dataclass
+class _Remembered:
+    principal: Principal
+    checked: float
+
+
+class KeyRing:
+    """Creates, lists, revokes and checks keys kept in one store."""
+
+    def __init__(self, store: Callable[[], Store]) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._known: dict[str, _Remembered] = {}
+
+    def create(self, name: str, scope: str = "read", collections: tuple[str, ...] = ()) -> tuple[ApiKey, str]:
+        """A new key and its token; the token is shown to the person once and never stored."""
+        if scope not in SCOPES:
+            raise ConfigError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
+        if not name.strip() or len(name) > 200:
+            raise ConfigError("a key needs a name of 1-200 characters (who or what uses it)")
+        key = ApiKey(secrets.token_hex(6), name.strip(), scope, tuple(sorted(set(collections))), _now())
+        token = f"{PREFIX}{key.key_id}.{secrets.token_urlsafe(32)}"
+        self._store().save_key(key, _HASHER.hash(token))
+        return key, token
+
+    def list(self, include_revoked: bool = False) -> list[ApiKey]:
+        return self._store().api_keys(include_revoked)
+
+    def revoke(self, key_id_or_name: str) -> ApiKey:
+        key = self._store().revoke_key(key_id_or_name, _now())
+        with self._lock:
+            self._known = {k: v for k, v in self._known.items() if v.principal.key_id != key.key_id}
+        return key
+
+    def authenticate(self, token: str) -> Principal:
+        """The principal of a valid, unrevoked token; AccessDenied (saying nothing more) otherwise."""
+        denied = AccessDenied("a valid API key is required (Authorization: Bearer rtv_…)")
+        if not token.startswith(PREFIX) or "." not in token or len(token) > 200:
+            raise denied
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        now = time.monotonic()
+        with self._lock:
+            remembered = self._known.get(digest)
+        if remembered is not None and now - remembered.checked < RECHECK_S:
+            return remembered.principal
+        key_id = token[len(PREFIX) :].split(".", 1)[0]
+        found = self._store().key_secret(key_id)
+        if found is None or found[0].revoked_at is not None:
+            raise denied
+        key, secret_hash = found
+        if remembered is None:
+            try:
+                _HASHER.verify(secret_hash, token)
+            except (VerificationError, InvalidHashError):
+                raise denied from None
+        principal = principal_of(key)
+        with self._lock:
+            self._known[digest] = _Remembered(principal, now)
+        return principal
+
+
+@dataclass
+class TokenBucket:
+    """``rate`` requests a second on average, bursts up to ``burst``; one bucket per key."""
+
+    rate: float
+    burst: float
+    _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def take(self, who: str) -> float:
+        """0 when the request may go ahead, else the seconds until it could."""
+        now = time.monotonic()
+        with self._lock:
+            tokens, last = self._buckets.get(who, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - last) * self.rate)
+            if tokens >= 1:
+                self._buckets[who] = (tokens - 1, now)
+                return 0.0
+            self._buckets[who] = (tokens, now)
+            return (1 - tokens) / self.rate

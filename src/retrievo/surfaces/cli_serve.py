@@ -1,0 +1,159 @@
+"""`retrievo serve` (REST + MCP over HTTP + the search page, behind API keys) and `retrievo keys`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from retrievo.access import SCOPES, KeyRing
+from retrievo.surfaces.cli import _engine, _errors, db_option, err, json_option, main, out
+
+
+@main.command()
+@db_option
+@click.option(
+    "--collection", "collections", multiple=True, help="Serve only this collection (repeatable; default all)."
+)
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="TOML file with a [serve] table (host, port, workers, cors_origins, rate, burst, store, …).")  # fmt: skip
+@click.option("--host", help="Bind address (default 127.0.0.1; $RETRIEVO_SERVE_HOST).")
+@click.option("--port", type=click.IntRange(1, 65535), help="Port (default 8765; $RETRIEVO_SERVE_PORT).")
+@click.option("--workers", type=click.IntRange(1, 64), help="Worker processes (default 1).")
+@click.option("--no-auth", is_flag=True, default=None, help="No API keys: refused unless bound to loopback.")
+@click.option("--cors-origin", "cors_origins", multiple=True, help="Allow this browser origin (repeatable).")
+@click.option("--rate", type=float, help="Requests a second per key, on average (default 20).")
+@click.option("--burst", type=float, help="Requests a key may make at once (default 40).")
+@click.option("--no-refresh", is_flag=True, default=None, help="No re-indexing or baselines over HTTP.")
+@click.option(
+    "--log-queries", is_flag=True, default=None, help="Put query text in request logs (off by default)."
+)
+def serve(
+    db: Path | None,
+    store: str | None,
+    collections: tuple[str, ...],
+    config_file: Path | None,
+    host: str | None,
+    port: int | None,
+    workers: int | None,
+    no_auth: bool | None,
+    cors_origins: tuple[str, ...],
+    rate: float | None,
+    burst: float | None,
+    no_refresh: bool | None,
+    log_queries: bool | None,
+) -> None:
+    """Serve the index over HTTP for a team: REST at /api (OpenAPI at /api/docs), MCP at /mcp, a search
+    page at /. Every request needs `Authorization: Bearer KEY` (see `retrievo keys create`)."""
+    import uvicorn
+
+    from retrievo.surfaces.http import settings as serve_settings
+    from retrievo.surfaces.http.app import build_app
+
+    overrides = {
+        "host": host, "port": port, "workers": workers, "no_auth": no_auth, "rate": rate, "burst": burst,
+        "collections": collections or None, "cors_origins": cors_origins or None, "log_queries": log_queries,
+        "allow_refresh": False if no_refresh else None,
+    }  # fmt: skip
+    with _errors():
+        settings = serve_settings.load(config_file, overrides)
+        db = db or (Path(settings.extra["db"]) if "db" in settings.extra else None)
+        store = store or settings.extra.get("store")
+        engine = _engine(db, settings.collections[0] if settings.collections else None, store=store)
+        keys = KeyRing(lambda: engine._open_store(create=True))
+        if not settings.no_auth and not keys.list():
+            err.print(
+                "[yellow]no API keys yet:[/] every request will be refused until one is made with "
+                "`retrievo keys create --name NAME --scope read`", highlight=False,
+            )  # fmt: skip
+        engine.warm_up()
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
+    logging.getLogger("retrievo.http").setLevel(logging.INFO)
+    auth = "off (--no-auth, loopback only)" if settings.no_auth else "API keys"
+    err.print(
+        f"retrievo serving http://{settings.host}:{settings.port}/ — REST /api (docs /api/docs), MCP /mcp; "
+        f"auth: {auth}; {settings.workers} worker(s)", highlight=False, markup=False,
+    )  # fmt: skip
+    common = {"host": settings.host, "port": settings.port, "access_log": False, "log_level": "warning",
+              "timeout_graceful_shutdown": 10, "proxy_headers": True}  # fmt: skip
+    if settings.workers == 1:
+        uvicorn.run(build_app(engine, settings, keys), **common)  # type: ignore[arg-type]
+        return
+    engine.close()
+    # Several processes: each builds the app from the environment (uvicorn's factory mode).
+    environ = {"RETRIEVO_DB": str(db) if db else None, "RETRIEVO_STORE": store}
+    for field in dataclasses.fields(settings):
+        value = getattr(settings, field.name)
+        if field.name != "extra":
+            text = ",".join(value) if isinstance(value, tuple) else str(value)
+            environ[f"RETRIEVO_SERVE_{field.name.upper()}"] = text
+    os.environ.update({k: v for k, v in environ.items() if v is not None})
+    uvicorn.run(
+        "retrievo.surfaces.http.app:from_environment", factory=True, workers=settings.workers,
+        **common,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+@main.group()
+def keys() -> None:
+    """API keys for `retrievo serve`: create (the secret is shown once), list, revoke."""
+
+
+@keys.command(name="create")
+@click.option("--name", required=True, help="Who or what uses the key.")
+@click.option("--scope", type=click.Choice(SCOPES), default="read", show_default=True,
+              help="read: search and read; write: also refresh and baselines; admin: also manage keys.")  # fmt: skip
+@click.option(
+    "--collection", "collections", multiple=True, help="Only this collection (repeatable; default all)."
+)
+@db_option
+@json_option
+def keys_create(
+    name: str, scope: str, collections: tuple[str, ...], db: Path | None, store: str | None, as_json: bool
+) -> None:
+    """Create a key. Its secret is printed once and stored only as a hash: keep it somewhere safe."""
+    with _errors(), _engine(db, None, store=store, embedder="none") as engine:
+        key, token = KeyRing(lambda: engine._open_store(create=True)).create(name, scope, collections)
+    if as_json:
+        click.echo(json.dumps({**dataclasses.asdict(key), "key": token}))
+        return
+    click.echo(token)
+    err.print(
+        f"key {key.key_id} ({key.name}, {key.scope}, {', '.join(key.collections) or 'all collections'}) "
+        "— shown once; send it as `Authorization: Bearer …`", highlight=False, markup=False,
+    )  # fmt: skip
+
+
+@keys.command(name="list")
+@click.option("--all", "include_revoked", is_flag=True, help="Include revoked keys.")
+@db_option
+@json_option
+def keys_list(include_revoked: bool, db: Path | None, store: str | None, as_json: bool) -> None:
+    """Keys without their secrets."""
+    with _errors(), _engine(db, None, store=store, embedder="none") as engine:
+        found = KeyRing(lambda: engine._open_store(create=False)).list(include_revoked)
+    if as_json:
+        click.echo(json.dumps({"keys": [dataclasses.asdict(k) for k in found]}))
+        return
+    table = Table("id", "name", "scope", "collections", "created", "revoked")
+    for k in found:
+        table.add_row(
+            k.key_id, k.name, k.scope, ", ".join(k.collections) or "all", k.created_at, k.revoked_at or ""
+        )
+    out.print(table)
+
+
+@keys.command(name="revoke")
+@click.argument("key")
+@db_option
+def keys_revoke(key: str, db: Path | None, store: str | None) -> None:
+    """Revoke KEY (its id or name); running servers refuse it within 5 seconds."""
+    with _errors(), _engine(db, None, store=store, embedder="none") as engine:
+        revoked = KeyRing(lambda: engine._open_store(create=False)).revoke(key)
+    click.echo(f"revoked key {revoked.key_id} ({revoked.name})")

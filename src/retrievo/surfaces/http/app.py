@@ -1,0 +1,141 @@
+"""The ASGI app of ``retrievo serve``: REST under ``/api``, MCP at ``/mcp``, the search page at ``/``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import asdict
+from importlib.metadata import version
+
+import anyio
+import anyio.to_thread
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from starlette.middleware.cors import CORSMiddleware
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from retrievo.access import SCOPES, KeyRing, Principal
+from retrievo.config import Config
+from retrievo.engine import Engine
+from retrievo.errors import RetrievoError
+from retrievo.secrets import redact
+from retrievo.surfaces.http import page
+from retrievo.surfaces.http import settings as serve_settings
+from retrievo.surfaces.http.gate import Gate
+from retrievo.surfaces.http.mcp_mount import McpServers, Rights, rights_of
+from retrievo.surfaces.http.rest import add_tool_routes, arguments_of, call_tool, error, install_openapi
+from retrievo.surfaces.http.settings import ServeSettings
+
+log = logging.getLogger("retrievo.http")
+DESCRIPTION = (
+    "Hybrid retrieval over the indexed documents, code, records and registry. Every MCP tool has a REST "
+    "twin here, `POST /api/<tool>`, taking the tool's arguments and answering the same JSON. Send "
+    "`Authorization: Bearer <key>` (keys: `retrievo keys create`)."
+)
+
+
+class McpEndpoint:
+    """``/mcp``: hands the request to the MCP server built for the caller's rights."""
+
+    def __init__(self, servers: McpServers) -> None:
+        self.servers = servers
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        principal: Principal = scope["state"]["principal"]
+        await self.servers.handle(principal, scope, receive, send)
+
+
+def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = None) -> FastAPI:
+    keys = keys or KeyRing(lambda: engine._open_store(create=True))
+    servers = McpServers(engine, settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tasks:
+            servers.start(tasks)
+            yield
+            tasks.cancel_scope.cancel()
+
+    app = FastAPI(
+        title="retrievo", version=version("retrievo"), description=DESCRIPTION, lifespan=lifespan,
+        docs_url="/api/docs", redoc_url=None, openapi_url="/api/openapi.json",
+    )  # fmt: skip
+    add_tool_routes(app, servers, servers.server((frozenset(settings.collections) or None, True)))
+
+    @app.get("/healthz", tags=["operations"], summary="The process is up.")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["operations"], summary="The index can be read.")
+    async def readyz() -> JSONResponse:
+        try:
+            await anyio.to_thread.run_sync(lambda: engine._open_store(create=False).list_collections())
+        except RetrievoError as exc:
+            log.warning("not ready: %s", redact(str(exc)))
+            return JSONResponse({"status": "not ready"}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    @app.get("/api/status", tags=["tools"], summary="index_status (GET form).")
+    async def status(request: Request) -> JSONResponse:
+        server = servers.server(_rights(request, servers))
+        return await call_tool(server, "index_status", {})
+
+    @app.get("/api/keys", tags=["keys"], summary="Keys, without secrets (admin).")
+    async def list_keys(request: Request) -> JSONResponse:
+        if not request.state.principal.may("admin"):
+            return error(403, "listing keys needs an admin key")
+        found = await anyio.to_thread.run_sync(keys.list)
+        return JSONResponse({"keys": [asdict(key) for key in found]})
+
+    @app.post("/api/keys", tags=["keys"], summary="Create a key; its secret is in `key`, shown once (admin).")
+    async def create_key(request: Request) -> JSONResponse:
+        if not request.state.principal.may("admin"):
+            return error(403, "creating keys needs an admin key")
+        body = await arguments_of(request)
+        if isinstance(body, JSONResponse):
+            return body
+        name, scope, collections = body.get("name"), body.get("scope", "read"), body.get("collections", [])
+        if (
+            not isinstance(name, str)
+            or scope not in SCOPES
+            or not isinstance(collections, list)
+            or not all(isinstance(c, str) for c in collections)
+        ):
+            return error(400, f"send {{name: str, scope: {'|'.join(SCOPES)}, collections: [str]}}")
+        try:
+            key, token = await anyio.to_thread.run_sync(keys.create, name, scope, tuple(collections))
+        except RetrievoError as exc:
+            return error(400, str(exc))
+        return JSONResponse({**asdict(key), "key": token}, status_code=201)
+
+    @app.delete("/api/keys/{key_id}", tags=["keys"], summary="Revoke a key by id or name (admin).")
+    async def revoke_key(request: Request, key_id: str) -> JSONResponse:
+        if not request.state.principal.may("admin"):
+            return error(403, "revoking keys needs an admin key")
+        try:
+            key = await anyio.to_thread.run_sync(keys.revoke, key_id)
+        except RetrievoError as exc:
+            return error(404, str(exc))
+        return JSONResponse(asdict(key))
+
+    app.router.routes.append(Route("/mcp", McpEndpoint(servers), methods=["GET", "POST", "DELETE"]))
+    page.add_page_routes(app, auth_required=not settings.no_auth)
+    install_openapi(app)
+    app.add_middleware(Gate, keys=keys, settings=settings)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["authorization", "content-type", "mcp-protocol-version", "mcp-session-id"],
+        )  # fmt: skip
+    return app
+
+
+def _rights(request: Request, servers: McpServers) -> Rights:
+    return rights_of(request.state.principal, servers.settings)
+
+
+def from_environment() -> FastAPI:
+    """The app for ``uvicorn --factory`` with several workers: engine and serve settings from the environment."""
+    return build_app(Engine(Config.from_env()), serve_settings.load(None, {}))

@@ -1,0 +1,114 @@
+"""Every request to ``/api`` or ``/mcp`` passes here: key check, rate limit, one structured log line.
+
+- No key, a malformed key, an unknown or revoked key: 401 with the same words, whatever was wrong.
+- Over the key's rate: 429 with ``Retry-After``.
+- The log line has method, path (never the query string), status, duration and the key's *name*;
+  never a secret, never query text (unless ``log_queries``, and then only from the REST layer).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+
+import anyio.to_thread
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from retrievo.access import KeyRing, Principal, TokenBucket
+from retrievo.errors import AccessDenied, RetrievoError
+from retrievo.surfaces.http.settings import ServeSettings
+
+log = logging.getLogger("retrievo.http")
+OPERATOR = Principal("operator (--no-auth)", "admin", None)
+PUBLIC = ("/api/openapi.json", "/api/docs", "/api/docs/oauth2-redirect")
+UNAUTHORIZED = "a valid API key is required (Authorization: Bearer rtv_…)"
+
+
+def guarded(path: str) -> bool:
+    return (path.startswith("/api/") and path not in PUBLIC) or path == "/mcp" or path.startswith("/mcp/")
+
+
+async def respond(
+    send: Send, status: int, body: dict[str, str], headers: dict[str, str] | None = None
+) -> None:
+    payload = json.dumps(body).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    raw += [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": payload})
+
+
+def bearer(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            text = value.decode("latin-1").strip()
+            kind, _, token = text.partition(" ")
+            return token.strip() if kind.lower() == "bearer" and token.strip() else ""
+    return None
+
+
+class Gate:
+    def __init__(self, app: ASGIApp, keys: KeyRing, settings: ServeSettings) -> None:
+        self.app = app
+        self.keys = keys
+        self.settings = settings
+        self.bucket = TokenBucket(settings.rate, settings.burst)
+
+    async def _principal(self, scope: Scope) -> Principal | None:
+        if self.settings.no_auth:
+            return OPERATOR
+        token = bearer(scope)
+        if not token:
+            return None
+        try:
+            return await anyio.to_thread.run_sync(self.keys.authenticate, token)
+        except AccessDenied:
+            return None
+        except RetrievoError:
+            log.exception("the key store could not be read")
+            raise
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = [0]
+        who = "-"
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            if guarded(scope["path"]):
+                principal = await self._principal(scope)
+                if principal is None:
+                    await respond(sending, 401, {"error": UNAUTHORIZED}, {"WWW-Authenticate": "Bearer"})
+                    return
+                who = principal.name
+                wait = self.bucket.take(principal.key_id or "operator")
+                if wait > 0:
+                    await respond(
+                        sending, 429, {"error": f"rate limit for this key; retry in {math.ceil(wait)} s"},
+                        {"Retry-After": str(math.ceil(wait))},
+                    )  # fmt: skip
+                    return
+                scope.setdefault("state", {})["principal"] = principal
+            await self.app(scope, receive, sending)
+        finally:
+            log.info(
+                json.dumps(
+                    {
+                        "event": "request",
+                        "method": scope.get("method"),
+                        "path": scope["path"],
+                        "status": status[0],
+                        "ms": round((time.perf_counter() - started) * 1000, 1),
+                        "key": who,
+                    }
+                )
+            )

@@ -1,0 +1,155 @@
+"""The REST twins of the MCP tools: ``POST /api/<tool>`` takes the tool's arguments as a JSON object and
+answers the tool's structured JSON, through the very same tool function (same validation, same limits,
+same confinement). The OpenAPI schema is generated from the tools' own JSON schemas.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+
+from retrievo.access import Principal
+from retrievo.errors import (
+    AccessDenied,
+    CollectionNotFound,
+    DocumentNotFound,
+    IndexLockedError,
+    IndexMissingError,
+    StoreUnavailableError,
+)
+from retrievo.surfaces.http.mcp_mount import McpServers, rights_of
+from retrievo.surfaces.mcp_server import NoSuchCollection, NotServed
+from retrievo.surfaces.mcp_wire import without_titles
+
+log = logging.getLogger("retrievo.http")
+
+
+def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+def status_of(exc: ToolError) -> int:
+    cause = exc.__cause__
+    if isinstance(exc, NotServed) or isinstance(cause, AccessDenied):
+        return 403
+    if isinstance(exc, NoSuchCollection) or isinstance(
+        cause, DocumentNotFound | CollectionNotFound | IndexMissingError
+    ):
+        return 404
+    if isinstance(cause, StoreUnavailableError | IndexLockedError):
+        return 503
+    return 400
+
+
+async def call_tool(server: MCPServer, name: str, arguments: dict[str, Any]) -> JSONResponse:
+    try:
+        result = await server.call_tool(name, arguments)
+    except UnexpectedToolError:
+        log.exception("unexpected error in REST call of %s", name)
+        return error(500, "internal error; nothing was changed by it, the server's log has the details")
+    except ToolError as exc:
+        return error(status_of(exc), str(exc))
+    data = getattr(result, "structured_content", None)
+    if data is None:  # every retrievo tool answers structured JSON
+        return error(500, f"{name} gave no structured answer")
+    return JSONResponse(data)
+
+
+async def arguments_of(request: Request) -> dict[str, Any] | JSONResponse:
+    body = await request.body()
+    if not body.strip():
+        return {}
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return error(400, "the request body is not valid JSON; send the tool's arguments as a JSON object")
+    if not isinstance(data, dict):
+        return error(400, "the request body must be a JSON object of the tool's arguments")
+    return data
+
+
+def add_tool_routes(app: FastAPI, servers: McpServers, reference: MCPServer) -> None:
+    """One ``POST /api/<tool>`` per tool of ``reference`` (the server with every tool)."""
+    for tool in reference._tool_manager.list_tools():
+        name = tool.name
+
+        async def endpoint(request: Request, name: str = name) -> JSONResponse:
+            principal: Principal = request.state.principal
+            server = servers.server(rights_of(principal, servers.settings))
+            if server._tool_manager.get_tool(name) is None:
+                return error(403, f"this key's rights ({principal.scope}) do not include {name}")
+            arguments = await arguments_of(request)
+            if isinstance(arguments, JSONResponse):
+                return arguments
+            return await call_tool(server, name, arguments)
+
+        output = tool.output_schema
+        app.add_api_route(
+            f"/api/{name}",
+            endpoint,
+            methods=["POST"],
+            name=name,
+            summary=name,
+            description=tool.description,
+            tags=["tools"],
+            response_class=JSONResponse,
+            openapi_extra={
+                "requestBody": {
+                    "required": False,
+                    "content": {"application/json": {"schema": without_titles(tool.parameters)}},
+                },
+                "responses": {
+                    "200": {
+                        "description": "The tool's structured answer (the same JSON as over MCP).",
+                        "content": {"application/json": {"schema": without_titles(output) if output else {}}},
+                    },
+                    "400": {"description": "Invalid arguments or a request the index cannot answer."},
+                    "401": {"description": "No valid API key."},
+                    "403": {"description": "Outside this key's collections or rights."},
+                    "404": {"description": "No such document or collection among those this key may reach."},
+                    "429": {"description": "This key's rate limit; retry after the Retry-After seconds."},
+                },
+            },
+        )
+
+
+def _hoist(node: Any, defs: dict[str, Any]) -> Any:
+    """Move JSON-schema ``$defs`` into OpenAPI components, rewriting their references."""
+    if isinstance(node, dict):
+        for key, value in (node.pop("$defs", None) or {}).items():
+            defs[key] = _hoist(value, defs)
+        return {
+            key: (
+                value.replace("#/$defs/", "#/components/schemas/")
+                if key == "$ref" and isinstance(value, str)
+                else _hoist(value, defs)
+            )
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_hoist(item, defs) for item in node]
+    return node
+
+
+def install_openapi(app: FastAPI) -> None:
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title, version=app.version, description=app.description, routes=app.routes
+            )
+            defs: dict[str, Any] = {}
+            schema = _hoist(schema, defs)
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(defs)
+            schema["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+            schema["security"] = [{"bearer": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -1,0 +1,201 @@
+// retrievo's search page and document view: plain DOM, text set with textContent only (no HTML from data).
+"use strict";
+
+const KEY = "retrievo-key";
+const authRequired = document.body.dataset.auth === "required";
+const $ = (id) => document.getElementById(id);
+
+function key() {
+  return sessionStorage.getItem(KEY) || "";
+}
+
+function setState(text, warn) {
+  const state = $("state");
+  state.textContent = text;
+  state.classList.toggle("warn", Boolean(warn));
+}
+
+async function api(name, args) {
+  const headers = { "content-type": "application/json" };
+  if (key()) headers.authorization = "Bearer " + key();
+  const response = await fetch("/api/" + name, { method: "POST", headers, body: JSON.stringify(args) });
+  const data = await response.json().catch(() => ({ error: "the server sent no JSON (" + response.status + ")" }));
+  if (response.status === 401) {
+    $("key-box").hidden = false;
+    throw new Error("Enter a valid API key above (Authorization is required on this server).");
+  }
+  if (!response.ok) throw new Error(data.error || "request failed (" + response.status + ")");
+  return data;
+}
+
+function setUpKey() {
+  const box = $("key-box");
+  box.hidden = !authRequired;
+  $("key").value = key();
+  $("key").addEventListener("change", () => {
+    sessionStorage.setItem(KEY, $("key").value.trim());
+    if ($("collection")) loadCollections();
+  });
+}
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+// "**word**" marks in an excerpt become <mark> elements.
+function excerpt(text) {
+  const p = el("p", "excerpt");
+  text.split("**").forEach((part, i) => {
+    if (!part) return;
+    p.appendChild(i % 2 ? el("mark", "", part) : document.createTextNode(part));
+  });
+  return p;
+}
+
+function citation(hit) {
+  const lines = hit.line_start === hit.line_end ? hit.line_start : hit.line_start + "-" + hit.line_end;
+  const params = new URLSearchParams({
+    document_id: hit.document_id, revision_id: hit.revision_id, start: hit.start, end: hit.end,
+  });
+  const a = el("a", "cite", hit.path + ":" + lines);
+  a.href = "/view?" + params.toString();
+  return a;
+}
+
+function render(data, explain) {
+  const list = $("results");
+  list.replaceChildren();
+  for (const hit of data.results) {
+    const li = el("li", "hit");
+    li.dataset.chunkId = hit.chunk_id;
+    li.appendChild(el("h2", "", hit.title || hit.path));
+    const meta = el("p", "meta");
+    meta.appendChild(citation(hit));
+    const relevance = el("span", "relevance", "relevance " + hit.relevance.toFixed(2));
+    relevance.title = "fused score " + hit.score.toFixed(4);
+    meta.appendChild(relevance);
+    if (hit.kind !== "document") meta.appendChild(el("span", "kind", hit.kind));
+    li.appendChild(meta);
+    li.appendChild(excerpt(hit.excerpt));
+    if (explain && hit.explain) {
+      const dl = el("dl", "explain");
+      for (const [arm, value] of Object.entries(hit.explain)) {
+        dl.appendChild(el("dt", "", arm));
+        dl.appendChild(el("dd", "", "rank " + value.rank + ", score " + value.score.toFixed(4)));
+      }
+      li.appendChild(dl);
+    }
+    list.appendChild(li);
+  }
+  const parts = [data.total_results + " result" + (data.total_results === 1 ? "" : "s"), data.search_mode,
+    Math.round(data.search_duration_ms) + " ms"];
+  const lexical = data.search_mode === "lexical-only" || Boolean(data.degraded_reason);
+  let text = parts.join(" · ");
+  if (lexical) text += " — keywords only: " + (data.degraded_reason || "the vector arm is unavailable");
+  setState(text, lexical);
+}
+
+function filters() {
+  const out = {};
+  const value = (id) => $(id).value.trim();
+  if (value("collection")) out.collection = value("collection");
+  if (value("kind")) out.kind = [value("kind")];
+  if (value("path")) out.path = value("path");
+  const tags = value("tags").split(",").map((t) => t.trim()).filter(Boolean);
+  if (tags.length) out.tags = tags;
+  for (const id of ["date_from", "date_to", "layer", "element_type"]) if (value(id)) out[id] = value(id);
+  return out;
+}
+
+async function search(event) {
+  if (event) event.preventDefault();
+  const query = $("q").value.trim();
+  if (!query) return;
+  const explain = $("explain").checked;
+  const args = { query, limit: 10, mode: $("mode").value, explain, filters: filters() };
+  history.replaceState(null, "", "/?" + new URLSearchParams({ q: query }).toString());
+  setState("Searching…");
+  try {
+    render(await api("search", args), explain);
+  } catch (error) {
+    $("results").replaceChildren();
+    setState(error.message, true);
+  }
+}
+
+async function loadCollections() {
+  if (authRequired && !key()) return;
+  try {
+    const status = await api("index_status", {});
+    const select = $("collection");
+    const chosen = select.value;
+    select.replaceChildren(el("option", "", "default"));
+    select.firstChild.value = "";
+    for (const c of status.collections) {
+      const option = el("option", "", c.name + " (" + c.documents + " documents)");
+      option.value = c.name;
+      select.appendChild(option);
+    }
+    select.value = chosen;
+  } catch (error) {
+    setState(error.message, true);
+  }
+}
+
+// Offsets are in characters (code points), JavaScript strings in UTF-16 units: convert when they differ.
+function unitIndex(text, points) {
+  if (!/[\uD800-\uDFFF]/.test(text)) return points;
+  let units = 0;
+  for (let seen = 0; seen < points && units < text.length; seen++) {
+    units += text.codePointAt(units) > 0xffff ? 2 : 1;
+  }
+  return units;
+}
+
+async function showDocument() {
+  const params = new URLSearchParams(location.search);
+  const start = Number(params.get("start") || 0);
+  const end = Number(params.get("end") || 0);
+  const args = { document_id: params.get("document_id") || "", max_chars: 100000, start: 0 };
+  if (params.get("revision_id")) args.revision_id = params.get("revision_id");
+  let text = "";
+  let page;
+  try {
+    do {
+      page = await api("get_document", args);
+      text += page.text;
+      args.start = page.next_start;
+    } while (page.next_start !== null && text.length < 5000000);
+  } catch (error) {
+    $("title").textContent = "Cannot open this document";
+    setState(error.message, true);
+    return;
+  }
+  $("title").textContent = page.title || page.path;
+  $("where").textContent = page.path + " · revision " + page.revision_id + (page.is_current ? "" : " (not current)");
+  const doc = $("doc");
+  const at = (n) => unitIndex(text, n);
+  const mark = el("mark", "", text.slice(at(start), at(end)));
+  mark.id = "hit";
+  doc.replaceChildren(document.createTextNode(text.slice(0, at(start))), mark, document.createTextNode(text.slice(at(end))));
+  mark.scrollIntoView({ block: "center" });
+  doc.focus({ preventScroll: true });
+  setState("The cited passage (characters " + start + "–" + end + ") is marked.");
+}
+
+setUpKey();
+if ($("search-form")) {
+  $("search-form").addEventListener("submit", search);
+  loadCollections();
+  const q = new URLSearchParams(location.search).get("q");
+  if (q) {
+    $("q").value = q;
+    search();
+  }
+} else {
+  if (history.length > 1) $("back").addEventListener("click", (e) => { e.preventDefault(); history.back(); });
+  showDocument();
+}
