@@ -28,8 +28,8 @@ from retrievo.surfaces.cli import _engine, _errors, db_option, err, json_option,
 @click.option("--workers", type=click.IntRange(1, 64), help="Worker processes (default 1).")
 @click.option("--no-auth", is_flag=True, default=None, help="No API keys: refused unless bound to loopback.")
 @click.option("--cors-origin", "cors_origins", multiple=True, help="Allow this browser origin (repeatable).")
-@click.option("--rate", type=float, help="Requests a second per key, on average (default 20).")
-@click.option("--burst", type=float, help="Requests a key may make at once (default 40).")
+@click.option("--rate", type=float, help="Requests a second per key, on average (default 50).")
+@click.option("--burst", type=float, help="Requests a key may make at once (default 100).")
 @click.option("--no-refresh", is_flag=True, default=None, help="No re-indexing or baselines over HTTP.")
 @click.option(
     "--log-queries", is_flag=True, default=None, help="Put query text in request logs (off by default)."

@@ -35,16 +35,17 @@ def error(status: int, message: str, headers: dict[str, str] | None = None) -> J
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
-def status_of(exc: ToolError) -> int:
-    cause = exc.__cause__
-    if isinstance(exc, NotServed) or isinstance(cause, AccessDenied):
-        return 403
-    if isinstance(exc, NoSuchCollection) or isinstance(
-        cause, DocumentNotFound | CollectionNotFound | IndexMissingError
-    ):
-        return 404
-    if isinstance(cause, StoreUnavailableError | IndexLockedError):
-        return 503
+def status_of(exc: BaseException) -> int:
+    """The HTTP status for a tool's error, from the first error in its chain that says one."""
+    chain: BaseException | None = exc
+    while chain is not None:
+        if isinstance(chain, NotServed | AccessDenied):
+            return 403
+        if isinstance(chain, NoSuchCollection | DocumentNotFound | CollectionNotFound | IndexMissingError):
+            return 404
+        if isinstance(chain, StoreUnavailableError | IndexLockedError):
+            return 503
+        chain = chain.__cause__
     return 400
 
 
@@ -55,7 +56,7 @@ async def call_tool(server: MCPServer, name: str, arguments: dict[str, Any]) -> 
         log.exception("unexpected error in REST call of %s", name)
         return error(500, "internal error; nothing was changed by it, the server's log has the details")
     except ToolError as exc:
-        return error(status_of(exc), str(exc))
+        return error(status_of(exc), str(exc).removeprefix(f"Error executing tool {name}: "))
     data = getattr(result, "structured_content", None)
     if data is None:  # every retrievo tool answers structured JSON
         return error(500, f"{name} gave no structured answer")
@@ -88,6 +89,12 @@ def add_tool_routes(app: FastAPI, servers: McpServers, reference: MCPServer) -> 
             arguments = await arguments_of(request)
             if isinstance(arguments, JSONResponse):
                 return arguments
+            if servers.settings.log_queries and isinstance(arguments.get("query"), str):
+                log.info(
+                    json.dumps(
+                        {"event": "query", "tool": name, "key": principal.name, "query": arguments["query"]}
+                    )
+                )
             return await call_tool(server, name, arguments)
 
         output = tool.output_schema

@@ -23,8 +23,8 @@ class ServeSettings:
     collections: tuple[str, ...] = ()  # the only collections this server serves (empty: all)
     allow_refresh: bool = True  # write keys may re-index indexed paths and create baselines
     cors_origins: tuple[str, ...] = ()  # CORS is off unless origins are named
-    rate: float = 20.0  # requests a second per key, on average
-    burst: float = 40.0  # requests a key may make at once
+    rate: float = 50.0  # requests a second per key, on average
+    burst: float = 100.0  # requests a key may make at once
     log_queries: bool = False  # request logs never carry query text unless this is set
     max_body_bytes: int = 1_000_000
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
@@ -32,7 +32,8 @@ class ServeSettings:
     def check(self) -> ServeSettings:
         if self.no_auth and not is_loopback(self.host):
             raise ConfigError(
-                f"--no-auth serves without keys, so it is refused on {self.host!r}: bind 127.0.0.1 (or ::1) "
+                f"--no-auth serves without keys, so it is refused on {self.host!r}, which is not a loopback address: "
+                "bind 127.0.0.1 (or ::1) "
                 "or create a key with `retrievo keys create`"
             )
         if not 0 < self.port < 65536:

@@ -1,0 +1,82 @@
+"""A real ``retrievo serve`` in a subprocess (uvicorn on a free port) for the server and page tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", *args],
+        check=False, capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})},
+        timeout=120,
+    )  # fmt: skip
+
+
+def create_key(where: list[str], name: str, scope: str = "read", *collections: str) -> str:
+    options = [option for c in collections for option in ("--collection", c)]
+    done = cli("keys", "create", "--name", name, "--scope", scope, *options, *where)
+    assert done.returncode == 0, done.stderr
+    token = done.stdout.strip()
+    assert token.startswith("rtv_") and "\n" not in token
+    return token
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen[str]
+    log: Path
+
+    def logs(self) -> str:
+        return self.log.read_text(encoding="utf-8")
+
+
+@contextmanager
+def serving(where: list[str], *options: str, env: dict[str, str] | None = None) -> Iterator[Server]:
+    port = free_port()
+    log = Path(os.environ.get("TMPDIR", "/tmp")) / f"retrievo-serve-{port}.log"
+    with log.open("w", encoding="utf-8") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "retrievo.surfaces.cli", "serve", "--port", str(port), *where, *options],
+            stdout=sink, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env={**os.environ, **(env or {})},
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"retrievo serve did not start: {log.read_text(encoding='utf-8')}")
+            time.sleep(0.2)
+        yield Server(url, process, log)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.unlink(missing_ok=True)
