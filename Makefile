@@ -27,6 +27,7 @@ test: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/ruff format --check src tests benchmarks scripts
 	$(BIN)/mypy --strict src
+	sh scripts/ensure_chromium.sh
 	$(BIN)/python -m pytest -W error
 
 clean:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import os
-import sys
 from pathlib import Path
 
 import click
@@ -54,7 +52,7 @@ def serve(
     import uvicorn
 
     from retrievo.surfaces.http import settings as serve_settings
-    from retrievo.surfaces.http.app import build_app
+    from retrievo.surfaces.http.app import build_app, configure_logging
 
     overrides = {
         "host": host, "port": port, "workers": workers, "no_auth": no_auth, "rate": rate, "burst": burst,
@@ -73,8 +71,7 @@ def serve(
                 "`retrievo keys create --name NAME --scope read`", highlight=False,
             )  # fmt: skip
         engine.warm_up()
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
-    logging.getLogger("retrievo.http").setLevel(logging.INFO)
+    configure_logging()
     auth = "off (--no-auth, loopback only)" if settings.no_auth else "API keys"
     err.print(
         f"retrievo serving http://{settings.host}:{settings.port}/ — REST /api (docs /api/docs), MCP /mcp; "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import asdict
@@ -136,6 +137,13 @@ def _rights(request: Request, servers: McpServers) -> Rights:
     return rights_of(request.state.principal, servers.settings)
 
 
+def configure_logging() -> None:
+    """Warnings of everything, and one JSON line per request, on stderr."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
+    log.setLevel(logging.INFO)
+
+
 def from_environment() -> FastAPI:
     """The app for ``uvicorn --factory`` with several workers: engine and serve settings from the environment."""
+    configure_logging()
     return build_app(Engine(Config.from_env()), serve_settings.load(None, {}))

@@ -1,0 +1,176 @@
+"""The search page in a real browser: Debian's Chromium driven headless by Playwright.
+
+`make test` installs Chromium when it is missing and it can (scripts/ensure_chromium.sh); where it
+cannot, these tests skip and say so. RETRIEVO_SCREENSHOTS=DIR saves the screenshots in docs/.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from retrievo import Config, Engine
+from serving import Server, create_key, serving
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+QUESTION = "How many weeks of parental leave?"
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="no Chromium here and it could not be installed (apt-get install chromium); the page is untested",
+)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[tuple[Server, str, list[str]]]:
+    from conftest import HANDBOOK
+
+    base = tmp_path_factory.mktemp("page")
+    corpus = base / "handbook"
+    shutil.copytree(HANDBOOK, corpus)
+    # Characters outside the BMP before a passage: offsets are code points, the browser's are UTF-16.
+    (corpus / "travel.md").write_text(
+        "# Travel 🚆🚆\n\nTrain tickets 🎫 are booked through the travel desk.\n\n"
+        "## Per diem\n\nThe per diem for meals abroad is 45 euros a day, paid with the salary.\n",
+        encoding="utf-8",
+    )
+    db = base / "page.db"
+    with Engine(Config(db=db, collection="handbook"), embedder=minilm) as engine:
+        engine.index([corpus])
+    where = ["--db", str(db), "--collection", "handbook"]
+    token = create_key(where, "browser")
+    with serving(where) as server:
+        yield server, token, where
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+def shot(page: Any, name: str) -> None:
+    folder = os.environ.get("RETRIEVO_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / name), full_page=False)
+
+
+def search(page: Any, query: str) -> None:
+    page.fill("#q", query)
+    page.press("#q", "Enter")
+    page.wait_for_selector("#state:has-text('result')")
+
+
+def test_search_filter_explain_and_open_the_exact_passage(
+    site: tuple[Server, str, list[str]], browser: Any
+) -> None:
+    server, token, _ = site
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(server.url + "/")
+    assert page.is_visible("#key-box")
+    # Every control has a label a screen reader can announce.
+    assert page.evaluate("[...document.querySelectorAll('input,select')].every(e => e.labels.length > 0)")
+    page.fill("#key", token)
+    page.press("#key", "Tab")
+    search(page, QUESTION)
+    first = page.locator("#results li.hit").first
+    citation = first.locator("a.cite").inner_text()
+    assert "leave-policy.md:" in citation
+    assert "relevance" in first.locator(".relevance").inner_text()
+    assert first.locator(".excerpt mark").count() >= 1  # matched words highlighted
+    assert "hybrid" in page.inner_text("#state")
+    shot(page, "search-page.png")
+
+    # A path filter narrows the results to that file.
+    page.click("#options summary")
+    page.fill("#path", "*security.md")
+    search(page, "password")
+    citations = page.locator("#results a.cite").all_inner_texts()
+    assert citations and all("security.md:" in c for c in citations)
+
+    # Explain shows each arm's rank and score.
+    page.fill("#path", "")
+    page.check("#explain")
+    search(page, QUESTION)
+    arms = page.locator("#results li.hit").first.locator(".explain dt").all_inner_texts()
+    assert set(arms) <= {"keyword", "semantic"} and arms
+
+    # The citation opens the document with exactly the hit's text marked, scrolled into view.
+    expected = httpx.post(
+        f"{server.url}/api/search", json={"query": QUESTION, "limit": 10, "mode": "hybrid"},
+        headers={"Authorization": f"Bearer {token}"}, timeout=60,
+    ).json()["results"][0]  # fmt: skip
+    page.locator("#results a.cite").first.click()
+    page.wait_for_selector("mark#hit")
+    assert page.locator("mark#hit").text_content() == expected["text"]
+    assert page.evaluate(
+        "(() => { const r = document.getElementById('hit').getBoundingClientRect();"
+        " return r.bottom > 0 && r.top < innerHeight; })()"
+    )
+    shot(page, "document-view.png")
+    page.go_back()
+    page.wait_for_selector("#results li.hit")  # the query is in the address, so back shows the results
+    page.close()
+
+
+def test_offsets_past_emoji_mark_the_right_text(site: tuple[Server, str, list[str]], browser: Any) -> None:
+    server, token, _ = site
+    hit = httpx.post(
+        f"{server.url}/api/search", json={"query": "per diem for meals abroad", "limit": 1},
+        headers={"Authorization": f"Bearer {token}"}, timeout=60,
+    ).json()["results"][0]  # fmt: skip
+    assert "travel.md" in hit["path"]
+    page = browser.new_page()
+    page.add_init_script(f"sessionStorage.setItem('retrievo-key', {token!r})")
+    query = f"document_id={hit['document_id']}&revision_id={hit['revision_id']}&start={hit['start']}&end={hit['end']}"
+    page.goto(f"{server.url}/view?{query}")
+    page.wait_for_selector("mark#hit")
+    assert page.locator("mark#hit").text_content() == hit["text"]
+    page.close()
+
+
+def test_phone_width_wrong_key_and_keyboard(site: tuple[Server, str, list[str]], browser: Any) -> None:
+    server, token, _ = site
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = context.new_page()
+    page.goto(server.url + "/")
+    page.fill("#key", "rtv_wrong.key")
+    page.press("#key", "Tab")
+    page.fill("#q", QUESTION)
+    page.press("#q", "Enter")
+    page.wait_for_selector("#state.warn")
+    assert "valid API key" in page.inner_text("#state")
+    # Keyboard only: focus the key field, type, tab to the query, type, Enter.
+    page.focus("#key")
+    page.fill("#key", "")
+    page.keyboard.type(token)
+    page.keyboard.press("Tab")
+    page.focus("#q")
+    page.fill("#q", "")
+    page.keyboard.type(QUESTION)
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#results li.hit")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # no sideways scrolling
+    shot(page, "search-page-phone.png")
+    context.close()
+
+
+def test_lexical_only_is_said_on_the_page(site: tuple[Server, str, list[str]], browser: Any) -> None:
+    _, _, where = site
+    with serving(where, "--no-auth", env={"RETRIEVO_EMBEDDER": "none"}) as keyless:
+        page = browser.new_page()
+        page.goto(keyless.url + "/")
+        assert not page.is_visible("#key-box")  # no key needed on a --no-auth loopback server
+        search(page, QUESTION)
+        state = page.locator("#state")
+        assert "keywords only" in state.inner_text() and "warn" in (state.get_attribute("class") or "")
+        page.close()
