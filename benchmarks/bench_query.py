@@ -59,27 +59,29 @@ def config_for(db: Path, store_url: str | None) -> Config:
     return Config(db=db, store=store_url, collection="bench")
 
 
-def build(config: Config, size: int) -> float:
+def build(config: Config, size: int, model_id: str = MODEL_ID) -> float:
     store = open_store(config, create=True)
     store.ensure_collection("bench")
-    store.set_collection_model("bench", MODEL_ID, DIMS)
+    store.set_collection_model("bench", model_id, DIMS)
     texts = synthetic_texts(size)
     started = time.perf_counter()
     with store.bulk_load("bench"):
-        _write(store, texts, size)
+        _write(store, texts, size, model_id)
     store.close()
     return time.perf_counter() - started
 
 
-def _write(store: Store, texts: Iterator[str], size: int) -> None:
+def _write(store: Store, texts: Iterator[str], size: int, model_id: str = MODEL_ID) -> None:
     written = 0
     while written < size:
         batch = [next(texts) for _ in range(min(CHUNKS_PER_DOCUMENT, size - written))]
-        write_document(store, written, batch, low_rank(len(batch), DIMS, seed=written + 1))
+        write_document(store, written, batch, low_rank(len(batch), DIMS, seed=written + 1), model_id)
         written += len(batch)
 
 
-def write_document(store: Store, number: int, batch: list[str], vectors: np.ndarray) -> None:
+def write_document(
+    store: Store, number: int, batch: list[str], vectors: np.ndarray, model_id: str = MODEL_ID
+) -> None:
     """One document of the ``bench`` collection whose chunks are ``batch`` (one per line), with vectors."""
     body = "\n".join(batch)
     lines = LineIndex(body)
@@ -95,7 +97,7 @@ def write_document(store: Store, number: int, batch: list[str], vectors: np.ndar
         offset += len(text) + 1
     document = LoadedDocument(source=f"/bench/{number}.txt", text=body, title=f"Document {number}")
     store.write_revision("bench", document, sha256_text(body), drafts, None)
-    store.put_embeddings(MODEL_ID, [embedding_key(d.context, d.text) for d in drafts], vectors)
+    store.put_embeddings(model_id, [embedding_key(d.context, d.text) for d in drafts], vectors)
 
 
 def measure(config: Config, queries: int) -> tuple[float, dict[str, tuple[float, float]]]:

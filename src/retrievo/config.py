@@ -42,6 +42,17 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("rewrite_model", "RETRIEVO_REWRITE_MODEL", "model name for the query rewriter"),
     Setting("rewrite_api_key", "RETRIEVO_REWRITE_API_KEY", "API key for the query rewriter (never logged)"),
+    Setting(
+        "rerank_url",
+        "RETRIEVO_RERANK_URL",
+        "base URL of a /rerank endpoint (Cohere/Jina/TEI shape; off unset)",
+    ),
+    Setting("rerank_model", "RETRIEVO_RERANK_MODEL", "model name at the rerank endpoint"),
+    Setting("rerank_api_key", "RETRIEVO_RERANK_API_KEY", "API key for the rerank endpoint (never logged)"),
+    Setting(
+        "rerank_path", "RETRIEVO_RERANK_PATH", "folder with a cross-encoder's model.onnx + tokenizer.json"
+    ),
+    Setting("rerank_depth", "RETRIEVO_RERANK_DEPTH", "fused hits the reranker reorders (default 30)"),
 )
 
 
@@ -61,6 +72,11 @@ class Config:
     rewrite_url: str | None = None
     rewrite_model: str | None = None
     rewrite_api_key: str | None = None
+    rerank_url: str | None = None
+    rerank_model: str | None = None
+    rerank_api_key: str | None = None
+    rerank_path: str | None = None
+    rerank_depth: int = 30
 
     def __post_init__(self) -> None:
         if not isinstance(self.db, Path):  # Config(db="index.db") from the Python API
@@ -71,7 +87,7 @@ class Config:
         shown = {
             f.name: getattr(self, f.name)
             for f in fields(self)
-            if f.name not in ("embed_api_key", "store", "rewrite_api_key")
+            if f.name not in ("embed_api_key", "store", "rewrite_api_key", "rerank_api_key")
         }
         if self.store:
             from retrievo.secrets import redact
@@ -98,7 +114,7 @@ class Config:
             try:
                 if name == "db":
                     typed[name] = Path(value).expanduser()
-                elif name in ("max_file_bytes", "rrf_k", "ef_search"):
+                elif name in ("max_file_bytes", "rrf_k", "ef_search", "rerank_depth"):
                     typed[name] = int(value)
                 else:
                     typed[name] = str(value)
@@ -109,6 +125,8 @@ class Config:
             raise ConfigError(f"--store must be a postgresql:// URL, got {config.store.split(':')[0]}://…")
         if config.fusion not in ("zscore", "rrf"):
             raise ConfigError(f"unknown fusion {config.fusion!r}; choose zscore or rrf")
+        if not 1 <= config.rerank_depth <= 1000:
+            raise ConfigError(f"rerank_depth must be 1-1000, got {config.rerank_depth}")
         if config.rrf_k < 1:
             raise ConfigError(f"rrf_k must be at least 1, got {config.rrf_k}")
         if config.embedder not in ("local", "openai", "ollama", "none"):

@@ -48,6 +48,7 @@ from retrievo.models import (
 from retrievo.search.context import AssembledContext, CodeBudget, assemble
 from retrievo.search.hybrid import SearchOptions, run_search
 from retrievo.search.records import RecordContext, record_context
+from retrievo.search.rerank import make_reranker
 from retrievo.search.rewrite import QueryRewriter
 from retrievo.search.similar import check_scope, similar_chunks
 from retrievo.store.base import Store
@@ -78,6 +79,9 @@ class Engine(CodeQueries):
             QueryRewriter(config.rewrite_url, config.rewrite_model or "gpt-4o-mini", config.rewrite_api_key)
             if config.rewrite_url
             else None
+        )
+        self._reranker = make_reranker(
+            config.rerank_url, config.rerank_model, config.rerank_api_key, config.rerank_path
         )
 
     # Lifecycle --------------------------------------------------------------------------------
@@ -322,6 +326,8 @@ class Engine(CodeQueries):
             explain=explain,
             k=self.config.rrf_k,
             fusion=self.config.fusion,
+            reranker=self._reranker,
+            rerank_depth=self.config.rerank_depth,
         )
         if self._rewriter is not None and options.mode == SearchMode.HYBRID:
             rewritten = self._rewriter.rewrite(query)

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.errors import EmbedderUnavailable
-from retrievo.models import ArmHit, Filters, Hit, SearchMode, SearchResult
+from retrievo.models import ArmHit, Chunk, Filters, Hit, SearchMode, SearchResult
 from retrievo.search.fusion import (
     DEFAULT_FUSION,
     DEFAULT_K,
@@ -29,6 +29,7 @@ from retrievo.search.fusion import (
     zscore_relevance,
 )
 from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, clean_query
+from retrievo.search.rerank import DEFAULT_DEPTH, Reranker, rerank
 from retrievo.search.structure import structural_arm
 from retrievo.store.base import Store
 
@@ -55,6 +56,8 @@ class SearchOptions:
     # From a query rewriter: names for the structural arm, words for the keyword arm (never the dense arm).
     entities: tuple[str, ...] = ()
     expansions: tuple[str, ...] = ()
+    reranker: Reranker | None = None  # reorders the fused top ``rerank_depth`` (off by default)
+    rerank_depth: int = DEFAULT_DEPTH
 
 
 QueryEmbedder = Callable[[str], tuple[str, npt.NDArray[np.float32]]]
@@ -112,15 +115,31 @@ def run_search(
             return zscore_relevance(score, ran)
 
     ranks = {arm: {hit.chunk_id: hit for hit in hits} for arm, hits in arms.items()}
+    fetched: dict[int, Chunk] = {}
+    if options.reranker is not None and fused:
+        depth_ids = [chunk_id for chunk_id, _ in fused[: max(options.rerank_depth, options.limit)]]
+        fetched = store.get_chunks(depth_ids)
+        reranked = rerank(
+            options.reranker, query, fused, {i: c.text for i, c in fetched.items()}, options.rerank_depth
+        )
+        if reranked is not None:
+            ranks["fused"] = {
+                chunk_id: ArmHit(chunk_id, n, score) for n, (chunk_id, score) in enumerate(fused, 1)
+            }
+            ranks["rerank"] = {
+                chunk_id: ArmHit(chunk_id, n, score) for chunk_id, (n, score) in reranked[1].items()
+            }
+            fused = reranked[0]
     selected: list[tuple[int, float, float]] = []
     for chunk_id, score in fused:
         relevance = relevance_of(score)
         if options.min_score is not None and relevance < options.min_score:
-            break  # fused order is relevance order, so nothing after this passes either
+            continue
         selected.append((chunk_id, score, relevance))
         if len(selected) == options.limit:
             break
-    chunks = store.get_chunks([chunk_id for chunk_id, _, _ in selected])
+    missing = [chunk_id for chunk_id, _, _ in selected if chunk_id not in fetched]
+    chunks = {**fetched, **(store.get_chunks(missing) if missing else {})}
     hits = tuple(
         Hit(
             chunk=chunks[chunk_id],
