@@ -203,7 +203,7 @@ def main() -> None:
         results["mcp"] = asyncio.run(mcp_load(url, key, queries, args.clients, args.per_client))
         print("MCP", results["mcp"], file=sys.stderr)
         keyed = sequential(url, key, document_id, 300)
-    with server(config, "--workers", "1", "--no-auth") as url:
+    with server(config, "--workers", str(args.workers), "--no-auth") as url:
         open_ = sequential(url, None, document_id, 300)
     results["auth_overhead"] = {
         "with_key_p50_ms": round(statistics.median(keyed[50:]), 2),
