@@ -307,3 +307,30 @@ def test_keys_on_both_stores(make_engine: Any) -> None:
     assert ring.list() == [] and ring.list(include_revoked=True)[0].revoked_at
     again, _ = ring.create("ci")  # a revoked key's name can be used again
     assert again.key_id != key.key_id
+
+
+def test_a_team_server_on_postgresql(postgres_url: str, minilm: Any, tmp_path: Path) -> None:
+    """The documented team set-up: index, keys and server all on one PostgreSQL database."""
+    from conftest import HANDBOOK
+
+    with Engine(Config.from_env(store=postgres_url, collection="hr"), embedder=minilm) as engine:
+        engine.index([HANDBOOK])
+    where = ["--store", postgres_url]
+    key = create_key(where, "pg-reader", "read", "hr")
+    with serving(where) as pg:
+        answer = post(pg, "/api/search", {"query": QUESTION, "limit": 3}, key)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["results"][0]["path"].endswith("leave-policy.md")
+        tools, status = mcp_call(pg, key, "index_status", {})
+        assert [c["name"] for c in status["collections"]] == ["hr"] and "refresh_index" not in tools
+        assert post(pg, "/api/search", {"query": QUESTION}, None).status_code == 401
+        assert postgres_url.split("@")[0] not in pg.logs()  # the URL's credentials never reach a log
+
+
+def test_sigterm_finishes_and_exits_cleanly(team: dict[str, Any]) -> None:
+    with serving(team["where"]) as running:
+        assert post(running, "/api/index_status", {}, team["all"]).status_code == 200
+        running.process.terminate()
+        # uvicorn finishes the requests in flight, runs the app's shutdown, then re-raises SIGTERM.
+        assert running.process.wait(timeout=20) in (0, -15)
+        assert '"event": "stopped"' in running.logs() and "Traceback" not in running.logs()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import AsyncIterator
@@ -58,6 +59,7 @@ def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = No
             servers.start(tasks)
             yield
             tasks.cancel_scope.cancel()
+        log.info(json.dumps({"event": "stopped", "detail": "requests in flight finished"}))
 
     app = FastAPI(
         title="retrievo", version=version("retrievo"), description=DESCRIPTION, lifespan=lifespan,
