@@ -96,7 +96,7 @@ def load(specs: list[str], cache: Path, depth: int) -> dict[str, list[Run]]:
 
 
 def main() -> None:
-    from retrievo.search import fusion as F
+    from retrievo.search import fusion as fuse
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("sets", nargs="+", help="name=DATASET_DIR:DB[:split]")
@@ -107,14 +107,18 @@ def main() -> None:
     variants: dict[str, Fusion] = {
         "keyword": lambda arms, q: [(h.chunk_id, h.score) for h in arms["keyword"]],
         "semantic": lambda arms, q: [(h.chunk_id, h.score) for h in arms["semantic"]],
-        "zscore": lambda arms, q: F.zscore_fusion(arms),
-        "rrf k=60": lambda arms, q: F.rrf(arms),
+        "zscore": lambda arms, q: fuse.zscore_fusion(arms),
+        "rrf k=60": lambda arms, q: fuse.rrf(arms),
     }
-    if hasattr(F, "adaptive_fusion"):
-        variants["adaptive"] = lambda arms, q: F.adaptive_fusion(arms, q)[0]
+    if hasattr(fuse, "adaptive_fusion"):
+        variants["adaptive"] = lambda arms, q: fuse.adaptive_fusion(arms, q)[0]
     print(f"nDCG@10 at depth {args.depth}: tune | held-out | all")
     for name, fusion in variants.items():
-        cells = [f"{ndcg(runs, fusion, part, args.depth):.4f}" for runs in data.values() for part in ("tune", "held", "all")]
+        cells = [
+            f"{ndcg(runs, fusion, part, args.depth):.4f}"
+            for runs in data.values()
+            for part in ("tune", "held", "all")
+        ]
         print(f"{name:12s} " + "  ".join(" | ".join(cells[i : i + 3]) for i in range(0, len(cells), 3)))
 
 

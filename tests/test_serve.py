@@ -324,7 +324,9 @@ def test_a_team_server_on_postgresql(postgres_url: str, minilm: Any, tmp_path: P
         tools, status = mcp_call(pg, key, "index_status", {})
         assert [c["name"] for c in status["collections"]] == ["hr"] and "refresh_index" not in tools
         assert post(pg, "/api/search", {"query": QUESTION}, None).status_code == 401
-        assert postgres_url.split("@")[0] not in pg.logs()  # the URL's credentials never reach a log
+        assert (
+            postgres_url.split("@", maxsplit=1)[0] not in pg.logs()
+        )  # the URL's credentials never reach a log
 
 
 def test_sigterm_finishes_and_exits_cleanly(team: dict[str, Any]) -> None:
