@@ -33,7 +33,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "max_file_bytes", "RETRIEVO_MAX_FILE_BYTES", "files larger than this are skipped (default 10 MB)"
     ),
-    Setting("fusion", "RETRIEVO_FUSION", "hybrid fusion: zscore (default, best measured) or rrf"),
+    Setting(
+        "fusion",
+        "RETRIEVO_FUSION",
+        "hybrid fusion: adaptive (default: z-score, arms weighted per query), zscore, rrf",
+    ),
     Setting("rrf_k", "RETRIEVO_RRF_K", "Reciprocal Rank Fusion constant k (default 60)"),
     Setting(
         "rewrite_url",
@@ -68,7 +72,7 @@ class Config:
     embed_api_key: str | None = None
     max_file_bytes: int = 10 * 1024 * 1024
     rrf_k: int = 60
-    fusion: str = "zscore"
+    fusion: str = "adaptive"
     rewrite_url: str | None = None
     rewrite_model: str | None = None
     rewrite_api_key: str | None = None
@@ -123,8 +127,8 @@ class Config:
         config = replace(self, **typed)
         if config.store and not config.store.startswith(("postgresql://", "postgres://")):
             raise ConfigError(f"--store must be a postgresql:// URL, got {config.store.split(':')[0]}://…")
-        if config.fusion not in ("zscore", "rrf"):
-            raise ConfigError(f"unknown fusion {config.fusion!r}; choose zscore or rrf")
+        if config.fusion not in ("adaptive", "zscore", "rrf"):
+            raise ConfigError(f"unknown fusion {config.fusion!r}; choose adaptive, zscore or rrf")
         if not 1 <= config.rerank_depth <= 1000:
             raise ConfigError(f"rerank_depth must be 1-1000, got {config.rerank_depth}")
         if config.rrf_k < 1:

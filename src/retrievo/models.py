@@ -169,6 +169,7 @@ class SearchResult:
     # What the answer was read from: a baseline (None at HEAD) and the effective point in time.
     baseline_id: str | None = None
     as_of: str | None = None
+    fusion_weights: dict[str, float] | None = None  # with explain: each arm's weight for this query
 
 
 @dataclass(frozen=True)

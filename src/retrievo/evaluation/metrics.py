@@ -38,3 +38,18 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     ordered = sorted(values)
     index = max(0, math.ceil(fraction * len(ordered)) - 1)
     return ordered[index]
+
+
+def expected_calibration_error(pairs: Sequence[tuple[float, bool]], bins: int = 10) -> float:
+    """ECE: over equal-width bins of predicted relevance, |mean prediction − share relevant|, weighted by size."""
+    if not pairs:
+        return 0.0
+    total = 0.0
+    for b in range(bins):
+        low, high = b / bins, (b + 1) / bins
+        inside = [(p, y) for p, y in pairs if low <= p < high or (b == bins - 1 and p == high)]
+        if inside:
+            predicted = sum(p for p, _ in inside) / len(inside)
+            observed = sum(1 for _, y in inside if y) / len(inside)
+            total += len(inside) / len(pairs) * abs(predicted - observed)
+    return total

@@ -12,7 +12,13 @@ from retrievo.config import Config
 from retrievo.embed.base import Embedder
 from retrievo.engine import Engine
 from retrievo.evaluation.beir import Dataset, load_beir
-from retrievo.evaluation.metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
+from retrievo.evaluation.metrics import (
+    expected_calibration_error,
+    mrr_at_k,
+    ndcg_at_k,
+    percentile,
+    recall_at_k,
+)
 from retrievo.models import LoadedDocument, SearchMode
 
 SOURCE_PREFIX = "beir://"
@@ -26,6 +32,7 @@ class ModeScores:
     ndcg_10: float
     mrr_10: float
     recall: dict[int, float]
+    ece_10: float  # expected calibration error of the top 10 hits' relevance (see search/calibration.py)
     latency_p50_ms: float
     latency_p95_ms: float
     queries: int
@@ -65,7 +72,7 @@ def evaluate(
     split: str = "test",
     embedder: Embedder | None = None,
     rrf_k: int = 60,
-    fusion: str = "zscore",
+    fusion: str = "adaptive",
 ) -> EvalReport:
     dataset = load_beir(directory, split)
     dense = any(mode != SearchMode.KEYWORD for mode in modes)
@@ -100,6 +107,7 @@ def _run_mode(engine: Engine, dataset: Dataset, queries: list[tuple[str, str]], 
     latencies: list[float] = []
     ndcg, mrr = 0.0, 0.0
     recall = dict.fromkeys(RECALL_CUTOFFS, 0.0)
+    calibration: list[tuple[float, bool]] = []
     search_mode = mode
     prefix = f"{SOURCE_PREFIX}{dataset.name}/"
     depth = max(RECALL_CUTOFFS)
@@ -114,6 +122,9 @@ def _run_mode(engine: Engine, dataset: Dataset, queries: list[tuple[str, str]], 
             if doc_id not in ranked:
                 ranked.append(doc_id)
         judged = dataset.qrels[query_id]
+        calibration += [
+            (hit.relevance, judged.get(hit.chunk.path.removeprefix(prefix), 0) > 0) for hit in found.hits[:10]
+        ]
         ndcg += ndcg_at_k(ranked, judged, 10)
         mrr += mrr_at_k(ranked, judged, 10)
         for cutoff in RECALL_CUTOFFS:
@@ -122,6 +133,7 @@ def _run_mode(engine: Engine, dataset: Dataset, queries: list[tuple[str, str]], 
     return ModeScores(
         mode=mode, search_mode=search_mode, ndcg_10=round(ndcg / count, 4), mrr_10=round(mrr / count, 4),
         recall={k: round(v / count, 4) for k, v in recall.items()},
+        ece_10=round(expected_calibration_error(calibration), 4),
         latency_p50_ms=round(percentile(latencies, 0.5), 2), latency_p95_ms=round(percentile(latencies, 0.95), 2),
         queries=len(queries),
     )  # fmt: skip

@@ -1,12 +1,14 @@
 """Run the arms a mode asks for, fuse them, and say how the answer was made.
 
-Two fusions (``SearchOptions.fusion``):
-- ``zscore`` (default, best measured): weighted mean of each arm's standardised scores.
-  Relevance = Φ(√arms · score): 0.5 for a typical candidate, near 1 for a hit far above the rest.
-- ``rrf``: Reciprocal Rank Fusion. Relevance = fused score / the highest score possible for the
-  arms that ran (rank 1 in each): 1.0 for a chunk every arm put first, falling off as (k+1)/(k+rank).
-Both are in [0, 1] and comparable across queries, which is what ``min_score`` needs; the raw
-per-arm scores are in ``explain``.
+Three fusions (``SearchOptions.fusion``):
+- ``adaptive`` (default): z-score fusion with arm weights set per query from each arm's best match
+  (``fusion.adaptive_weights``); it never fell more than 0.005 below the better single arm on any
+  measured set, where fixed weights did (docs/benchmarks.md).
+- ``zscore``: the weighted mean of each arm's standardised scores, equal weights.
+- ``rrf``: Reciprocal Rank Fusion, k = 60 as the seeds describe it.
+``score`` is the fused score (ordering within one answer). ``relevance`` is the calibrated probability
+that the hit is relevant (``calibration.py``), the same on both stores; ``min_score`` filters on it.
+With ``explain``, each hit carries its arms' ranks and raw scores and the answer its ``fusion_weights``.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ import numpy.typing as npt
 
 from retrievo.errors import EmbedderUnavailable
 from retrievo.models import ArmHit, Chunk, Filters, Hit, SearchMode, SearchResult
+from retrievo.search.calibration import calibrated
 from retrievo.search.fusion import (
     DEFAULT_FUSION,
     DEFAULT_K,
+    adaptive_weights,
     max_rrf_score,
     rrf,
     zscore_fusion,
@@ -97,22 +101,32 @@ def run_search(
         if options.mode == SearchMode.HYBRID and options.structure and options.filters.as_of is None
         else []
     )
+    weights = options.weights
+    if options.fusion == "adaptive" and weights is None:
+        weights = adaptive_weights(arms)
     if options.fusion == "rrf":
         if structural:
             arms[STRUCTURE] = structural
-        fused = rrf(arms, k=options.k, weights=options.weights)
-        ceiling = max_rrf_score(list(arms), k=options.k, weights=options.weights)
+        fused = rrf(arms, k=options.k, weights=weights)
+        ceiling = max_rrf_score(list(arms), k=options.k, weights=weights)
 
-        def relevance_of(score: float) -> float:
+        def fallback(score: float) -> float:
             return min(1.0, score / ceiling) if ceiling else 0.0
     else:
-        fused = _with_structure(zscore_fusion(arms, weights=options.weights), structural)
+        fused = _with_structure(zscore_fusion(arms, weights=weights), structural)
         ran = sum(1 for hits in arms.values() if hits)
         if structural:
             arms[STRUCTURE] = structural
 
-        def relevance_of(score: float) -> float:
+        def fallback(score: float) -> float:
             return zscore_relevance(score, ran)
+
+    # Relevance: the calibrated probability of being relevant (search/calibration.py); the fused score's
+    # own scale only when neither arm returned anything (hits from the structural arm alone).
+    calibrate = calibrated({arm: hits for arm, hits in arms.items() if arm in (KEYWORD, SEMANTIC)})
+
+    def relevance_of(chunk_id: int, score: float) -> float:
+        return calibrate(chunk_id) if calibrate is not None else fallback(score)
 
     ranks = {arm: {hit.chunk_id: hit for hit in hits} for arm, hits in arms.items()}
     fetched: dict[int, Chunk] = {}
@@ -132,7 +146,7 @@ def run_search(
             fused = reranked[0]
     selected: list[tuple[int, float, float]] = []
     for chunk_id, score in fused:
-        relevance = relevance_of(score)
+        relevance = relevance_of(chunk_id, score)
         if options.min_score is not None and relevance < options.min_score:
             continue
         selected.append((chunk_id, score, relevance))
@@ -159,6 +173,9 @@ def run_search(
         search_duration_ms=round((time.perf_counter() - started) * 1000, 3),
         hits=hits,
         degraded_reason=reason if degraded else None,
+        fusion_weights=dict(weights or dict.fromkeys(arms, 1.0))
+        if options.explain and len(arms) > 1
+        else None,
     )
 
 

@@ -127,9 +127,11 @@ def _show_progress_messages() -> None:
 @click.option(
     "--min-score", type=click.FloatRange(0, 1), help="Drop hits whose relevance (0-1) is below this."
 )
-@click.option("--explain", is_flag=True, help="Show each arm's rank and raw score.")
+@click.option("--explain", is_flag=True, help="Show each arm's rank and raw score, and the fusion's weights.")
 @click.option(
-    "--fusion", type=click.Choice(["zscore", "rrf"]), help="Hybrid fusion (default zscore; $RETRIEVO_FUSION)."
+    "--fusion",
+    type=click.Choice(["adaptive", "zscore", "rrf"]),
+    help="Hybrid fusion (default adaptive; $RETRIEVO_FUSION).",
 )
 @point_options
 @json_option
@@ -182,9 +184,14 @@ def _print_result(result: SearchResult, explain: bool, load_ms: float = 0.0) -> 
         err.print(f"[yellow]note:[/] lexical-only search — {result.degraded_reason}", highlight=False)
     point = f" · baseline {result.baseline_id} ({result.as_of})" if result.baseline_id else ""
     load = f" (+ {load_ms:.0f} ms loading the model)" if load_ms >= 1 else ""
+    weights = (
+        " · weights " + ", ".join(f"{arm} {w:.2f}" for arm, w in result.fusion_weights.items())
+        if result.fusion_weights
+        else ""
+    )
     table = Table(
         title=f"{len(result.hits)} result(s) · {result.search_mode} · search {result.search_duration_ms:.1f} ms"
-        f"{load}{point}"
+        f"{load}{point}{weights}"
     )
     table.add_column("#", justify="right")
     table.add_column("relevance", justify="right")
@@ -332,7 +339,9 @@ def context(
 )
 @click.option("--split", default="test", show_default=True, help="Which qrels/<split>.tsv to score.")
 @click.option("--rrf-k", type=click.IntRange(1), default=60, show_default=True)
-@click.option("--fusion", type=click.Choice(["zscore", "rrf"]), default="zscore", show_default=True)
+@click.option(
+    "--fusion", type=click.Choice(["adaptive", "zscore", "rrf"]), default="adaptive", show_default=True
+)
 @_store_url
 @json_option
 def evaluate_command(
@@ -372,17 +381,21 @@ def evaluate_command(
         title=f"{report.dataset}: {report.documents} documents, {report.chunks} chunks ({report.chunker}), "
         f"{report.queries} queries · indexed in {report.index_seconds:.1f}s ({report.chunks_per_second} chunks/s)"
     )
-    for column in ("mode", "nDCG@10", "MRR@10", "R@5", "R@10", "R@20", "R@100", "p50 ms", "p95 ms"):
+    for column in ("mode", "nDCG@10", "ECE@10", "MRR@10", "R@5", "R@10", "R@20", "R@100", "p50 ms", "p95 ms"):
         table.add_column(column, justify="right" if column != "mode" else "left")
     for scores in report.modes:
         label = scores.mode if scores.search_mode == scores.mode else f"{scores.mode} ({scores.search_mode})"
         table.add_row(
-            label, f"{scores.ndcg_10:.4f}", f"{scores.mrr_10:.4f}",
+            label, f"{scores.ndcg_10:.4f}", f"{scores.ece_10:.4f}", f"{scores.mrr_10:.4f}",
             *(f"{scores.recall[k]:.4f}" for k in (5, 10, 20, 100)),
             f"{scores.latency_p50_ms:.1f}", f"{scores.latency_p95_ms:.1f}",
         )  # fmt: skip
     out.print(table)
-    out.print("Recall@k is the Pass@k of the Anthropic contextual-retrieval set.", style="dim")
+    out.print(
+        "Recall@k is the Pass@k of the Anthropic contextual-retrieval set. ECE@10: expected calibration error "
+        "of the top 10 hits' relevance (0 = relevance is exactly the share of relevant hits).",
+        style="dim",
+    )
 
 
 def _bad_mode(mode: str) -> None:

@@ -81,8 +81,17 @@ class SearchHit(BaseModel):
     path: str = Field(description="Absolute path of the source file.")
     title: str
     kind: str
-    score: float = Field(description="Fused score: z-score fusion by default (RRF when the server uses it).")
-    relevance: float = Field(ge=0, le=1, description="Fused score mapped to 0-1; higher is better.")
+    score: float = Field(
+        description="The fused score the results are ordered by; comparable only within one answer. z-score "
+        "fusion (default): the weighted mean of each arm's standardised score (weights per query, see "
+        "fusion_weights); RRF: sum of weight/(60 + rank) over the arms."
+    )
+    relevance: float = Field(
+        ge=0,
+        le=1,
+        description="Estimated probability that this hit is relevant, calibrated on judged data: of hits with "
+        "relevance 0.7, about 7 in 10 are relevant. Comparable across queries; min_score filters on it.",
+    )
     excerpt: str = Field(description="Part of the text around the match, matched words in **bold**.")
     text: str | None = Field(
         description="The chunk's exact text: document_text[start:end] (null with detail='brief')."
@@ -105,6 +114,9 @@ class SearchOutput(PointFields):
     degraded_reason: str | None = None
     cut: str | None = Field(
         default=None, description="Said when results were left out to keep the answer small."
+    )
+    fusion_weights: dict[str, float] | None = Field(
+        default=None, description="With explain: each arm's weight in this query's fusion (keyword is 1)."
     )
     results: list[SearchHit]
 

@@ -129,7 +129,7 @@ def _search_output(result: SearchResult, query_for_highlight: str, detail: str =
     return SearchOutput(
         query=result.query, search_mode=result.search_mode, search_duration_ms=result.search_duration_ms,
         total_results=len(hits), degraded_reason=result.degraded_reason, results=hits,
-        baseline_id=result.baseline_id, as_of=result.as_of,
+        baseline_id=result.baseline_id, as_of=result.as_of, fusion_weights=result.fusion_weights,
     )  # fmt: skip
 
 
@@ -194,7 +194,12 @@ def build_server(
         mode: Mode = "hybrid",
         min_score: Annotated[
             float | None,
-            Field(strict=True, ge=0, le=1, description="Drop hits whose relevance (0-1) is below this."),
+            Field(
+                strict=True,
+                ge=0,
+                le=1,
+                description="Drop hits whose relevance (estimated probability of being relevant) is below this.",
+            ),
         ] = None,
         filters: SearchFilters | None = None,
         explain: Annotated[
