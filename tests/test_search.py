@@ -159,3 +159,39 @@ def test_both_fusions_rank_the_obvious_answer_first_with_relevance_in_range(
     assert all(0.0 <= hit.relevance <= 1.0 for hit in result.hits)
     assert result.hits[0].relevance == max(hit.relevance for hit in result.hits) > 0.5
     assert result.fusion_weights is not None and result.fusion_weights["keyword"] == 1.0
+
+
+def test_calibrated_relevance_is_the_same_on_both_stores(
+    handbook: Path, minilm: Any, tmp_path: Path, postgres_url: str
+) -> None:
+    from retrievo import Config, Engine
+
+    answers = []
+    for config in (Config(db=tmp_path / "i.db"), Config.from_env(store=postgres_url)):
+        with Engine(config, embedder=minilm) as engine:
+            engine.index([handbook])
+            answers.append(engine.search("corporate credit card for travel", limit=5, explain=True))
+    sqlite, postgres = answers
+    assert [h.chunk.chunk_hash for h in sqlite.hits] == [h.chunk.chunk_hash for h in postgres.hits]
+    for a, b in zip(sqlite.hits, postgres.hits, strict=True):
+        assert a.relevance == pytest.approx(b.relevance, abs=2e-4)
+    assert sqlite.fusion_weights == pytest.approx(postgres.fusion_weights, rel=1e-3)
+
+
+def test_adaptive_weights_follow_each_arms_best_match() -> None:
+    from retrievo.models import ArmHit
+    from retrievo.search.fusion import adaptive_weights
+
+    def arms(cosine: float, bm25: float) -> dict[str, list[ArmHit]]:
+        return {"keyword": [ArmHit(1, 1, bm25), ArmHit(2, 2, bm25 / 2)],
+                "semantic": [ArmHit(2, 1, cosine), ArmHit(1, 2, cosine / 2)]}  # fmt: skip
+
+    close = adaptive_weights(arms(0.85, 30.0))["semantic"]
+    far = adaptive_weights(arms(0.35, 30.0))["semantic"]
+    strong_words = adaptive_weights(arms(0.6, 60.0))["semantic"]
+    assert close > 1 > far and strong_words < adaptive_weights(arms(0.6, 10.0))["semantic"]
+    assert adaptive_weights({"keyword": [ArmHit(1, 1, 3.0)], "semantic": []}) == {
+        "keyword": 1.0,
+        "semantic": 1.0,
+    }
+    assert adaptive_weights(arms(5.0, 0.0))["semantic"] <= 404  # clipped at e^6
