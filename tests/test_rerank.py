@@ -151,11 +151,11 @@ def test_onnx_cross_encoder_from_a_local_folder(handbook: Path, minilm: Any, tmp
 
 
 def test_reranker_settings_are_checked(tmp_path: Path) -> None:
-    assert make_reranker(None, None, None, None) is None
-    assert isinstance(make_reranker("http://x/v1", None, None, None), HttpReranker)
+    assert make_reranker(Config()) is None
+    assert isinstance(make_reranker(Config(rerank_url="http://x/v1")), HttpReranker)
     with pytest.raises(ConfigError, match="not both"):
-        make_reranker("http://x", None, None, str(tmp_path))
+        make_reranker(Config(rerank_url="http://x", rerank_path=str(tmp_path)))
     with pytest.raises(ConfigError, match=r"model\.onnx and tokenizer\.json"):
-        make_reranker(None, None, None, str(tmp_path))
+        make_reranker(Config(rerank_path=str(tmp_path)))
     with pytest.raises(ConfigError, match="rerank_depth"):
         Config.from_env(rerank_depth=0)

@@ -195,3 +195,25 @@ def test_adaptive_weights_follow_each_arms_best_match() -> None:
         "semantic": 1.0,
     }
     assert adaptive_weights(arms(5.0, 0.0))["semantic"] <= 404  # clipped at e^6
+
+
+def test_a_partly_embedded_collection_says_so(make_engine: Any, handbook: Path) -> None:
+    from retrievo.models import LoadedDocument
+
+    engine = make_engine()
+    engine.index([handbook / "expenses.md", handbook / "security.md"])
+    full = engine.search("expense receipts")
+    assert full.search_mode == "hybrid" and full.coverage == 1.0 and full.degraded_reason is None
+    text = (handbook / "leave-policy.md").read_text(encoding="utf-8")
+    later = [LoadedDocument(source=str(handbook / "leave-policy.md"), text=text, title="Leave Policy")]
+    engine.add_documents(later, embed=False)  # chunks written, no vectors yet
+    fresh = make_engine()  # a new process's view (counts are reused for a few seconds)
+    partial = fresh.search("parental leave")
+    assert (
+        partial.search_mode == "hybrid-partial" and partial.coverage is not None and 0 < partial.coverage < 1
+    )
+    assert partial.degraded_reason is not None and "retrievo embed" in partial.degraded_reason
+    assert partial.hits  # the keyword arm still finds the unembedded chunks
+    assert fresh.search("parental leave", mode="keyword").coverage is None
+    fresh.embed_missing()
+    assert make_engine().search("parental leave").search_mode == "hybrid"

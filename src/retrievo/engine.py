@@ -46,6 +46,7 @@ from retrievo.models import (
     SkippedFile,
 )
 from retrievo.search.context import AssembledContext, CodeBudget, assemble
+from retrievo.search.coverage import Coverage, unavailable_reason
 from retrievo.search.hybrid import SearchOptions, run_search
 from retrievo.search.records import RecordContext, record_context
 from retrievo.search.rerank import make_reranker
@@ -80,9 +81,8 @@ class Engine(CodeQueries):
             if config.rewrite_url
             else None
         )
-        self._reranker = make_reranker(
-            config.rerank_url, config.rerank_model, config.rerank_api_key, config.rerank_path
-        )
+        self._coverage = Coverage()
+        self._reranker = make_reranker(config)
 
     # Lifecycle --------------------------------------------------------------------------------
 
@@ -332,17 +332,15 @@ class Engine(CodeQueries):
         if self._rewriter is not None and options.mode == SearchMode.HYBRID:
             rewritten = self._rewriter.rewrite(query)
             options = replace(options, entities=rewritten.entities, expansions=rewritten.rephrasings)
-        reason = self._unavailable_reason(store, name)
-        result = run_search(store, name, query, options, self._embed_query, reason)
+        result = run_search(
+            store, name, query, options, self._embed_query, self._unavailable_reason(store, name)
+        )
+        if point.filter_as_of is None:  # at HEAD: say how much of the collection the dense arm saw
+            result = self._coverage.apply(store, name, result)
         return replace(result, baseline_id=point.baseline_id, as_of=point.as_of)
 
     def _unavailable_reason(self, store: Store, collection: str) -> str | None:
-        if self._embedder is None:
-            return "embedder is 'none' (RETRIEVO_EMBEDDER=none): keyword search only"
-        info = store.get_collection(collection)
-        if info is not None and info.model_id is None:
-            return "this collection has no embeddings yet; run `retrievo embed` or re-run `retrievo index`"
-        return self._queries.cooling_down()
+        return unavailable_reason(self._embedder is None, store, collection, self._queries.cooling_down)
 
     def _embed_query(self, query: str) -> tuple[str, npt.NDArray[np.float32]]:
         return self._queries.embed(query)

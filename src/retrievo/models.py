@@ -170,6 +170,7 @@ class SearchResult:
     baseline_id: str | None = None
     as_of: str | None = None
     fusion_weights: dict[str, float] | None = None  # with explain: each arm's weight for this query
+    coverage: float | None = None  # share of the collection's chunks the semantic arm could see (1.0: all)
 
 
 @dataclass(frozen=True)

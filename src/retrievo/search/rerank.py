@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from retrievo.config import Config
 from retrievo.errors import ConfigError, RetrievoError
 
 log = logging.getLogger(__name__)
@@ -112,9 +113,14 @@ class OnnxCrossEncoder(Reranker):
         return scores
 
 
-def make_reranker(
-    url: str | None, model: str | None, api_key: str | None, path: str | None
-) -> Reranker | None:
+def make_reranker(config: Config) -> Reranker | None:
+    """The reranker the settings ask for (``RETRIEVO_RERANK_URL`` or ``_PATH``), or None: off."""
+    url, model, api_key, path = (
+        config.rerank_url,
+        config.rerank_model,
+        config.rerank_api_key,
+        config.rerank_path,
+    )
     if url and path:
         raise ConfigError("set RETRIEVO_RERANK_URL or RETRIEVO_RERANK_PATH, not both")
     if url:

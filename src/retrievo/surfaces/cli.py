@@ -181,7 +181,8 @@ def _short_path(path: str) -> str:
 
 def _print_result(result: SearchResult, explain: bool, load_ms: float = 0.0) -> None:
     if result.degraded_reason:
-        err.print(f"[yellow]note:[/] lexical-only search — {result.degraded_reason}", highlight=False)
+        kind = "partly semantic" if result.search_mode.endswith("-partial") else "lexical-only"
+        err.print(f"[yellow]note:[/] {kind} search — {escape(result.degraded_reason)}", highlight=False)
     point = f" · baseline {result.baseline_id} ({result.as_of})" if result.baseline_id else ""
     load = f" (+ {load_ms:.0f} ms loading the model)" if load_ms >= 1 else ""
     weights = (

@@ -108,12 +108,20 @@ class SearchHit(BaseModel):
 
 class SearchOutput(PointFields):
     query: str
-    search_mode: str = Field(description="hybrid | keyword | semantic | lexical-only (embedder unavailable).")
+    search_mode: str = Field(
+        description="hybrid | keyword | semantic | lexical-only (embedder unavailable); hybrid-partial or "
+        "semantic-partial when only part of the collection has vectors (see coverage)."
+    )
     search_duration_ms: float
     total_results: int
     degraded_reason: str | None = None
     cut: str | None = Field(
         default=None, description="Said when results were left out to keep the answer small."
+    )
+    coverage: float | None = Field(
+        default=None,
+        description="Share of the collection's chunks that have vectors (1.0: all). Below 1 the semantic arm saw "
+        "only part of the collection: search_mode ends in -partial and degraded_reason says what to run.",
     )
     fusion_weights: dict[str, float] | None = Field(
         default=None, description="With explain: each arm's weight in this query's fusion (keyword is 1)."

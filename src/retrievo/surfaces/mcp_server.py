@@ -130,6 +130,7 @@ def _search_output(result: SearchResult, query_for_highlight: str, detail: str =
         query=result.query, search_mode=result.search_mode, search_duration_ms=result.search_duration_ms,
         total_results=len(hits), degraded_reason=result.degraded_reason, results=hits,
         baseline_id=result.baseline_id, as_of=result.as_of, fusion_weights=result.fusion_weights,
+        coverage=result.coverage,
     )  # fmt: skip
 
 

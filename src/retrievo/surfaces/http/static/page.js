@@ -92,10 +92,12 @@ function render(data, explain) {
   }
   const parts = [data.total_results + " result" + (data.total_results === 1 ? "" : "s"), data.search_mode,
     Math.round(data.search_duration_ms) + " ms"];
-  const lexical = data.search_mode === "lexical-only" || Boolean(data.degraded_reason);
+  const partial = data.search_mode.endsWith("-partial");
+  const lexical = !partial && (data.search_mode === "lexical-only" || Boolean(data.degraded_reason));
   let text = parts.join(" · ");
   if (lexical) text += " — keywords only: " + (data.degraded_reason || "the vector arm is unavailable");
-  setState(text, lexical);
+  if (partial) text += " — partly by meaning: " + data.degraded_reason;
+  setState(text, lexical || partial);
 }
 
 function filters() {

@@ -1,0 +1,69 @@
+"""How much of a collection the semantic arm can see: a search over a half-embedded index says so.
+
+``retrievo index`` embeds as it goes and ``retrievo embed`` fills in later, so a collection can be
+searched while only some of its chunks have vectors. The dense arm then ranks only those; the answer
+carries ``coverage`` (the share with vectors), its ``search_mode`` gains ``-partial`` and
+``degraded_reason`` says what to run. Counts come from ``Store.status`` and are reused for a few
+seconds, so a search pays for them at most once per ``TTL_S``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from retrievo.models import SearchMode, SearchResult
+from retrievo.store.base import Store
+
+TTL_S = 5.0
+
+
+class Coverage:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: dict[tuple[int, str], tuple[float, int, int]] = {}
+
+    def counts(self, store: Store, collection: str) -> tuple[int, int]:
+        """(current chunks, chunks with a vector for the collection's model)."""
+        key, now = (id(store), collection), time.monotonic()
+        with self._lock:
+            seen = self._seen.get(key)
+        if seen is None or now - seen[0] > TTL_S:
+            found = next((c for c in store.status().collections if c.name == collection), None)
+            seen = (now, found.chunks if found else 0, found.embedded if found else 0)
+            with self._lock:
+                self._seen[key] = seen
+        return seen[1], seen[2]
+
+    def apply(self, store: Store, collection: str, result: SearchResult) -> SearchResult:
+        """The result with ``coverage`` set when the semantic arm ran; marked partial below 100 %."""
+        if result.search_mode not in (SearchMode.HYBRID, SearchMode.SEMANTIC):
+            return result
+        chunks, embedded = self.counts(store, collection)
+        if not chunks:
+            return result
+        share = embedded / chunks
+        if embedded >= chunks:
+            return replace(result, coverage=1.0)
+        reason = (
+            f"only {embedded} of {chunks} chunks ({share:.0%}) have vectors, so meaning-based ranking saw only "
+            "those; run `retrievo embed` (or re-run `retrievo index`) to embed the rest"
+        )
+        return replace(
+            result, coverage=round(share, 4), search_mode=f"{result.search_mode}-partial",
+            degraded_reason=result.degraded_reason or reason,
+        )  # fmt: skip
+
+
+def unavailable_reason(
+    no_embedder: bool, store: Store, collection: str, cooling_down: Callable[[], str | None]
+) -> str | None:
+    """Why the semantic arm cannot run at all (the search is then lexical-only), or None."""
+    if no_embedder:
+        return "embedder is 'none' (RETRIEVO_EMBEDDER=none): keyword search only"
+    info = store.get_collection(collection)
+    if info is not None and info.model_id is None:
+        return "this collection has no embeddings yet; run `retrievo embed` or re-run `retrievo index`"
+    return cooling_down()
