@@ -103,3 +103,25 @@ def test_skipped_files_are_counted_with_reasons(tmp_path: Path) -> None:
     proc = run("index", str(folder), "--no-embed", db=tmp_path / "m.db")
     for reason in ("binary", "undecodable", "too large"):
         assert f"skipped 1 file(s): {reason}" in proc.stdout
+
+
+def test_similar_and_neighbours_commands(tmp_path: Path, handbook: Path) -> None:
+    db = tmp_path / "cli.db"
+    run("index", str(handbook), db=db)
+    hit = json.loads(run("search", "parental leave", "--json", "--limit", "1", db=db).stdout)["results"][0]
+    around = json.loads(
+        run("neighbours", str(hit["chunk_id"]), "--before", "1", "--after", "1", "--json", db=db).stdout
+    )
+    ids = [c["chunk_id"] for c in around]
+    assert (
+        hit["chunk_id"] in ids
+        and 2 <= len(ids) <= 3
+        and {c["document_id"] for c in around} == {hit["document_id"]}
+    )
+    assert [c["start"] for c in around] == sorted(c["start"] for c in around)  # document order
+    related = json.loads(run("similar", str(hit["chunk_id"]), "--limit", "3", "--json", db=db).stdout)
+    assert related["results"] and all(r["document_id"] != hit["document_id"] for r in related["results"])
+    by_doc = json.loads(run("similar", "--document", hit["document_id"], "--json", db=db).stdout)
+    assert by_doc["results"] and all(r["document_id"] != hit["document_id"] for r in by_doc["results"])
+    assert "give a CHUNK_ID or --document" in run("similar", db=db, ok=False).stderr
+    assert "not in the index" in run("neighbours", "999999", db=db, ok=False).stderr

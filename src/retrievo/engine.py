@@ -20,6 +20,7 @@ from retrievo.embed.factory import make_embedder
 from retrievo.embed.queries import QueryEmbedder
 from retrievo.embed.tokens import TokenCounter
 from retrievo.engine_code import CodeQueries
+from retrievo.engine_similar import SimilarQueries
 from retrievo.errors import (
     CollectionNotFound,
     ConfigError,
@@ -51,7 +52,7 @@ from retrievo.search.hybrid import SearchOptions, run_search
 from retrievo.search.records import RecordContext, record_context
 from retrievo.search.rerank import make_reranker
 from retrievo.search.rewrite import QueryRewriter
-from retrievo.search.similar import check_scope, similar_chunks
+from retrievo.search.similar import check_scope
 from retrievo.store.base import Store
 from retrievo.store.factory import open_store
 
@@ -62,7 +63,7 @@ log = logging.getLogger(__name__)
 EMBED_WRITE_BATCH = 256
 
 
-class Engine(CodeQueries):
+class Engine(CodeQueries, SimilarQueries):
     def __init__(
         self,
         config: Config,
@@ -437,27 +438,6 @@ class Engine(CodeQueries):
         store, name = self._collection_store(collection)
         with store.writer_lock(name):
             store.rename_collection(name, new_name.strip())
-
-    def similar(
-        self,
-        chunk_id: int | None = None,
-        document_id: str | None = None,
-        limit: int = 10,
-        filters: Filters | None = None,
-        collections: Collection[str] | None = None,
-        baseline: str | None = None,
-        as_of: str | None = None,
-    ) -> SearchResult:
-        """Chunks in other documents most similar to a chunk (or to a whole document's mean vector).
-
-        ``collections`` (an allow-list) hides every chunk and document outside it; ``baseline`` or
-        ``as_of`` compares with the chunks valid then.
-        """
-        store = self._open_store(create=False)
-        return similar_chunks(
-            store, chunk_id, document_id, limit, filters or Filters(), collections,
-            lambda name: resolve(store, name, baseline, as_of),
-        )  # fmt: skip
 
     def refresh(self, path: str | Path, collection: str | None = None) -> IndexReport:
         """Re-index (incrementally) an indexed root, or a file or folder inside one — nothing else.

@@ -412,11 +412,12 @@ from retrievo.surfaces import (  # noqa: E402
     cli_records,
     cli_registry,
     cli_serve,
+    cli_similar,
     cli_store,
 )
 
 __all__ = [
-    "cli_code", "cli_collections", "cli_history", "cli_index", "cli_records", "cli_registry", "cli_serve", "cli_store",
+    "cli_code", "cli_collections", "cli_history", "cli_index", "cli_records", "cli_registry", "cli_serve", "cli_similar", "cli_store",
     "main",
 ]  # fmt: skip
 
