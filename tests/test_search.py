@@ -214,6 +214,28 @@ def test_a_partly_embedded_collection_says_so(make_engine: Any, handbook: Path) 
     )
     assert partial.degraded_reason is not None and "retrievo embed" in partial.degraded_reason
     assert partial.hits  # the keyword arm still finds the unembedded chunks
+    status = {hit.chunk.path.rsplit("/", 1)[-1]: hit.embedding_status for hit in partial.hits}
+    assert status["leave-policy.md"] == "missing" and set(status.values()) <= {"fresh", "missing"}
+    assert all(hit.embedding_status == "fresh" for hit in full.hits)
     assert fresh.search("parental leave", mode="keyword").coverage is None
     fresh.embed_missing()
     assert make_engine().search("parental leave").search_mode == "hybrid"
+
+
+def test_a_chunk_whose_text_and_hash_disagree_is_marked_stale(
+    handbook: Path, minilm: Any, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from retrievo import Config, Engine
+
+    db = tmp_path / "i.db"
+    with Engine(Config(db=db), embedder=minilm) as engine:
+        engine.index([handbook])
+        target = engine.search("corporate credit card", limit=1).hits[0].chunk
+    with sqlite3.connect(db) as raw:  # damage one chunk's text behind the index's back
+        raw.execute("UPDATE chunks SET text = text || ' (edited)' WHERE id = ?", (target.chunk_id,))
+    with Engine(Config(db=db), embedder=minilm) as engine:
+        hits = {h.chunk.chunk_id: h for h in engine.search("corporate credit card", limit=5).hits}
+    assert hits[target.chunk_id].embedding_status == "stale"
+    assert {h.embedding_status for i, h in hits.items() if i != target.chunk_id} == {"fresh"}

@@ -157,6 +157,9 @@ class Hit:
     score: float
     relevance: float
     explain: dict[str, ArmHit] | None = None
+    # fresh: its vector is for exactly this text; stale: the text no longer matches its stored hash;
+    # missing: no vector for the collection's model (found by keywords only). None: no semantic arm.
+    embedding_status: str | None = None
 
 
 @dataclass(frozen=True)

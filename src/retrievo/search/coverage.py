@@ -14,8 +14,9 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from retrievo.models import SearchMode, SearchResult
-from retrievo.store.base import Store
+from retrievo.ingest.hashing import sha256_text
+from retrievo.models import Hit, SearchMode, SearchResult
+from retrievo.store.base import CollectionInfo, Store
 
 TTL_S = 5.0
 
@@ -38,23 +39,35 @@ class Coverage:
         return seen[1], seen[2]
 
     def apply(self, store: Store, collection: str, result: SearchResult) -> SearchResult:
-        """The result with ``coverage`` set when the semantic arm ran; marked partial below 100 %."""
+        """The result with ``coverage`` and each hit's ``embedding_status`` when the semantic arm ran."""
         if result.search_mode not in (SearchMode.HYBRID, SearchMode.SEMANTIC):
             return result
         chunks, embedded = self.counts(store, collection)
-        if not chunks:
-            return result
+        info = store.get_collection(collection)
+        hits = tuple(
+            replace(hit, embedding_status=_status(store, info, hit, embedded >= chunks))
+            for hit in result.hits
+        )
+        if not chunks or embedded >= chunks:
+            return replace(result, hits=hits, coverage=1.0)
         share = embedded / chunks
-        if embedded >= chunks:
-            return replace(result, coverage=1.0)
         reason = (
             f"only {embedded} of {chunks} chunks ({share:.0%}) have vectors, so meaning-based ranking saw only "
             "those; run `retrievo embed` (or re-run `retrievo index`) to embed the rest"
         )
         return replace(
-            result, coverage=round(share, 4), search_mode=f"{result.search_mode}-partial",
+            result, hits=hits, coverage=round(share, 4), search_mode=f"{result.search_mode}-partial",
             degraded_reason=result.degraded_reason or reason,
         )  # fmt: skip
+
+
+def _status(store: Store, info: CollectionInfo | None, hit: Hit, complete: bool) -> str:
+    if sha256_text(hit.chunk.text) != hit.chunk.chunk_hash:
+        return "stale"  # never served silently: the stored text and its hash disagree (`retrievo verify`)
+    if complete or info is None or info.model_id is None or info.dimensions is None:
+        return "fresh" if complete else "missing"
+    found = store.chunk_vectors([hit.chunk.chunk_id], info.model_id, info.dimensions)
+    return "fresh" if len(found) else "missing"
 
 
 def unavailable_reason(

@@ -104,6 +104,11 @@ class SearchHit(BaseModel):
     revision_id: str = Field(description="The revision the chunk belongs to: cite it.")
     metadata: dict[str, Any]
     explain: dict[str, ArmScore] | None = None
+    embedding_status: Literal["fresh", "stale", "missing"] | None = Field(
+        default=None,
+        description="fresh: its vector is for exactly this text; stale: the stored text no longer matches its "
+        "hash (run `retrievo verify`); missing: no vector yet, found by keywords only. Null in keyword mode.",
+    )
 
 
 class SearchOutput(PointFields):

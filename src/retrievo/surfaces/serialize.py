@@ -32,6 +32,8 @@ def chunk_to_dict(chunk: Chunk) -> dict[str, Any]:
 def hit_to_dict(hit: Hit) -> dict[str, Any]:
     data = chunk_to_dict(hit.chunk)
     data["score"], data["relevance"] = round(hit.score, 6), round(hit.relevance, 4)
+    if hit.embedding_status is not None:
+        data["embedding_status"] = hit.embedding_status
     if hit.explain is not None:
         data["explain"] = {
             arm: {"rank": a.rank, "score": round(a.score, 6)} for arm, a in hit.explain.items()
