@@ -55,6 +55,7 @@ from retrievo.search.rewrite import QueryRewriter
 from retrievo.search.similar import check_scope
 from retrievo.store.base import Store
 from retrievo.store.factory import open_store
+from retrievo.verify import FIXABLE, VerifyReport, verify
 
 if TYPE_CHECKING:
     from retrievo.registry import Registry
@@ -438,6 +439,17 @@ class Engine(CodeQueries, SimilarQueries):
         store, name = self._collection_store(collection)
         with store.writer_lock(name):
             store.rename_collection(name, new_name.strip())
+
+    def verify(self, collection: str | None = None, fix: bool = False) -> VerifyReport:
+        """Check every chunk's hashes, offsets and vector (see ``retrievo.verify``); ``fix`` re-embeds what
+        lacks a vector and checks again. What cannot be repaired here is named in ``cannot_fix``."""
+        store, name = self._collection_store(collection)
+        report = verify(store, name)
+        if fix and report.problems["missing_vector"] and self._embedder is not None:
+            done = self.embed_missing(name)
+            report = replace(verify(store, name), fixed={"missing_vector": done.chunks_embedded})
+        report.cannot_fix = [kind for kind, count in report.problems.items() if count and kind not in FIXABLE]
+        return report
 
     def refresh(self, path: str | Path, collection: str | None = None) -> IndexReport:
         """Re-index (incrementally) an indexed root, or a file or folder inside one — nothing else.

@@ -1,9 +1,10 @@
-"""Everyday housekeeping: `retrievo collection delete|rename`, `retrievo docs`, `retrievo chunks`."""
+"""Everyday housekeeping: `retrievo collection delete|rename`, `retrievo docs`, `retrievo chunks`, `retrievo verify`."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -76,3 +77,43 @@ def chunks(document_id: str, db: Path | None, store: str | None, as_json: bool) 
     for chunk in found:
         click.echo(f"── chunk {chunk.chunk_id} · lines {chunk.line_start}-{chunk.line_end} · {chunk.context}")
         click.echo(chunk.text)
+
+
+@main.command()
+@db_option
+@collection_option
+@click.option("--fix", is_flag=True, help="Re-embed chunks that lack a vector, then check again.")
+@json_option
+def verify(db: Path | None, store: str | None, collection: str | None, fix: bool, as_json: bool) -> None:
+    """Check every chunk: its hash, its offsets into its revision, the revision's hash, its vector.
+
+    Exit status 1 when a problem remains (after --fix); each kind is counted with a few examples.
+    """
+    from retrievo.verify import PROBLEMS
+
+    with _errors(), _engine(db, collection, store=store, **({} if fix else {"embedder": "none"})) as engine:
+        report = engine.verify(collection, fix=fix)
+    if as_json:
+        click.echo(json.dumps({**dataclasses.asdict(report), "ok": report.ok}, indent=2))
+    else:
+        table = Table(
+            title=f"{report.collection}: {report.chunks} chunks ({report.current_chunks} current), "
+            f"{report.revisions} revisions, {report.vectors} vectors ({report.model_id or 'no model'})"
+        )
+        table.add_column("check")
+        table.add_column("problems", justify="right")
+        table.add_column("examples", overflow="fold")
+        for kind, count in report.problems.items():
+            table.add_row(f"{kind}: {PROBLEMS[kind]}", str(count), "\n".join(report.examples.get(kind, [])))
+        out.print(table)
+        for kind, count in report.fixed.items():
+            click.echo(f"fixed: {count} {kind.replace('_', ' ')}(s)")
+        if report.cannot_fix:
+            click.echo(
+                f"cannot fix here: {', '.join(report.cannot_fix)} — re-index the files named above with "
+                "`retrievo index --force PATH`",
+                err=True,
+            )
+        click.echo("ok: every check passed" if report.ok else "problems found", err=not report.ok)
+    if not report.ok:
+        sys.exit(1)
