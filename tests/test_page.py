@@ -39,6 +39,11 @@ def site(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[tupl
         "## Per diem\n\nThe per diem for meals abroad is 45 euros a day, paid with the salary.\n",
         encoding="utf-8",
     )
+    (corpus / "hostile.md").write_text(
+        "# Quarantine notes\n\nThe zanzibar filter saw <img src=x onerror=\"document.title='pwned'\"> and "
+        "<script>document.title='pwned'</script> in a ticket.\n",
+        encoding="utf-8",
+    )
     db = base / "page.db"
     with Engine(Config(db=db, collection="handbook"), embedder=minilm) as engine:
         engine.index([corpus])
@@ -174,3 +179,18 @@ def test_lexical_only_is_said_on_the_page(site: tuple[Server, str, list[str]], b
         state = page.locator("#state")
         assert "keywords only" in state.inner_text() and "warn" in (state.get_attribute("class") or "")
         page.close()
+
+
+def test_hostile_document_text_is_shown_never_run(site: tuple[Server, str, list[str]], browser: Any) -> None:
+    server, token, _ = site
+    page = browser.new_page()
+    page.add_init_script(f"sessionStorage.setItem('retrievo-key', {token!r})")
+    page.goto(server.url + "/?q=zanzibar+filter")
+    page.wait_for_selector("#results li.hit")
+    excerpt = page.locator("#results li.hit .excerpt").first.text_content() or ""
+    assert "<img src=x" in excerpt or "<script>" in excerpt  # shown as text
+    page.locator("#results a.cite").first.click()
+    page.wait_for_selector("mark#hit")
+    assert "<script>" in (page.locator("#doc").text_content() or "")
+    assert page.title() != "pwned" and page.locator("#doc img, #results img, #doc script").count() == 0
+    page.close()

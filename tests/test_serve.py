@@ -336,3 +336,27 @@ def test_sigterm_finishes_and_exits_cleanly(team: dict[str, Any]) -> None:
         # uvicorn finishes the requests in flight, runs the app's shutdown, then re-raises SIGTERM.
         assert running.process.wait(timeout=20) in (0, -15)
         assert '"event": "stopped"' in running.logs() and "Traceback" not in running.logs()
+
+
+def test_mcp_resources_over_http_stay_inside_the_keys_collections(
+    server: Server, team: dict[str, Any]
+) -> None:
+    it_hit = post(server, "/api/search", {"query": "password"}, team["it"]).json()["results"][0]
+    hr_hit = post(server, "/api/search", {"query": QUESTION}, team["hr"]).json()["results"][0]
+
+    async def main() -> tuple[str, str]:
+        headers = {"Authorization": f"Bearer {team['hr']}"}
+        async with (
+            httpx2.AsyncClient(headers=headers) as http,
+            Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client,
+        ):
+            own = await client.read_resource(hr_hit["uri"])
+            try:
+                await client.read_resource(it_hit["uri"])
+            except Exception as exc:  # the SDK raises the server's resource error
+                return own.contents[0].text, str(exc)  # type: ignore[union-attr]
+            return own.contents[0].text, "read"
+
+    own, other = anyio.run(main)
+    assert "Parental leave" in own
+    assert other != "read" and "password" not in other.lower()
