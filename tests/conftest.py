@@ -103,15 +103,12 @@ def toy_vector(text: str, dims: int = 8) -> list[float]:
     return [float(v) for v in vector]
 
 
-class EmbeddingServer:
-    """A local server speaking OpenAI ``/v1/embeddings`` and Ollama ``/api/embed`` shapes."""
+class JsonServer:
+    """A local HTTP server for fakes of remote APIs: ``answer(path, headers, body)`` gives each POST's
+    (status, JSON payload); the URL is ``base`` (``http://127.0.0.1:PORT``)."""
 
     def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.fail_next = 0
-        self.down = False
-        server = self
+        owner = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, format: str, *args: Any) -> None:
@@ -119,25 +116,7 @@ class EmbeddingServer:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                server.headers.append(dict(self.headers))
-                if server.down or server.fail_next > 0:
-                    server.fail_next = max(0, server.fail_next - 1)
-                    self._reply(503, {"error": "overloaded"})
-                elif self.path == "/v1/embeddings":
-                    data = [
-                        {"object": "embedding", "index": i, "embedding": toy_vector(t)}
-                        for i, t in enumerate(body["input"])
-                    ]
-                    self._reply(200, {"object": "list", "data": data[::-1], "model": body["model"]})
-                elif self.path == "/api/embed":
-                    self._reply(
-                        200, {"model": body["model"], "embeddings": [toy_vector(t) for t in body["input"]]}
-                    )
-                else:
-                    self._reply(404, {"error": "not found"})
-
-            def _reply(self, status: int, payload: dict[str, Any]) -> None:
+                status, payload = owner.answer(self.path, dict(self.headers), body)
                 raw = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -146,13 +125,44 @@ class EmbeddingServer:
                 self.wfile.write(raw)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
+
+    def answer(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
+        raise NotImplementedError
 
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class EmbeddingServer(JsonServer):
+    """A local server speaking OpenAI ``/v1/embeddings`` and Ollama ``/api/embed`` shapes."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.fail_next = 0
+        self.down = False
+        super().__init__()
+        self.url = self.base
+
+    def answer(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
+        self.requests.append(body)
+        self.headers.append(headers)
+        if self.down or self.fail_next > 0:
+            self.fail_next = max(0, self.fail_next - 1)
+            return 503, {"error": "overloaded"}
+        if path == "/v1/embeddings":
+            data = [
+                {"object": "embedding", "index": i, "embedding": toy_vector(t)}
+                for i, t in enumerate(body["input"])
+            ]
+            return 200, {"object": "list", "data": data[::-1], "model": body["model"]}
+        if path == "/api/embed":
+            return 200, {"model": body["model"], "embeddings": [toy_vector(t) for t in body["input"]]}
+        return 404, {"error": "not found"}
 
 
 @pytest.fixture

@@ -6,16 +6,14 @@ score is how often the pair mentions one word; the code path is the one a real m
 
 from __future__ import annotations
 
-import json
 import logging
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import JsonServer
 from retrievo import Config, Engine
 from retrievo.errors import ConfigError
 from retrievo.search.rerank import HttpReranker, OnnxCrossEncoder, make_reranker
@@ -23,48 +21,28 @@ from retrievo.search.rerank import HttpReranker, OnnxCrossEncoder, make_reranker
 QUESTION = "How many weeks of parental leave?"
 
 
-class RerankServer:
+class RerankServer(JsonServer):
     """Scores each document by how often it says ``favourite`` (so the test decides the order)."""
 
     def __init__(self, favourite: str) -> None:
+        self.favourite = favourite
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.fail = False
-        server = self
+        super().__init__()
+        self.url = f"{self.base}/v1"
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                server.headers.append(dict(self.headers))
-                if server.fail or self.path != "/v1/rerank":
-                    self._reply(500, {"message": "internal"})
-                    return
-                results = [
-                    {"index": i, "relevance_score": doc.lower().count(favourite) / (1 + len(doc) / 1000)}
-                    for i, doc in enumerate(body["documents"])
-                ]
-                results.sort(key=lambda r: -r["relevance_score"])
-                self._reply(200, {"id": "r1", "results": results[: body["top_n"]], "meta": {}})
-
-            def _reply(self, status: int, payload: dict[str, Any]) -> None:
-                raw = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def answer(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
+        self.requests.append(body)
+        self.headers.append(headers)
+        if self.fail or path != "/v1/rerank":
+            return 500, {"message": "internal"}
+        results = [
+            {"index": i, "relevance_score": doc.lower().count(self.favourite) / (1 + len(doc) / 1000)}
+            for i, doc in enumerate(body["documents"])
+        ]
+        results.sort(key=lambda r: -r["relevance_score"])
+        return 200, {"id": "r1", "results": results[: body["top_n"]], "meta": {}}
 
 
 @pytest.fixture

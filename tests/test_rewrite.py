@@ -6,43 +6,26 @@ entities reach the structural arm, and that every failure falls back to the quer
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import JsonServer
 from retrievo import Config, Engine
 from retrievo.search.rewrite import QueryRewriter, Rewrite
 
 
-class ChatServer:
+class ChatServer(JsonServer):
     def __init__(self, answer: str) -> None:
-        self.answer, self.requests, self.status = answer, [], 200
-        server = self
+        self.reply, self.requests, self.status = answer, [], 200
+        super().__init__()
+        self.url = f"{self.base}/v1"
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append((self.path, dict(self.headers), body))
-                raw = json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": server.answer}}]}
-                ).encode()
-                self.send_response(server.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def answer(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
+        self.requests.append((path, headers, body))
+        return self.status, {"choices": [{"message": {"role": "assistant", "content": self.reply}}]}
 
 
 @pytest.fixture
@@ -70,7 +53,7 @@ def test_entities_and_rephrasings_are_read_and_cached(chat: ChatServer) -> None:
 def test_a_failing_rewriter_leaves_the_query_as_typed(chat: ChatServer) -> None:
     chat.status = 500
     assert QueryRewriter(chat.url, "m").rewrite("q") == Rewrite()
-    chat.status, chat.answer = 200, "no json here"
+    chat.status, chat.reply = 200, "no json here"
     assert QueryRewriter(chat.url, "m").rewrite("q") == Rewrite()
     assert QueryRewriter("http://127.0.0.1:9/v1", "m", timeout_s=1).rewrite("q") == Rewrite()
 

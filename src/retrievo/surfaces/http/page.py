@@ -21,19 +21,21 @@ HEADERS = {
 }
 
 
-def _render(name: str, auth_required: bool) -> HTMLResponse:
-    template = Template((STATIC / name).read_text(encoding="utf-8"))
-    html = template.substitute(auth="required" if auth_required else "off")
+def _render(name: str, title: str, auth_required: bool) -> HTMLResponse:
+    """``shell.html`` (head, header with the key box, script) around ``<name>.main.html``."""
+    shell = Template((STATIC / "shell.html").read_text(encoding="utf-8"))
+    main = (STATIC / f"{name}.main.html").read_text(encoding="utf-8")
+    html = shell.substitute(auth="required" if auth_required else "off", title=title, main=main)
     return HTMLResponse(html, headers=HEADERS)
 
 
 def add_page_routes(app: FastAPI, auth_required: bool) -> None:
     @app.get("/", include_in_schema=False)
     async def search_page() -> HTMLResponse:
-        return _render("index.html", auth_required)
+        return _render("index", "search", auth_required)
 
     @app.get("/view", include_in_schema=False)
     async def document_page() -> HTMLResponse:
-        return _render("view.html", auth_required)
+        return _render("view", "document", auth_required)
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
