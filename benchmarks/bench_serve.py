@@ -16,7 +16,6 @@ import asyncio
 import json
 import platform
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,7 +28,7 @@ from typing import Any
 import httpx
 import httpx2
 from bench_query import build
-from common import synthetic_texts
+from common import free_port, synthetic_texts, wait_healthy
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -41,12 +40,6 @@ from retrievo.store.factory import open_store
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def server(config: Config, *options: str) -> Iterator[str]:
     port = free_port()
@@ -56,16 +49,7 @@ def server(config: Config, *options: str) -> Iterator[str]:
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("retrievo serve did not start")
-            time.sleep(0.2)
+        wait_healthy(url, process, 120)
         yield url
     finally:
         process.terminate()

@@ -7,7 +7,7 @@ import resource
 import statistics
 import time
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -65,3 +65,29 @@ def p50_p95(values: list[float]) -> tuple[float, float]:
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_healthy(
+    url: str, process: Any, timeout_s: float = 90, explain: Callable[[], str] = lambda: ""
+) -> None:
+    """Until ``url``/healthz answers 200; RuntimeError (with ``explain()``) if the process dies or time runs out."""
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the server at {url} did not start: {explain()}")
+        time.sleep(0.2)

@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
+from benchmarks.common import free_port, wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -61,16 +53,7 @@ def serving(where: list[str], *options: str, env: dict[str, str] | None = None) 
         )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"retrievo serve did not start: {log.read_text(encoding='utf-8')}")
-            time.sleep(0.2)
+        wait_healthy(url, process, 90, lambda: log.read_text(encoding="utf-8"))
         yield Server(url, process, log)
     finally:
         process.terminate()
