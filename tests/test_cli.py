@@ -37,6 +37,7 @@ def test_index_search_and_status_as_json(tmp_path: Path, handbook: Path) -> None
         "as_of",
         "model_load_ms",
         "fusion_weights",  # with --explain
+        "coverage",  # the share of the collection with vectors
     }
     assert found["search_mode"] == "hybrid" and found["total_results"] == 3
     assert found["model_load_ms"] > 0  # loading the model is reported apart from the search
