@@ -275,6 +275,26 @@ class IndexStatus:
 
 
 @dataclass(frozen=True)
+class Job:
+    """One background job (see ``retrievo.store.jobs``): what runs, how far it got, how it ended."""
+
+    job_id: str
+    kind: str  # index | embed
+    collection: str
+    status: str  # queued | running | cancelling | done | failed | cancelled | interrupted
+    done: int = 0
+    total: int = 0
+    parameters: dict[str, Any] = field(default_factory=dict)
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    pid: int | None = None
+    created_at: str = ""
+    started_at: str | None = None
+    finished_at: str | None = None
+    heartbeat_at: str | None = None
+
+
+@dataclass(frozen=True)
 class ApiKey:
     """A key for ``retrievo serve``: what it may do (``scope``) and where (``collections``; empty: all).
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +29,7 @@ from retrievo.models import (
     DocumentSummary,
     Filters,
     IndexStatus,
+    Job,
     LoadedDocument,
     PruneReport,
     RevisionText,
@@ -196,5 +197,17 @@ class Store(Protocol):
     def key_secret(self, key_id: str) -> tuple[ApiKey, str] | None: ...
 
     def revoke_key(self, key_id_or_name: str, at: str) -> ApiKey: ...
+
+    # Background jobs (``retrievo.store.jobs``) -----------------------------------------------------
+
+    def save_job(self, job: Job) -> None: ...
+
+    def update_job(self, job_id: str, only_if: Sequence[str] = (), **fields: Any) -> bool:
+        """Set fields; with ``only_if``, only while the status is one of those. True when a row changed."""
+        ...
+
+    def get_job(self, job_id: str) -> Job | None: ...
+
+    def list_jobs(self, limit: int = 50) -> list[Job]: ...
 
     def close(self) -> None: ...

@@ -94,6 +94,9 @@ class _RichProgress:
     is_flag=True,
     help="Ask language servers (jedi-language-server for Python) where ambiguous calls go.",
 )
+@click.option(
+    "--background", is_flag=True, help="Return a job id at once; a worker indexes (see `retrievo jobs`)."
+)
 @json_option
 def index(
     paths: tuple[str, ...],
@@ -107,11 +110,27 @@ def index(
     force: bool,
     max_file_bytes: int | None,
     lsp: bool,
+    background: bool,
     as_json: bool,
 ) -> None:
     """Index files and folders (incremental: unchanged files are skipped)."""
     with _errors():
         engine = _engine(db, collection, store=store, max_file_bytes=max_file_bytes)
+        if background:
+            from retrievo.jobs import Jobs
+
+            job = Jobs(engine).submit_index(
+                list(paths), collection, chunker=chunker, include=list(include), exclude=list(exclude),
+                embed=not no_embed, force=force, lsp=lsp,
+            )  # fmt: skip
+            if as_json:
+                click.echo(
+                    json.dumps({"job_id": job.job_id, "status": job.status, "collection": job.collection})
+                )
+            else:
+                click.echo(job.job_id)
+                err.print(f"indexing in the background; follow with `retrievo job {job.job_id} --follow`")
+            return
         with _progress(as_json) as progress:
             report = engine.index(
                 list(paths), chunker=chunker, include=include, exclude=exclude, embed=not no_embed,

@@ -1,4 +1,4 @@
-"""The PostgreSQL side of the API-key table (statements shared in ``retrievo.store.keys``)."""
+"""The PostgreSQL side of the API-key and job tables (statements shared in ``retrievo.store.keys``)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from typing import Any
 import psycopg
 
 from retrievo.errors import ConfigError
-from retrievo.store import keys
+from retrievo.store import jobs, keys
 from retrievo.store.queries import format_style
 
 
-class PostgresKeys(keys.ApiKeys):
+class PostgresKeys(keys.ApiKeys, jobs.JobTable):
     @abstractmethod
     def _rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]: ...
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import psycopg
 
-from retrievo.store import code_index, keys, queries
+from retrievo.store import code_index, jobs, keys, queries
 from retrievo.store.postgres import history
 
 M001_INITIAL = """
@@ -114,6 +114,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m004_code_structure", code_index.SCHEMA.format(serial="BIGSERIAL")),
     ("m005_history", history.SCHEMA),
     ("m006_api_keys", keys.SCHEMA),
+    ("m007_jobs", jobs.SCHEMA),
 )
 
 

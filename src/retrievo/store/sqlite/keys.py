@@ -1,4 +1,4 @@
-"""The SQLite side of the API-key table (statements shared in ``retrievo.store.keys``)."""
+"""The SQLite side of the API-key and job tables (statements shared in ``retrievo.store.keys``)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from retrievo.errors import ConfigError
-from retrievo.store import keys
+from retrievo.store import jobs, keys
 
 
-class SQLiteKeys(keys.ApiKeys):
+class SQLiteKeys(keys.ApiKeys, jobs.JobTable):
     @abstractmethod
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]: ...
 

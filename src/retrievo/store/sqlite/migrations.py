@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from retrievo.store import code_index, keys, queries
+from retrievo.store import code_index, jobs, keys, queries
 from retrievo.store.sqlite import history
 
 # Each migration is (name, SQL script); names sort in the order they must run.
@@ -91,6 +91,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m003_code_structure", code_index.SCHEMA.format(serial="INTEGER")),
     ("m004_history", history.SCHEMA),
     ("m005_api_keys", keys.SCHEMA),
+    ("m006_jobs", jobs.SCHEMA),
 )
 
 

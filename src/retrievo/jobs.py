@@ -1,0 +1,211 @@
+"""Background jobs: `retrievo index --background` returns at once and a worker process does the work.
+
+The job row lives in the index (``retrievo.store.jobs``), so any process can follow, cancel or resume
+it. The worker (`retrievo job run ID`, started detached) beats a heartbeat every second, reports
+``done``/``total`` (files, then chunks embedded) and stops between batches when asked to cancel. A
+worker that died (kill -9, a crash, a reboot) leaves its job ``running`` with a dead pid or a stale
+heartbeat: the next look at the jobs marks it ``interrupted``, and `retrievo job resume ID` starts it
+again. Indexing skips unchanged files by content hash and reuses every stored vector, so a resumed
+job carries on from where the last one stopped instead of starting over.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from retrievo.errors import ConfigError, RetrievoError
+from retrievo.models import Job
+
+if TYPE_CHECKING:
+    from retrievo.engine import Engine
+
+HEARTBEAT_S = 1.0
+STALE_AFTER_S = 15.0
+LIVE = ("queued", "running", "cancelling")
+ENDED = ("done", "failed", "cancelled", "interrupted")
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Cancelled(RetrievoError):
+    """Raised inside a worker when its job was asked to stop."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class JobProgress:
+    """The worker's IndexProgress: counts into the job row and a heartbeat thread that notices cancels."""
+
+    def __init__(self, store: Any, job_id: str) -> None:
+        self.store, self.job_id = store, job_id
+        self.done, self.total = 0, 0
+        self.cancelled = False
+        self._stop = threading.Event()
+        self._beat = threading.Thread(target=self._beating, daemon=True)
+        self._beat.start()
+
+    def _beating(self) -> None:
+        while not self._stop.wait(HEARTBEAT_S):
+            self.store.update_job(self.job_id, heartbeat_at=now(), done=self.done, total=self.total)
+            job = self.store.get_job(self.job_id)
+            self.cancelled = job is not None and job.status == "cancelling"
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._beat.join(timeout=5)
+
+    def _check(self) -> None:
+        if self.cancelled:
+            raise Cancelled("cancelled on request")
+
+    def file_done(self, path: str) -> None:
+        if self.total == 0:
+            self.done += 1
+        self._check()
+
+    def embedding_started(self, total: int) -> None:
+        self.done, self.total = 0, total
+        self._check()
+
+    def embedded(self, count: int) -> None:
+        self.done += count
+        self._check()
+
+
+class Jobs:
+    def __init__(self, engine: Engine, spawn: Callable[[Job], None] | None = None) -> None:
+        self.engine = engine
+        self._spawn = spawn or self._start_worker
+
+    def _store(self) -> Any:
+        return self.engine._open_store(create=True)
+
+    def submit_index(self, paths: list[str], collection: str | None = None, **options: Any) -> Job:
+        """Queue an index job for ``paths`` (checked now) and start its worker; returns the queued job."""
+        missing = [p for p in paths if not Path(p).exists()]
+        if missing:
+            raise ConfigError(f"no such file or folder: {', '.join(missing)}")
+        parameters = {
+            "paths": [str(Path(p).resolve()) for p in paths],
+            "host": socket.gethostname(),
+            **options,
+        }
+        job = Job(
+            job_id=f"job_{secrets.token_hex(6)}", kind="index", collection=collection or self.engine.config.collection,
+            status="queued", parameters=parameters, created_at=now(),
+        )  # fmt: skip
+        self._store().save_job(job)
+        self._spawn(job)
+        return job
+
+    def _start_worker(self, job: Job) -> None:
+        config = self.engine.config
+        environ = {**os.environ, "RETRIEVO_COLLECTION": job.collection,
+                   "RETRIEVO_MAX_FILE_BYTES": str(config.max_file_bytes)}  # fmt: skip
+        if config.store:
+            environ["RETRIEVO_STORE"] = config.store
+        else:
+            environ["RETRIEVO_DB"] = str(config.db)
+        log = Path(str(config.db) + f".{job.job_id}.log") if not config.store else Path(os.devnull)
+        with open(log, "ab") as sink:
+            subprocess.Popen(
+                [sys.executable, "-m", "retrievo.surfaces.cli", "job", "run", job.job_id],
+                stdin=subprocess.DEVNULL, stdout=sink, stderr=sink, env=environ, start_new_session=True,
+            )  # fmt: skip
+
+    def get(self, job_id: str) -> Job:
+        job = self._store().get_job(job_id)
+        if job is None:
+            raise ConfigError(f"no job {job_id!r}; `retrievo jobs` lists them")
+        return self._settled(job)
+
+    def list(self, limit: int = 50) -> list[Job]:
+        return [self._settled(job) for job in self._store().list_jobs(limit)]
+
+    def _settled(self, job: Job) -> Job:
+        """A live job whose worker is gone becomes ``interrupted`` (and can be resumed)."""
+        if job.status not in ("running", "cancelling"):
+            return job
+        here = job.parameters.get("host") == socket.gethostname()
+        beat = datetime.fromisoformat(
+            (job.heartbeat_at or job.started_at or job.created_at).replace("Z", "+00:00")
+        )
+        stale = datetime.now(UTC) - beat > timedelta(seconds=STALE_AFTER_S)
+        if (here and job.pid is not None and not _alive(job.pid)) or stale:
+            status = "cancelled" if job.status == "cancelling" else "interrupted"
+            self._store().update_job(
+                job.job_id, only_if=("running", "cancelling"), status=status, finished_at=now()
+            )
+            return self._store().get_job(job.job_id) or job
+        return job
+
+    def cancel(self, job_id: str) -> Job:
+        store = self._store()
+        if not store.update_job(job_id, only_if=("queued",), status="cancelled", finished_at=now()):
+            store.update_job(job_id, only_if=("running",), status="cancelling")
+        return self.get(job_id)
+
+    def resume(self, job_id: str) -> Job:
+        job = self.get(job_id)
+        if job.status not in ("interrupted", "failed"):
+            raise ConfigError(f"job {job_id} is {job.status}; only interrupted or failed jobs can be resumed")
+        self._store().update_job(job_id, status="queued", error=None, finished_at=None, pid=None)
+        job = self.get(job_id)
+        self._spawn(job)
+        return job
+
+    def run(self, job_id: str) -> Job:
+        """The worker: take the queued job, do it, record how it ended."""
+        store = self._store()
+        if not store.update_job(
+            job_id,
+            only_if=("queued",),
+            status="running",
+            pid=os.getpid(),
+            started_at=now(),
+            heartbeat_at=now(),
+        ):
+            return self.get(job_id)  # cancelled before it started, or another worker has it
+        job = self.get(job_id)
+        progress = JobProgress(store, job_id)
+        try:
+            parameters = dict(job.parameters)
+            parameters.pop("host", None)
+            report = self.engine.index(
+                parameters.pop("paths"), collection=job.collection, progress=progress, **parameters
+            )
+        except Cancelled:
+            progress.stop()
+            store.update_job(
+                job_id, status="cancelled", finished_at=now(), done=progress.done, total=progress.total
+            )
+        except RetrievoError as exc:
+            progress.stop()
+            store.update_job(job_id, status="failed", error=str(exc), finished_at=now())
+        else:
+            progress.stop()
+            store.update_job(
+                job_id, status="done", result=asdict(report), finished_at=now(),
+                done=progress.total or progress.done, total=progress.total,
+            )  # fmt: skip
+        return self.get(job_id)

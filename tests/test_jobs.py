@@ -1,0 +1,91 @@
+"""Background jobs for real: a detached worker process, progress in the index, kill -9, resume, cancel."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDS = "harbour lantern quarry velvet meadow copper orchard thistle beacon saddle".split()
+
+
+def cli(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", *args, "--db", str(db)],
+        capture_output=True, text=True, cwd=ROOT, check=False, timeout=300,
+    )  # fmt: skip
+
+
+def job_of(db: Path, job_id: str) -> dict[str, Any]:
+    done = cli(db, "job", job_id, "--json")
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def wait_for(db: Path, job_id: str, test: Any, timeout_s: float = 240) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        job = job_of(db, job_id)
+        if test(job):
+            return job
+        assert time.monotonic() < deadline, f"job never got there: {job}"
+        time.sleep(0.5)
+
+
+def corpus(folder: Path, files: int) -> Path:
+    folder.mkdir()
+    for n in range(files):
+        words = " ".join(WORDS[(n * 7 + i) % len(WORDS)] for i in range(60))
+        (folder / f"note-{n:03d}.md").write_text(
+            f"# Note {n}\n\n{words} {n}.\n\nMore about item {n}: {words}.\n"
+        )
+    return folder
+
+
+def test_a_background_index_returns_at_once_and_reports_progress(tmp_path: Path) -> None:
+    db, docs = tmp_path / "i.db", corpus(tmp_path / "docs", 12)
+    started = time.monotonic()
+    submitted = cli(db, "index", str(docs), "--background", "--json")
+    assert submitted.returncode == 0, submitted.stderr
+    assert time.monotonic() - started < 30  # the command does not wait for the embedding
+    job_id = json.loads(submitted.stdout)["job_id"]
+    job = wait_for(db, job_id, lambda j: j["status"] in ("done", "failed"))
+    assert job["status"] == "done" and job["result"]["documents_added"] == 12
+    assert job["total"] > 0 and job["done"] == job["total"]
+    listed = json.loads(cli(db, "jobs", "--json").stdout)["jobs"]
+    assert [j["job_id"] for j in listed] == [job_id]
+
+
+def test_kill_9_mid_job_then_resume_loses_nothing(tmp_path: Path) -> None:
+    db, docs = tmp_path / "i.db", corpus(tmp_path / "docs", 160)
+    job_id = json.loads(cli(db, "index", str(docs), "--background", "--json").stdout)["job_id"]
+    running = wait_for(db, job_id, lambda j: j["status"] == "running" and j["total"] > 0 and j["done"] > 0)
+    os.kill(running["pid"], signal.SIGKILL)
+    interrupted = wait_for(db, job_id, lambda j: j["status"] != "running", timeout_s=30)
+    assert interrupted["status"] == "interrupted" and interrupted["done"] < interrupted["total"]
+    resumed = cli(db, "job", "resume", job_id, "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    done = wait_for(db, job_id, lambda j: j["status"] in ("done", "failed", "interrupted"))
+    assert done["status"] == "done", done
+    # Nothing lost, nothing twice: every file once, every chunk with its vector, every check clean.
+    report = json.loads(cli(db, "verify", "--json").stdout)
+    assert report["ok"] and report["problems"]["missing_vector"] == 0
+    status = json.loads(cli(db, "status", "--json").stdout)["collections"][0]
+    assert status["documents"] == 160 and status["missing"] == 0
+
+
+def test_cancel_stops_a_running_job(tmp_path: Path) -> None:
+    db, docs = tmp_path / "i.db", corpus(tmp_path / "docs", 160)
+    job_id = json.loads(cli(db, "index", str(docs), "--background", "--json").stdout)["job_id"]
+    wait_for(db, job_id, lambda j: j["status"] == "running" and j["done"] > 0)
+    assert cli(db, "job", "cancel", job_id).returncode == 0
+    ended = wait_for(db, job_id, lambda j: j["status"] in ("cancelled", "done", "failed"), timeout_s=60)
+    assert ended["status"] == "cancelled"
+    assert "only interrupted or failed" in cli(db, "job", "resume", job_id).stderr
+    assert "no job" in cli(db, "job", "job_nope").stderr
