@@ -89,3 +89,37 @@ def test_cancel_stops_a_running_job(tmp_path: Path) -> None:
     assert ended["status"] == "cancelled"
     assert "only interrupted or failed" in cli(db, "job", "resume", job_id).stderr
     assert "no job" in cli(db, "job", "job_nope").stderr
+
+
+def test_mcp_refresh_in_the_background_and_jobs_in_index_status(tmp_path: Path) -> None:
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    db, docs = tmp_path / "i.db", corpus(tmp_path / "docs", 6)
+    assert cli(db, "index", str(docs)).returncode == 0
+    (docs / "note-new.md").write_text("# New\n\nA lighthouse keeper's log, freshly written.\n")
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db)], cwd=str(ROOT)
+    )
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any], str]:
+        async with Client(server) as client:
+            started = await client.call_tool("refresh_index", {"path": str(docs), "background": True})
+            assert started.structured_content is not None, started.content
+            job_id = started.structured_content["job_id"]
+            deadline = time.monotonic() + 240
+            while True:
+                status = await client.call_tool("index_status", {})
+                assert status.structured_content is not None
+                jobs = {j["job_id"]: j for j in status.structured_content["jobs"]}
+                if jobs[job_id]["status"] in ("done", "failed", "interrupted"):
+                    break
+                assert time.monotonic() < deadline
+                await anyio.sleep(0.5)
+            outside = await client.call_tool("refresh_index", {"path": "/etc", "background": True})
+            return started.structured_content, jobs[job_id], outside.content[0].text  # type: ignore[union-attr]
+
+    started, finished, outside = anyio.run(main)
+    assert started["job_id"].startswith("job_") and finished["status"] == "done"
+    assert job_of(db, started["job_id"])["result"]["documents_added"] == 1
+    assert "not inside a folder or file indexed" in outside  # refused at once, no job made

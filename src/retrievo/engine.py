@@ -451,12 +451,21 @@ class Engine(CodeQueries, SimilarQueries):
         report.cannot_fix = [kind for kind, count in report.problems.items() if count and kind not in FIXABLE]
         return report
 
-    def refresh(self, path: str | Path, collection: str | None = None) -> IndexReport:
+    def refresh(
+        self, path: str | Path, collection: str | None = None, progress: IndexProgress | None = None
+    ) -> IndexReport:
         """Re-index (incrementally) an indexed root, or a file or folder inside one — nothing else.
 
         A relative path is taken relative to the collection's roots, never the working directory.
         """
         name = collection or self.config.collection
+        target = self.refresh_target(path, name)
+        return self._index_paths(
+            [target], name, ChunkerName.AUTO, (), (), True, False, progress, record_roots=False
+        )
+
+    def refresh_target(self, path: str | Path, name: str) -> Path:
+        """The indexed path ``path`` names in collection ``name``; SourceError for anything else."""
         store = self._open_store(create=False)
         if store.get_collection(name) is None:
             raise CollectionNotFound(
@@ -472,9 +481,7 @@ class Engine(CodeQueries, SimilarQueries):
                 f"{str(path)!r} is not inside a folder or file indexed in collection {name!r}; only indexed "
                 f"paths can be refreshed (a person can add one with `retrievo index PATH --collection {name}`)"
             )
-        return self._index_paths(
-            [target], name, ChunkerName.AUTO, (), (), True, False, None, record_roots=False
-        )
+        return target
 
     def _collection_store(self, collection: str | None) -> tuple[Store, str]:
         name = collection or self.config.collection

@@ -105,13 +105,16 @@ class Jobs:
         missing = [p for p in paths if not Path(p).exists()]
         if missing:
             raise ConfigError(f"no such file or folder: {', '.join(missing)}")
-        parameters = {
-            "paths": [str(Path(p).resolve()) for p in paths],
-            "host": socket.gethostname(),
-            **options,
-        }
+        return self._submit("index", collection, [str(Path(p).resolve()) for p in paths], options)
+
+    def submit_refresh(self, path: str, collection: str) -> Job:
+        """Queue a refresh of an indexed path (checked now against the collection's roots)."""
+        return self._submit("refresh", collection, [str(self.engine.refresh_target(path, collection))], {})
+
+    def _submit(self, kind: str, collection: str | None, paths: list[str], options: dict[str, Any]) -> Job:
+        parameters = {"paths": paths, "host": socket.gethostname(), **options}
         job = Job(
-            job_id=f"job_{secrets.token_hex(6)}", kind="index", collection=collection or self.engine.config.collection,
+            job_id=f"job_{secrets.token_hex(6)}", kind=kind, collection=collection or self.engine.config.collection,
             status="queued", parameters=parameters, created_at=now(),
         )  # fmt: skip
         self._store().save_job(job)
@@ -191,9 +194,11 @@ class Jobs:
         try:
             parameters = dict(job.parameters)
             parameters.pop("host", None)
-            report = self.engine.index(
-                parameters.pop("paths"), collection=job.collection, progress=progress, **parameters
-            )
+            paths = parameters.pop("paths")
+            if job.kind == "refresh":
+                report = self.engine.refresh(paths[0], collection=job.collection, progress=progress)
+            else:
+                report = self.engine.index(paths, collection=job.collection, progress=progress, **parameters)
         except Cancelled:
             progress.stop()
             store.update_job(
@@ -209,3 +214,12 @@ class Jobs:
                 done=progress.total or progress.done, total=progress.total,
             )  # fmt: skip
         return self.get(job_id)
+
+
+def recent_jobs(engine: Engine, limit: int = 10) -> list[Job]:
+    """The newest jobs (live ones and the last that ended), for status answers."""
+    return Jobs(engine).list(limit)
+
+
+def submit_refresh(engine: Engine, path: str, collection: str) -> Job:
+    return Jobs(engine).submit_refresh(path, collection)

@@ -200,6 +200,18 @@ class BaselineOut(BaseModel):
     revisions: int = Field(description="Revisions it pins.")
 
 
+class JobOut(BaseModel):
+    job_id: str
+    kind: str
+    collection: str
+    status: str = Field(description="queued | running | cancelling | done | failed | cancelled | interrupted")
+    done: int = Field(description="Files read, then chunks embedded, so far.")
+    total: int = Field(description="Chunks to embed once known (0 before).")
+    error: str | None = None
+    created_at: str
+    finished_at: str | None = None
+
+
 class StatusOutput(BaseModel):
     db: str
     size_bytes: int
@@ -207,10 +219,16 @@ class StatusOutput(BaseModel):
     baselines: list[BaselineOut] = Field(
         description="Named points in time to pass as read_context.baseline_id."
     )
+    jobs: list[JobOut] = Field(
+        default_factory=list, description="Background jobs still going, and the last few that ended."
+    )
 
 
 class RefreshOutput(BaseModel):
     collection: str
+    job_id: str | None = Field(
+        default=None, description="With background: the job doing the work (follow it in index_status)."
+    )
     files_seen: int
     documents_added: int
     documents_changed: int

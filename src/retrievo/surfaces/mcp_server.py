@@ -20,6 +20,7 @@ from pydantic import Field
 
 from retrievo.engine import Engine
 from retrievo.errors import ConfigError, RetrievoError
+from retrievo.jobs import recent_jobs, submit_refresh
 from retrievo.models import Filters, SearchResult
 from retrievo.search.highlight import highlight
 from retrievo.secrets import redact
@@ -29,6 +30,7 @@ from retrievo.surfaces.mcp_schemas import (
     ContextOutput,
     ContextSource,
     DocumentOutput,
+    JobOut,
     ReadContext,
     RefreshOutput,
     SearchFilters,
@@ -318,12 +320,18 @@ def build_server(
         state = status_to_dict(await call(engine.status))
         state["db"] = redact(state["db"])
         state["baselines"] = [asdict(b) for b in await call(engine.history.list)]
+        state["jobs"] = [
+            {k: v for k, v in asdict(j).items() if k in JobOut.model_fields}
+            for j in await call(recent_jobs, engine)
+        ]
         if allowed is not None:
             state["collections"] = [c for c in state["collections"] if c["name"] in allowed]
             state["baselines"] = [b for b in state["baselines"] if b["collection"] in allowed]
+            state["jobs"] = [j for j in state["jobs"] if j["collection"] in allowed]
         if collection is not None:
             state["collections"] = [c for c in state["collections"] if c["name"] == collection]
             state["baselines"] = [b for b in state["baselines"] if b["collection"] == collection]
+            state["jobs"] = [j for j in state["jobs"] if j["collection"] == collection]
             if not state["collections"]:
                 raise ToolError(
                     f"collection {collection!r} does not exist; call index_status without it to list them"
@@ -349,8 +357,19 @@ def build_server(
                 str, Field(min_length=1, max_length=4096, description="An indexed file or folder.")
             ],
             collection: Annotated[str | None, Field(max_length=200)] = None,
+            background: Annotated[
+                bool,
+                Field(strict=True, description="Return a job_id at once; index_status shows its progress."),
+            ] = False,
         ) -> RefreshOutput:
-            report = await call(engine.refresh, path, collection=scope.check(collection))
+            name = scope.check(collection)
+            if background:
+                job = await call(submit_refresh, engine, path, name)
+                return RefreshOutput(collection=name, job_id=job.job_id, files_seen=0, documents_added=0,
+                                     documents_changed=0, documents_unchanged=0, documents_removed=0, chunks_written=0,
+                                     chunks_embedded=0, embeddings_missing=0, embed_error=None, skipped={},
+                                     duration_s=0.0)  # fmt: skip
+            report = await call(engine.refresh, path, collection=name)
             return RefreshOutput.model_validate(report_to_dict(report))
 
         @server.tool(
