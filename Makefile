@@ -20,7 +20,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.installed
 
 run: $(VENV)/.installed
-	$(BIN)/retrievo index examples/handbook docs --db $(DB)
+	$(BIN)/retrievo index examples/handbook docs --db $(DB) --exclude '*.png'
 	$(BIN)/retrievo search "$(QUESTION)" --db $(DB) --limit 5
 
 test: $(VENV)/.installed-dev
