@@ -123,3 +123,19 @@ def test_mcp_refresh_in_the_background_and_jobs_in_index_status(tmp_path: Path) 
     assert started["job_id"].startswith("job_") and finished["status"] == "done"
     assert job_of(db, started["job_id"])["result"]["documents_added"] == 1
     assert "not inside a folder or file indexed" in outside  # refused at once, no job made
+
+
+def test_embedding_in_the_background_after_a_no_embed_index(tmp_path: Path) -> None:
+    db, docs = tmp_path / "i.db", corpus(tmp_path / "docs", 10)
+    assert cli(db, "index", str(docs), "--no-embed").returncode == 0
+    assert json.loads(cli(db, "status", "--json").stdout)["collections"][0]["missing"] > 0
+    submitted = cli(db, "embed", "--background", "--json")
+    assert submitted.returncode == 0, submitted.stderr
+    job_id = json.loads(submitted.stdout)["job_id"]
+    job = wait_for(db, job_id, lambda j: j["status"] in ("done", "failed"))
+    assert (
+        job["status"] == "done"
+        and job["kind"] == "embed"
+        and job["result"]["chunks_embedded"] == job["total"] > 0
+    )
+    assert json.loads(cli(db, "verify", "--json").stdout)["ok"]

@@ -111,6 +111,10 @@ class Jobs:
         """Queue a refresh of an indexed path (checked now against the collection's roots)."""
         return self._submit("refresh", collection, [str(self.engine.refresh_target(path, collection))], {})
 
+    def submit_embed(self, collection: str | None = None) -> Job:
+        """Queue embedding every chunk of the collection that has no vector yet."""
+        return self._submit("embed", collection, [], {})
+
     def _submit(self, kind: str, collection: str | None, paths: list[str], options: dict[str, Any]) -> Job:
         parameters = {"paths": paths, "host": socket.gethostname(), **options}
         job = Job(
@@ -195,7 +199,9 @@ class Jobs:
             parameters = dict(job.parameters)
             parameters.pop("host", None)
             paths = parameters.pop("paths")
-            if job.kind == "refresh":
+            if job.kind == "embed":
+                report = self.engine.embed_missing(job.collection, progress=progress)
+            elif job.kind == "refresh":
                 report = self.engine.refresh(paths[0], collection=job.collection, progress=progress)
             else:
                 report = self.engine.index(paths, collection=job.collection, progress=progress, **parameters)

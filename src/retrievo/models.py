@@ -279,7 +279,7 @@ class Job:
     """One background job (see ``retrievo.store.jobs``): what runs, how far it got, how it ended."""
 
     job_id: str
-    kind: str  # index | embed
+    kind: str  # index | refresh | embed
     collection: str
     status: str  # queued | running | cancelling | done | failed | cancelled | interrupted
     done: int = 0

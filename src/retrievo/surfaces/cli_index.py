@@ -16,7 +16,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from retrievo.indexing import IndexProgress
 from retrievo.ingest.chunkers import ChunkerName
-from retrievo.models import IndexReport
+from retrievo.jobs import Jobs
+from retrievo.models import IndexReport, Job
 from retrievo.surfaces.cli import _engine, _errors, collection_option, db_option, err, json_option, main, out
 from retrievo.surfaces.serialize import report_to_dict
 
@@ -117,19 +118,11 @@ def index(
     with _errors():
         engine = _engine(db, collection, store=store, max_file_bytes=max_file_bytes)
         if background:
-            from retrievo.jobs import Jobs
-
             job = Jobs(engine).submit_index(
                 list(paths), collection, chunker=chunker, include=list(include), exclude=list(exclude),
                 embed=not no_embed, force=force, lsp=lsp,
             )  # fmt: skip
-            if as_json:
-                click.echo(
-                    json.dumps({"job_id": job.job_id, "status": job.status, "collection": job.collection})
-                )
-            else:
-                click.echo(job.job_id)
-                err.print(f"indexing in the background; follow with `retrievo job {job.job_id} --follow`")
+            _print_job(job, as_json)
             return
         with _progress(as_json) as progress:
             report = engine.index(
@@ -187,11 +180,17 @@ def _print_report(report: IndexReport, db: Path) -> None:
 @main.command()
 @db_option
 @collection_option
+@click.option("--background", is_flag=True, help="Return a job id at once; a worker embeds.")
 @json_option
-def embed(db: Path | None, store: str | None, collection: str | None, as_json: bool) -> None:
+def embed(
+    db: Path | None, store: str | None, collection: str | None, background: bool, as_json: bool
+) -> None:
     """Embed chunks that have no vector yet (after --no-embed or an embedder outage)."""
     with _errors():
         engine = _engine(db, collection, store=store)
+        if background:
+            _print_job(Jobs(engine).submit_embed(collection), as_json)
+            return
         report = engine.embed_missing(
             progress=_LineProgress(as_json) if not err.is_terminal or as_json else None
         )
@@ -205,6 +204,16 @@ def embed(db: Path | None, store: str | None, collection: str | None, as_json: b
         )
         if report.embed_error:
             out.print(f"[yellow]warning:[/] {escape(report.embed_error)}", highlight=False)
+
+
+def _print_job(job: Job, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"job_id": job.job_id, "status": job.status, "collection": job.collection}))
+    else:
+        click.echo(job.job_id)
+        err.print(
+            f"{job.kind} job running in the background; follow it with `retrievo job {job.job_id} --follow`"
+        )
 
 
 def _print_skipped(report: IndexReport) -> None:
