@@ -17,20 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import write_notes
+
 from retrievo.config import Config
 from retrievo.store.factory import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
-WORDS = "harbour lantern quarry velvet meadow copper orchard thistle beacon saddle river ember".split()
-
-
-def corpus(folder: Path, files: int) -> None:
-    folder.mkdir()
-    for n in range(files):
-        words = " ".join(WORDS[(n * 7 + i) % len(WORDS)] for i in range(80))
-        (folder / f"note-{n:04d}.md").write_text(
-            f"# Note {n}\n\n{words} {n}.\n\n## More\n\nItem {n}: {words}.\n"
-        )
 
 
 def cli(*args: str) -> str:
@@ -46,7 +38,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         docs = Path(scratch) / "docs"
-        corpus(docs, args.files)
+        write_notes(docs, args.files)
         results: dict[str, list[float]] = {"foreground": [], "background": []}
         chunks = 0
         for round_ in range(args.rounds):

@@ -7,6 +7,7 @@ import resource
 import statistics
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -91,3 +92,17 @@ def wait_healthy(
         if process.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"the server at {url} did not start: {explain()}")
         time.sleep(0.2)
+
+
+NOTE_WORDS = "harbour lantern quarry velvet meadow copper orchard thistle beacon saddle river ember".split()
+
+
+def write_notes(folder: Path, files: int, words: int = 80) -> Path:
+    """``files`` small Markdown notes (a title, two sections) in a new ``folder``: a corpus for timing work."""
+    folder.mkdir()
+    for n in range(files):
+        text = " ".join(NOTE_WORDS[(n * 7 + i) % len(NOTE_WORDS)] for i in range(words))
+        (folder / f"note-{n:04d}.md").write_text(
+            f"# Note {n}\n\n{text} {n}.\n\n## More\n\nItem {n}: {text}.\n"
+        )
+    return folder

@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import write_notes
+
 ROOT = Path(__file__).resolve().parent.parent
-WORDS = "harbour lantern quarry velvet meadow copper orchard thistle beacon saddle".split()
 
 
 def cli(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -38,18 +39,8 @@ def wait_for(db: Path, job_id: str, test: Any, timeout_s: float = 240) -> dict[s
         time.sleep(0.5)
 
 
-def corpus(folder: Path, files: int) -> Path:
-    folder.mkdir()
-    for n in range(files):
-        words = " ".join(WORDS[(n * 7 + i) % len(WORDS)] for i in range(60))
-        (folder / f"note-{n:03d}.md").write_text(
-            f"# Note {n}\n\n{words} {n}.\n\nMore about item {n}: {words}.\n"
-        )
-    return folder
-
-
 def test_a_background_index_returns_at_once_and_reports_progress(tmp_path: Path) -> None:
-    db, docs = tmp_path / "i.db", corpus(tmp_path / "docs", 12)
+    db, docs = tmp_path / "i.db", write_notes(tmp_path / "docs", 12)
     started = time.monotonic()
     submitted = cli(db, "index", str(docs), "--background", "--json")
     assert submitted.returncode == 0, submitted.stderr
@@ -63,7 +54,7 @@ def test_a_background_index_returns_at_once_and_reports_progress(tmp_path: Path)
 
 
 def test_kill_9_mid_job_then_resume_loses_nothing(tmp_path: Path) -> None:
-    db, docs = tmp_path / "i.db", corpus(tmp_path / "docs", 160)
+    db, docs = tmp_path / "i.db", write_notes(tmp_path / "docs", 160)
     job_id = json.loads(cli(db, "index", str(docs), "--background", "--json").stdout)["job_id"]
     running = wait_for(db, job_id, lambda j: j["status"] == "running" and j["total"] > 0 and j["done"] > 0)
     os.kill(running["pid"], signal.SIGKILL)
@@ -81,7 +72,7 @@ def test_kill_9_mid_job_then_resume_loses_nothing(tmp_path: Path) -> None:
 
 
 def test_cancel_stops_a_running_job(tmp_path: Path) -> None:
-    db, docs = tmp_path / "i.db", corpus(tmp_path / "docs", 160)
+    db, docs = tmp_path / "i.db", write_notes(tmp_path / "docs", 160)
     job_id = json.loads(cli(db, "index", str(docs), "--background", "--json").stdout)["job_id"]
     wait_for(db, job_id, lambda j: j["status"] == "running" and j["done"] > 0)
     assert cli(db, "job", "cancel", job_id).returncode == 0
@@ -95,7 +86,7 @@ def test_mcp_refresh_in_the_background_and_jobs_in_index_status(tmp_path: Path) 
     import anyio
     from mcp import Client, StdioServerParameters
 
-    db, docs = tmp_path / "i.db", corpus(tmp_path / "docs", 6)
+    db, docs = tmp_path / "i.db", write_notes(tmp_path / "docs", 6)
     assert cli(db, "index", str(docs)).returncode == 0
     (docs / "note-new.md").write_text("# New\n\nA lighthouse keeper's log, freshly written.\n")
     server = StdioServerParameters(
@@ -126,7 +117,7 @@ def test_mcp_refresh_in_the_background_and_jobs_in_index_status(tmp_path: Path) 
 
 
 def test_embedding_in_the_background_after_a_no_embed_index(tmp_path: Path) -> None:
-    db, docs = tmp_path / "i.db", corpus(tmp_path / "docs", 10)
+    db, docs = tmp_path / "i.db", write_notes(tmp_path / "docs", 10)
     assert cli(db, "index", str(docs), "--no-embed").returncode == 0
     assert json.loads(cli(db, "status", "--json").stdout)["collections"][0]["missing"] > 0
     submitted = cli(db, "embed", "--background", "--json")

@@ -3,8 +3,8 @@
 ``retrievo index`` embeds as it goes and ``retrievo embed`` fills in later, so a collection can be
 searched while only some of its chunks have vectors. The dense arm then ranks only those; the answer
 carries ``coverage`` (the share with vectors), its ``search_mode`` gains ``-partial`` and
-``degraded_reason`` says what to run. Counts come from ``Store.status`` and are reused for a few
-seconds, so a search pays for them at most once per ``TTL_S``.
+``degraded_reason`` says what to run. Counts come from ``Store.coverage`` (SQLite recounts only after
+a write) and are refreshed off the search path every ``TTL_S``.
 """
 
 from __future__ import annotations
@@ -25,18 +25,35 @@ class Coverage:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._seen: dict[tuple[int, str], tuple[float, int, int]] = {}
+        self._refreshing: set[tuple[int, str]] = set()
 
     def counts(self, store: Store, collection: str) -> tuple[int, int]:
-        """(current chunks, chunks with a vector for the collection's model)."""
+        """(current chunks, chunks with a vector for the collection's model).
+
+        Counted on the first search; after that, counts older than ``TTL_S`` are refreshed in a thread
+        while searches go on with the last ones, so counting never sits on a search's path.
+        """
         key, now = (id(store), collection), time.monotonic()
         with self._lock:
             seen = self._seen.get(key)
-        if seen is None or now - seen[0] > TTL_S:
-            found = next((c for c in store.status().collections if c.name == collection), None)
-            seen = (now, found.chunks if found else 0, found.embedded if found else 0)
-            with self._lock:
-                self._seen[key] = seen
+            stale = seen is not None and now - seen[0] > TTL_S and key not in self._refreshing
+            if stale:
+                self._refreshing.add(key)
+        if seen is None:
+            return self._count(store, collection, key)
+        if stale:
+            threading.Thread(target=self._count, args=(store, collection, key), daemon=True).start()
         return seen[1], seen[2]
+
+    def _count(self, store: Store, collection: str, key: tuple[int, str]) -> tuple[int, int]:
+        try:
+            chunks, embedded = store.coverage(collection)
+        finally:
+            with self._lock:
+                self._refreshing.discard(key)
+        with self._lock:
+            self._seen[key] = (time.monotonic(), chunks, embedded)
+        return chunks, embedded
 
     def apply(self, store: Store, collection: str, result: SearchResult) -> SearchResult:
         """The result with ``coverage`` and each hit's ``embedding_status`` when the semantic arm ran."""

@@ -184,6 +184,10 @@ class Store(Protocol):
         """Write a dumped collection, ids kept, in one transaction."""
         ...
 
+    def coverage(self, collection: str) -> tuple[int, int]:
+        """(current chunks, those with a vector for the collection's model); (0, 0) for no collection."""
+        ...
+
     def status(self) -> IndexStatus: ...
 
     # API keys for ``retrievo serve`` (``retrievo.store.keys``) --------------------------------------

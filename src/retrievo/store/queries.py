@@ -13,6 +13,13 @@ STATUS = """
        WHERE c.collection_id = col.id AND c.superseded_at IS NULL)
     FROM collections col ORDER BY col.name"""
 
+# One collection's current chunks, and how many of them have a vector for the collection's model.
+COVERAGE = """
+    SELECT (SELECT COUNT(*) FROM chunks c WHERE c.collection_id = col.id AND c.superseded_at IS NULL),
+      (SELECT COUNT(*) FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = col.model_id
+       WHERE c.collection_id = col.id AND c.superseded_at IS NULL)
+    FROM collections col WHERE col.name = ?"""
+
 DOCUMENT_STATE = """
     SELECT d.id, r.source_hash, r.id, d.metadata FROM documents d
     JOIN collections col ON col.id = d.collection_id

@@ -488,6 +488,10 @@ class PostgresStore(history.PointInTime, PostgresKeys):
 
     # Status -------------------------------------------------------------------------------------
 
+    def coverage(self, collection: str) -> tuple[int, int]:
+        rows = self._rows(format_style(queries.COVERAGE), (collection,))
+        return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
+
     def status(self) -> IndexStatus:
         rows = self._rows(format_style(queries.STATUS))
         size = int(self._rows("SELECT pg_database_size(current_database())")[0][0])

@@ -59,6 +59,7 @@ class SQLiteStore(history.PointInTime, SQLiteKeys):
         self._indexed_rows: tuple[int, int] | None = None
         self._history_vectors: dict[tuple[int, str, str, int], VectorMatrix] = {}
         self._point_indexes: dict[tuple[str, int], history.PointIndex] = {}
+        self._coverage: dict[str, tuple[int, int, int]] = {}  # collection -> (generation, chunks, embedded)
 
     def close(self) -> None:
         with self._lock:
@@ -447,6 +448,15 @@ class SQLiteStore(history.PointInTime, SQLiteKeys):
             transfer.restore(self._db, records)
 
     # Status -------------------------------------------------------------------------------------
+
+    def coverage(self, collection: str) -> tuple[int, int]:
+        generation = self.generation()
+        cached = self._coverage.get(collection)
+        if cached is None or cached[0] != generation:  # counted again only after a write
+            rows = self._read(queries.COVERAGE, (collection,))
+            cached = (generation, int(rows[0][0]), int(rows[0][1])) if rows else (generation, 0, 0)
+            self._coverage[collection] = cached
+        return cached[1], cached[2]
 
     def status(self) -> IndexStatus:
         rows = self._read(queries.STATUS)
