@@ -59,18 +59,23 @@ def test_a_file_that_turns_bad_keeps_its_indexed_content(make_engine: Any, handb
     assert engine.search("home-office allowance").hits[0].chunk.path.endswith("remote-work.txt")
 
 
-def test_opening_a_collection_with_another_model_says_how_to_re_embed(
+def test_a_collection_is_served_by_its_own_model_and_an_unreachable_one_says_how_to_move(
     make_engine: Any, handbook: Path, embedding_server: Any, tmp_path: Path
 ) -> None:
     make_engine().index([handbook])
     other = make_engine(embedder=OpenAIEmbedder(embedding_server.url + "/v1", "toy"))
+    served = other.search("annual leave days")  # the bundled model the collection was made with
+    assert served.search_mode == "hybrid" and served.hits[0].chunk.path.endswith("leave-policy.md")
+    make_engine(embedder=OpenAIEmbedder(embedding_server.url + "/v1", "toy")).index(
+        [handbook], collection="toy"
+    )
     try:
-        other.search("leave")
+        make_engine().search("leave", collection="toy")  # openai:toy with no embedding URL configured
     except ModelMismatchError as exc:
-        assert "all-MiniLM-L6-v2-int8" in str(exc) and "openai:toy" in str(exc)
-        assert "--collection" in str(exc)
+        assert "openai:toy" in str(exc) and "all-MiniLM-L6-v2-int8" in str(exc)
+        assert "retrievo regenerate --model" in str(exc) and "--collection" in str(exc)
     else:
-        raise AssertionError("a model mismatch must be an error")
+        raise AssertionError("a model out of reach must be an error")
 
 
 def test_a_collection_whose_vectors_all_come_from_the_cache_is_still_hybrid(

@@ -11,22 +11,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
-
 from retrievo.config import Config
 from retrievo.embed.base import Embedder
 from retrievo.embed.factory import make_embedder
-from retrievo.embed.queries import QueryEmbedder
+from retrievo.embed.pool import ModelPool
 from retrievo.embed.tokens import TokenCounter
 from retrievo.engine_code import CodeQueries
+from retrievo.engine_embed import EmbeddingLifecycle
 from retrievo.engine_similar import SimilarQueries
 from retrievo.errors import (
     CollectionNotFound,
     ConfigError,
     DocumentNotFound,
-    EmbedderUnavailable,
-    ModelMismatchError,
     SourceError,
 )
 from retrievo.history import History, resolve
@@ -47,7 +43,7 @@ from retrievo.models import (
     SkippedFile,
 )
 from retrievo.search.context import AssembledContext, CodeBudget, assemble
-from retrievo.search.coverage import Coverage, unavailable_reason
+from retrievo.search.coverage import Coverage
 from retrievo.search.hybrid import SearchOptions, run_search
 from retrievo.search.records import RecordContext, record_context
 from retrievo.search.rerank import make_reranker
@@ -55,16 +51,14 @@ from retrievo.search.rewrite import QueryRewriter
 from retrievo.search.similar import check_scope
 from retrievo.store.base import Store
 from retrievo.store.factory import open_store
-from retrievo.verify import FIXABLE, VerifyReport, verify
 
 if TYPE_CHECKING:
     from retrievo.registry import Registry
 
 log = logging.getLogger(__name__)
-EMBED_WRITE_BATCH = 256
 
 
-class Engine(CodeQueries, SimilarQueries):
+class Engine(CodeQueries, SimilarQueries, EmbeddingLifecycle):
     def __init__(
         self,
         config: Config,
@@ -75,7 +69,7 @@ class Engine(CodeQueries, SimilarQueries):
         self.config = config
         self._store = store
         self._embedder = embedder if embedder is not None else make_embedder(config)
-        self._queries = QueryEmbedder(self._embedder, retry_embedder_after_s)
+        self._pool = ModelPool(config, self._embedder, retry_embedder_after_s)
         self._lock = threading.Lock()
         self._tokens = TokenCounter()
         self._rewriter = (
@@ -225,62 +219,6 @@ class Engine(CodeQueries, SimilarQueries):
                 progress.file_done(document.source)
         return report
 
-    def embed_missing(
-        self, collection: str | None = None, progress: IndexProgress | None = None
-    ) -> IndexReport:
-        """Embed every current chunk that has no vector for the collection's model yet."""
-        name = collection or self.config.collection
-        store = self._open_store(create=False)
-        self._check_model(store, name)
-        report = IndexReport(collection=name)
-        started = time.perf_counter()
-        with store.writer_lock(name), store.bulk_load(name):
-            self._embed_missing(store, name, report, progress or NoProgress())
-        report.duration_s = time.perf_counter() - started
-        return report
-
-    def _embed_missing(
-        self, store: Store, collection: str, report: IndexReport, progress: IndexProgress
-    ) -> None:
-        embedder = self._embedder
-        if embedder is None:
-            report.embed_error = "embedder is 'none': keyword search only"
-            report.embeddings_missing = report.chunks_written
-            return
-        missing = store.missing_embeddings(collection, embedder.model_id)
-        report.embeddings_reused = max(0, report.chunks_written - len(missing))
-        try:
-            # Recorded even when every vector is reused from the cache (nothing missing).
-            info = store.get_collection(collection)
-            if info is not None and info.model_id is None:
-                store.set_collection_model(collection, embedder.model_id, embedder.dimensions)
-            if not missing:
-                return
-            progress.embedding_started(len(missing))
-            # Written in slices so a crash mid-way keeps what was already embedded (resumable).
-            for begin in range(0, len(missing), EMBED_WRITE_BATCH):
-                batch = missing[begin : begin + EMBED_WRITE_BATCH]
-                vectors = embedder.embed_documents([text for _, text in batch], progress=progress.embedded)
-                store.put_embeddings(embedder.model_id, [key for key, _ in batch], vectors)
-                report.chunks_embedded += len(batch)
-        except EmbedderUnavailable as exc:
-            report.embed_error = str(exc)
-            self._queries.failed(str(exc))
-        report.embeddings_missing = len(missing) - report.chunks_embedded
-
-    def _check_model(self, store: Store, collection: str) -> None:
-        info = store.get_collection(collection)
-        embedder = self._embedder
-        if info is None or info.model_id is None or embedder is None:
-            return
-        if info.model_id != embedder.model_id:
-            raise ModelMismatchError(
-                f"collection {collection!r} was embedded with {info.model_id} ({info.dimensions} dims), "
-                f"but the configured embedder is {embedder.model_id}. Use the original embedder "
-                f"(RETRIEVO_EMBEDDER), or re-embed by indexing into a new collection "
-                f"(`retrievo index PATH --collection {collection}-new`) or a new --db."
-            )
-
     def update_paths(
         self,
         roots: Sequence[str | Path],
@@ -317,7 +255,6 @@ class Engine(CodeQueries, SimilarQueries):
     ) -> SearchResult:
         """``baseline`` (id or name) or ``as_of`` (ISO time): search the collection as it was then."""
         store, name = self._collection_store(collection)
-        self._check_model(store, name)
         filters = filters or Filters()
         point = resolve(store, name, baseline, as_of or filters.as_of)
         options = SearchOptions(
@@ -334,22 +271,15 @@ class Engine(CodeQueries, SimilarQueries):
         if self._rewriter is not None and options.mode == SearchMode.HYBRID:
             rewritten = self._rewriter.rewrite(query)
             options = replace(options, entities=rewritten.entities, expansions=rewritten.rephrasings)
-        result = run_search(
-            store, name, query, options, self._embed_query, self._unavailable_reason(store, name)
-        )
+        embed_query, unavailable = self._query_fn(store, name)
+        result = run_search(store, name, query, options, embed_query, unavailable)
         if point.filter_as_of is None:  # at HEAD: say how much of the collection the dense arm saw
             result = self._coverage.apply(store, name, result)
         return replace(result, baseline_id=point.baseline_id, as_of=point.as_of)
 
-    def _unavailable_reason(self, store: Store, collection: str) -> str | None:
-        return unavailable_reason(self._embedder is None, store, collection, self._queries.cooling_down)
-
-    def _embed_query(self, query: str) -> tuple[str, npt.NDArray[np.float32]]:
-        return self._queries.embed(query)
-
     def warm_up(self) -> float:
         """Load the embedding model now; the milliseconds it took."""
-        return self._queries.warm_up()
+        return self._pool.default_queries.warm_up()
 
     # Reading: context, documents, similar chunks -----------------------------------------------
 
@@ -439,17 +369,6 @@ class Engine(CodeQueries, SimilarQueries):
         store, name = self._collection_store(collection)
         with store.writer_lock(name):
             store.rename_collection(name, new_name.strip())
-
-    def verify(self, collection: str | None = None, fix: bool = False) -> VerifyReport:
-        """Check every chunk's hashes, offsets and vector (see ``retrievo.verify``); ``fix`` re-embeds what
-        lacks a vector and checks again. What cannot be repaired here is named in ``cannot_fix``."""
-        store, name = self._collection_store(collection)
-        report = verify(store, name)
-        if fix and report.problems["missing_vector"] and self._embedder is not None:
-            done = self.embed_missing(name)
-            report = replace(verify(store, name), fixed={"missing_vector": done.chunks_embedded})
-        report.cannot_fix = [kind for kind, count in report.problems.items() if count and kind not in FIXABLE]
-        return report
 
     def refresh(
         self, path: str | Path, collection: str | None = None, progress: IndexProgress | None = None

@@ -255,6 +255,21 @@ class IndexReport:
         return counts
 
 
+@dataclass
+class RegenerateReport:
+    """What one `regenerate` run did (a model migration when ``previous_model_id`` is set)."""
+
+    collection: str
+    model_id: str
+    chunks_embedded: int = 0
+    chunks_rekeyed: int = 0  # --stale: chunks whose key no longer matched their text
+    previous_model_id: str | None = None  # --model: the model served before the switch …
+    switched: bool = False  # … and whether the switch happened
+    vectors_dropped: int = 0  # --drop-old: the previous model's vectors deleted
+    embed_error: str | None = None
+    duration_s: float = 0.0
+
+
 @dataclass(frozen=True)
 class CollectionStatus:
     name: str

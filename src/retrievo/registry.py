@@ -116,8 +116,9 @@ class Registry:
             result = engine.search(query, collection, k, baseline=baseline, as_of=as_of)
             return [(h.chunk.chunk_id, h.relevance) for h in result.hits]
 
+        embed_query, unavailable = engine._query_fn(store, collection)
         result = search_registry(
-            store, collection, query, engine._embed_query, engine._unavailable_reason(store, collection), limit,
+            store, collection, query, embed_query, unavailable, limit,
             types, tags, include_disabled, profile, fused, point.filter_as_of,
         )  # fmt: skip
         return replace(result, baseline_id=point.baseline_id, as_of=point.as_of)

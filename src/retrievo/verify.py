@@ -2,8 +2,9 @@
 
 For every chunk of a collection (current and kept for history): ``sha256(text) == chunk_hash``;
 ``text == revision_text[start:end]``; the chunk's ``source_hash`` is its revision's and the revision's
-text hashes to it. For every current chunk: a vector exists for the collection's model, with the
-collection's dimension. Read through ``Store.dump``, so both stores are checked the same way.
+text hashes to it. For every current chunk: its embed_key is the hash of its text, and a vector exists
+for the collection's model, with the collection's dimension. The store's vector side index (the
+usearch file beside SQLite, ``chunks.vector`` + HNSW in PostgreSQL) holds exactly those vectors. Read through ``Store.dump``, so both stores are checked the same way.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from retrievo.ingest.hashing import sha256_text
+from retrievo.ingest.hashing import embedding_key, sha256_text
 from retrievo.store.base import Store
 
 EXAMPLES = 5
@@ -21,8 +22,10 @@ PROBLEMS = {
     "source_hash": "a revision's text does not hash to its source_hash, or a chunk's source_hash is not its revision's",
     "missing_vector": "a current chunk has no vector for the collection's model",
     "wrong_dimension": "a vector's length is not the collection's dimension",
+    "embed_key": "a current chunk's embed_key is not the hash of its text, so its vector is another text's",
+    "side_index": "the vector side index (usearch file / pgvector column) disagrees with the vectors",
 }
-FIXABLE = ("missing_vector",)
+FIXABLE = ("missing_vector", "embed_key", "side_index")
 
 
 @dataclass
@@ -69,7 +72,8 @@ def verify(store: Store, collection: str) -> VerifyReport:
         elif kind == "chunk":
             report.chunks += 1
             where = f"chunk {row['id']} ({sources.get(row['document_id'], '?')}:{row['line_start']})"
-            if sha256_text(row["text"]) != row["chunk_hash"]:
+            intact = sha256_text(row["text"]) == row["chunk_hash"]
+            if not intact:
                 report.add("chunk_hash", where)
             revision = revisions.get(row["revision_id"])
             if revision is None or revision["text"][row["start_offset"] : row["end_offset"]] != row["text"]:
@@ -79,9 +83,13 @@ def verify(store: Store, collection: str) -> VerifyReport:
             if row["superseded_at"] is None:
                 report.current_chunks += 1
                 current_keys.setdefault(row["embed_key"], where)
+                if intact and embedding_key(row["context"], row["text"]) != row["embed_key"]:
+                    report.add("embed_key", where)
         elif kind == "embedding" and row["model_id"] == report.model_id:
             vectors[row["embed_key"]] = len(row["vector"])
     report.vectors = len(vectors)
+    for problem in store.side_index_problems(collection):
+        report.add("side_index", problem)
     if report.model_id is not None:
         for key, where in current_keys.items():
             if key not in vectors:

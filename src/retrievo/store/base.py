@@ -30,6 +30,7 @@ from retrievo.models import (
     Filters,
     IndexStatus,
     Job,
+    Kind,
     LoadedDocument,
     PruneReport,
     RevisionText,
@@ -44,6 +45,8 @@ class CollectionInfo:
     name: str
     model_id: str | None
     dimensions: int | None
+    shadow_model_id: str | None = None  # a model being migrated to (``retrievo regenerate --model``)
+    shadow_dimensions: int | None = None
 
 
 @dataclass(frozen=True)
@@ -138,11 +141,54 @@ class Store(Protocol):
         """Delete superseded revisions closed by ``before`` that no baseline holds (chunks, vectors too)."""
         ...
 
+    # Embeddings and their lifecycle (``retrievo.store.embeddings``) ---------------------------------
+
     def missing_embeddings(self, collection: str, model_id: str) -> list[tuple[str, str]]: ...
 
+    def embedding_work(
+        self,
+        collection: str,
+        model_id: str,
+        only_missing: bool = False,
+        kinds: Sequence[Kind | str] = (),
+        limit: int | None = None,
+        offset: int = 0,
+        history: bool = False,
+    ) -> list[tuple[str, str]]:
+        """(embed_key, model input) of the collection's chunks, each key once, ordered by key."""
+        ...
+
     def put_embeddings(
-        self, model_id: str, keys: Sequence[str], vectors: npt.NDArray[np.float32]
-    ) -> None: ...
+        self, model_id: str, keys: Sequence[str], vectors: npt.NDArray[np.float32], replace: bool = False
+    ) -> None:
+        """Store vectors; ``replace`` overwrites vectors already stored for those keys."""
+        ...
+
+    def stale_chunks(self, collection: str) -> list[tuple[int, str]]:
+        """Current chunks whose embed_key is not the hash of their text: (chunk id, the right key)."""
+        ...
+
+    def rekey_chunks(self, pairs: Sequence[tuple[int, str]]) -> None: ...
+
+    def set_shadow_model(self, name: str, model_id: str | None, dimensions: int | None) -> None:
+        """Record (or clear, with None) the model a collection is migrating to."""
+        ...
+
+    def shadow_missing(self, collection: str, model_id: str) -> int: ...
+
+    def switch_model(self, name: str) -> CollectionInfo:
+        """Atomically serve the shadow model; ConfigError while any chunk lacks its vector."""
+        ...
+
+    def drop_model_vectors(self, model_id: str) -> int:
+        """Delete a model's vectors unless a collection serves it or migrates to it; how many went."""
+        ...
+
+    def side_index_problems(self, collection: str) -> list[str]:
+        """Where the store's vector side index disagrees with the embeddings table (empty: agrees)."""
+        ...
+
+    def rebuild_side_index(self, collection: str) -> None: ...
 
     def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]: ...
 

@@ -26,12 +26,6 @@ DOCUMENT_STATE = """
     JOIN revisions r ON r.id = d.current_revision_id
     WHERE col.name = ? AND d.source = ? AND d.deleted_at IS NULL"""
 
-MISSING_EMBEDDINGS = """
-    SELECT c.embed_key, MIN(c.context), MIN(c.text) FROM chunks c
-    LEFT JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
-    WHERE c.collection_id = ? AND c.superseded_at IS NULL AND e.embed_key IS NULL
-    GROUP BY c.embed_key"""
-
 # Deleting a collection, children first (``?`` is the collection's id); stores add their index tables.
 DELETE_COLLECTION = (
     "DELETE FROM chunks WHERE collection_id = ?",
@@ -48,7 +42,8 @@ DELETE_ORPHAN_EMBEDDINGS = "DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FR
 # A document keeps its id for life, also after its collection is renamed (citations stay valid).
 DOCUMENT_ID_OF_SOURCE = "SELECT id FROM documents WHERE collection_id = ? AND source = ?"
 
-COLLECTION_INFO = "SELECT name, model_id, dimensions FROM collections WHERE name = ?"
+COLLECTION_INFO = """
+    SELECT name, model_id, dimensions, shadow_model_id, shadow_dimensions FROM collections WHERE name = ?"""
 
 # The folders and files a user chose to index: the only places a refresh may re-read (both stores).
 ROOTS_SCHEMA = """

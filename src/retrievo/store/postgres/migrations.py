@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import psycopg
 
-from retrievo.store import code_index, jobs, keys, queries
+from retrievo.store import code_index, embeddings, jobs, keys, queries
 from retrievo.store.postgres import history
 
 M001_INITIAL = """
@@ -115,6 +115,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m005_history", history.SCHEMA),
     ("m006_api_keys", keys.SCHEMA),
     ("m007_jobs", jobs.SCHEMA),
+    ("m008_model_shadow", embeddings.SHADOW_SCHEMA),
 )
 
 

@@ -21,7 +21,7 @@ from retrievo.errors import (
     IndexMissingError,
     StoreUnavailableError,
 )
-from retrievo.ingest.hashing import embedding_input, embedding_key
+from retrievo.ingest.hashing import embedding_key
 from retrievo.models import (
     ArmHit,
     Chunk,
@@ -38,6 +38,7 @@ from retrievo.store import code_index, ids, queries
 from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.code_index import CodeIndex
 from retrievo.store.postgres import history, postings, search, transfer, vector_index
+from retrievo.store.postgres.embeddings import PostgresEmbeddings
 from retrievo.store.postgres.filters import passing_chunk_ids
 from retrievo.store.postgres.keys import PostgresKeys
 from retrievo.store.postgres.migrations import apply_migrations
@@ -53,7 +54,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class PostgresStore(history.PointInTime, PostgresKeys):
+class PostgresStore(history.PointInTime, PostgresKeys, PostgresEmbeddings):
     def __init__(
         self, url: str, create: bool = False, ef_search: int = DEFAULT_EF_SEARCH, max_size: int = 8
     ) -> None:
@@ -113,7 +114,7 @@ class PostgresStore(history.PointInTime, PostgresKeys):
 
     def get_collection(self, name: str) -> CollectionInfo | None:
         rows = self._rows(format_style(queries.COLLECTION_INFO), (name,))
-        return CollectionInfo(rows[0][0], rows[0][1], rows[0][2]) if rows else None
+        return CollectionInfo(*rows[0]) if rows else None
 
     def list_collections(self) -> list[str]:
         return [row[0] for row in self._rows("SELECT name FROM collections ORDER BY name")]
@@ -354,32 +355,6 @@ class PostgresStore(history.PointInTime, PostgresKeys):
                     conn.execute("UPDATE documents SET deleted_at = %s WHERE id = %s", (stamp, row[0]))
                     removed += 1
         return removed
-
-    # Embeddings ---------------------------------------------------------------------------------
-
-    def missing_embeddings(self, collection: str, model_id: str) -> list[tuple[str, str]]:
-        rows = self._rows(
-            format_style(queries.MISSING_EMBEDDINGS), (model_id, self._collection_id(collection))
-        )
-        return [(row[0], embedding_input(row[1], row[2])) for row in rows]
-
-    def put_embeddings(self, model_id: str, keys: Sequence[str], vectors: npt.NDArray[np.float32]) -> None:
-        with self._transaction() as conn:
-            with conn.cursor() as cursor:
-                cursor.executemany(
-                    "INSERT INTO embeddings (embed_key, model_id, vector) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                    [
-                        (key, model_id, np.asarray(v, dtype=np.float32))
-                        for key, v in zip(keys, vectors, strict=True)
-                    ],
-                )
-            # Keyed on chunks.embed_key so the planner walks its index, not the whole table.
-            conn.execute(
-                """UPDATE chunks c SET vector = e.vector FROM embeddings e
-                   WHERE c.embed_key = ANY(%s) AND e.embed_key = c.embed_key AND e.model_id = %s
-                     AND c.collection_id IN (SELECT id FROM collections WHERE model_id = %s)""",
-                (list(keys), model_id, model_id),
-            )
 
     # Search -------------------------------------------------------------------------------------
 

@@ -101,6 +101,27 @@ class AnnIndexes:
         self._entries[key] = entry
         return entry
 
+    def synced_index(self, db: sqlite3.Connection, collection_id: int, model_id: str, generation: int) -> Any:
+        """The (collection, model) HNSW index brought up to date with the table, built if there is none."""
+        with self._lock:
+            return self._synced(db, collection_id, model_id, generation).index
+
+    def has_file(self, collection_id: int, model_id: str) -> bool:
+        return self._path(collection_id, model_id).exists()
+
+    def forget(self, collection_id: int | None = None, model_id: str | None = None) -> None:
+        """Drop the loaded indexes and files of a collection and/or a model (they are rebuilt on demand)."""
+        digest = hashlib.sha256(model_id.encode()).hexdigest()[:8] if model_id is not None else "*"
+        pattern = (
+            f"{Path(self._db_path).name}.ann-{'*' if collection_id is None else collection_id}-{digest}.*"
+        )
+        with self._lock:
+            for key in list(self._entries):
+                if collection_id in (None, key[0]) and model_id in (None, key[1]):
+                    del self._entries[key]
+            for path in Path(self._db_path).parent.glob(pattern):
+                path.unlink(missing_ok=True)
+
     def _path(self, collection_id: int, model_id: str) -> Path:
         digest = hashlib.sha256(model_id.encode()).hexdigest()[:8]
         return Path(f"{self._db_path}.ann-{collection_id}-{digest}.usearch")

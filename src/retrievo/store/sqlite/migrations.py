@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from retrievo.store import code_index, jobs, keys, queries
+from retrievo.store import code_index, embeddings, jobs, keys, queries
 from retrievo.store.sqlite import history
 
 # Each migration is (name, SQL script); names sort in the order they must run.
@@ -92,6 +92,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m004_history", history.SCHEMA),
     ("m005_api_keys", keys.SCHEMA),
     ("m006_jobs", jobs.SCHEMA),
+    ("m007_model_shadow", embeddings.SHADOW_SCHEMA),
 )
 
 

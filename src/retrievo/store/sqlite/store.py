@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.errors import CollectionNotFound, ConfigError, IndexCorruptError, IndexLockedError
-from retrievo.ingest.hashing import embedding_input, embedding_key
+from retrievo.ingest.hashing import embedding_key
 from retrievo.ingest.identifiers import keyword_terms
 from retrievo.models import (
     ArmHit,
@@ -35,10 +35,11 @@ from retrievo.store.code_index import CodeIndex
 from retrievo.store.sqlite import documents, history, transfer
 from retrievo.store.sqlite.ann import ANN_MIN_VECTORS, AnnIndexes
 from retrievo.store.sqlite.connection import connect
+from retrievo.store.sqlite.embeddings import SQLiteEmbeddings
 from retrievo.store.sqlite.filters import filter_sql
 from retrievo.store.sqlite.keys import SQLiteKeys
 from retrievo.store.sqlite.search import current_rows, exact_filtered_search, keyword_search, vector_search
-from retrievo.store.sqlite.vectors import VectorCache, VectorMatrix, encode_vector
+from retrievo.store.sqlite.vectors import VectorCache, VectorMatrix
 from retrievo.store.transfer import Record
 
 
@@ -46,7 +47,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class SQLiteStore(history.PointInTime, SQLiteKeys):
+class SQLiteStore(history.PointInTime, SQLiteKeys, SQLiteEmbeddings):
     """One file, WAL; writes serialised by a lock, each document written in one transaction."""
 
     def __init__(self, path: Path, create: bool = False) -> None:
@@ -90,6 +91,9 @@ class SQLiteStore(history.PointInTime, SQLiteKeys):
                     raise
                 raise IndexCorruptError(f"index file {self.path} cannot be read ({exc})") from exc
 
+    def _db_conn(self) -> sqlite3.Connection:
+        return self._db
+
     def generation(self) -> int:
         return int(self._read("SELECT value FROM meta WHERE key = 'generation'")[0][0])
 
@@ -105,7 +109,7 @@ class SQLiteStore(history.PointInTime, SQLiteKeys):
 
     def get_collection(self, name: str) -> CollectionInfo | None:
         rows = self._read(queries.COLLECTION_INFO, (name,))
-        return CollectionInfo(rows[0][0], rows[0][1], rows[0][2]) if rows else None
+        return CollectionInfo(*rows[0]) if rows else None
 
     def list_collections(self) -> list[str]:
         return [row[0] for row in self._read("SELECT name FROM collections ORDER BY name")]
@@ -333,19 +337,6 @@ class SQLiteStore(history.PointInTime, SQLiteKeys):
                     db.execute("UPDATE documents SET deleted_at = ? WHERE id = ?", (stamp, row[0]))
                     removed += 1
         return removed
-
-    # Embeddings ---------------------------------------------------------------------------------
-
-    def missing_embeddings(self, collection: str, model_id: str) -> list[tuple[str, str]]:
-        rows = self._read(queries.MISSING_EMBEDDINGS, (model_id, self._collection_id(collection)))
-        return [(row[0], embedding_input(row[1], row[2])) for row in rows]
-
-    def put_embeddings(self, model_id: str, keys: Sequence[str], vectors: npt.NDArray[np.float32]) -> None:
-        with self._transaction() as db:
-            db.executemany(
-                "INSERT OR IGNORE INTO embeddings (embed_key, model_id, vector) VALUES (?, ?, ?)",
-                [(key, model_id, encode_vector(vector)) for key, vector in zip(keys, vectors, strict=True)],
-            )
 
     # Search -------------------------------------------------------------------------------------
 

@@ -1,0 +1,88 @@
+"""The embedding models an engine can reach, by model id.
+
+A collection is served by the model its vectors were made with (``collections.model_id``), not by
+whatever the configuration names today: after ``retrievo regenerate --model NEW`` switches a
+collection, every process serving it embeds queries with NEW from its next search on. The bundled
+model is always reachable; an HTTP model (``openai:NAME``, ``ollama:NAME``) is when the configuration
+names that provider or an embedding URL (``RETRIEVO_EMBEDDER``, ``RETRIEVO_EMBED_URL``).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from retrievo.config import Config
+from retrievo.embed.base import Embedder
+from retrievo.embed.queries import QueryEmbedder
+from retrievo.errors import ConfigError
+
+LOCAL_ALIASES = ("local", "minilm")
+
+
+def build_embedder(model_id: str, config: Config) -> Embedder | None:
+    """The embedder for a model id (or ``local``), None when this configuration cannot reach it."""
+    from retrievo.embed.local import MODEL_ID
+
+    if config.embedder == "none":
+        return None
+    if model_id in (MODEL_ID, *LOCAL_ALIASES):
+        from retrievo.embed.local import MiniLMEmbedder
+
+        return MiniLMEmbedder()
+    provider, _, name = model_id.partition(":")
+    if not name or provider not in ("openai", "ollama"):
+        return None
+    if config.embedder != provider and not config.embed_url:
+        return None
+    from retrievo.embed.http import OllamaEmbedder, OpenAIEmbedder
+
+    if provider == "openai":
+        return OpenAIEmbedder(config.embed_url or "https://api.openai.com/v1", name, config.embed_api_key)
+    return OllamaEmbedder(config.embed_url or "http://127.0.0.1:11434", name, config.embed_api_key)
+
+
+class ModelPool:
+    def __init__(self, config: Config, default: Embedder | None, retry_after_s: float) -> None:
+        self.config = config
+        self.default = default
+        self._retry_after_s = retry_after_s
+        self._lock = threading.Lock()
+        self._embedders: dict[str, Embedder | None] = {}
+        self._queries: dict[str, QueryEmbedder] = {}
+        if default is not None:
+            self._embedders[default.model_id] = default
+            self._queries[default.model_id] = QueryEmbedder(default, retry_after_s)
+
+    @property
+    def default_queries(self) -> QueryEmbedder:
+        if self.default is None:
+            return QueryEmbedder(None, self._retry_after_s)
+        return self._queries[self.default.model_id]
+
+    def get(self, model_id: str) -> Embedder | None:
+        """The embedder of ``model_id``; None when no embedder is configured or the model is out of reach."""
+        if self.default is None:
+            return None
+        with self._lock:
+            if model_id not in self._embedders:
+                self._embedders[model_id] = build_embedder(model_id, self.config)
+            return self._embedders[model_id]
+
+    def require(self, spec: str) -> Embedder:
+        """The embedder a ``--model`` names; ConfigError saying how to make it reachable."""
+        embedder = self.get(spec) if self.default is not None else build_embedder(spec, self.config)
+        if embedder is None:
+            raise ConfigError(
+                f"model {spec!r} cannot be reached with this configuration: name `local` for the bundled "
+                "model, or openai:NAME / ollama:NAME with RETRIEVO_EMBED_URL (and RETRIEVO_EMBED_API_KEY) set"
+            )
+        return embedder
+
+    def queries(self, model_id: str) -> QueryEmbedder | None:
+        embedder = self.get(model_id)
+        if embedder is None:
+            return None
+        with self._lock:
+            if embedder.model_id not in self._queries:
+                self._queries[embedder.model_id] = QueryEmbedder(embedder, self._retry_after_s)
+            return self._queries[embedder.model_id]

@@ -1,0 +1,294 @@
+"""The engine's embedding lifecycle, mixed into ``Engine``: embed, verify, regenerate, migrate a model.
+
+A model migration (``regenerate(model=NEW)``) never stops searches or writes: NEW is recorded as the
+collection's shadow model, its vectors are made beside the old ones without the writer lock (searches
+keep using the old model, indexing goes on), then — under the writer lock, so nothing new slips in —
+the last missing vectors are made and the store switches the served model in one transaction. An
+interrupted migration resumes where it stopped: made vectors are kept by (embed_key, model).
+"""
+
+from __future__ import annotations
+
+import time
+from abc import abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.embed.base import Embedder
+from retrievo.errors import ConfigError, EmbedderUnavailable, IndexLockedError, ModelMismatchError
+from retrievo.indexing import IndexProgress, NoProgress
+from retrievo.models import IndexReport, Kind, RegenerateReport
+from retrievo.search.coverage import unavailable_reason
+from retrievo.store.base import Store
+from retrievo.verify import FIXABLE, VerifyReport, verify
+
+if TYPE_CHECKING:
+    from retrievo.config import Config
+    from retrievo.embed.pool import ModelPool
+
+EMBED_WRITE_BATCH = 256
+SWITCH_WAIT_S = 600.0  # how long a migration waits for another writer before it gives up (resumable)
+QueryFn = Callable[[str], tuple[str, npt.NDArray[np.float32]]]
+
+
+class EmbeddingLifecycle:
+    config: Config
+    _pool: ModelPool
+
+    @abstractmethod
+    def _open_store(self, create: bool) -> Store: ...
+
+    @abstractmethod
+    def _collection_store(self, collection: str | None) -> tuple[Store, str]: ...
+
+    # Which model serves a collection ----------------------------------------------------------
+
+    def _collection_embedder(self, store: Store, collection: str) -> Embedder | None:
+        """The embedder of the collection's model (the configured one for a collection without vectors);
+        None when embedding is off; ModelMismatchError when the collection's model is out of reach."""
+        info = store.get_collection(collection)
+        if self._pool.default is None:
+            return None
+        if info is None or info.model_id is None:
+            return self._pool.default
+        embedder = self._pool.get(info.model_id)
+        if embedder is None:
+            configured = self._pool.default.model_id
+            raise ModelMismatchError(
+                f"collection {collection!r} was embedded with {info.model_id} ({info.dimensions} dims), "
+                f"which this configuration cannot reach (the configured embedder is {configured}). Configure "
+                f"that model's provider (RETRIEVO_EMBEDDER / RETRIEVO_EMBED_URL), move the collection to "
+                f"the configured model with `retrievo regenerate --model {configured} --collection "
+                f"{collection}`, or index into a new collection (`--collection {collection}-new`)."
+            )
+        return embedder
+
+    def _check_model(self, store: Store, collection: str) -> None:
+        self._collection_embedder(store, collection)
+
+    def _query_fn(self, store: Store, collection: str) -> tuple[QueryFn, str | None]:
+        """How to embed a query for this collection, and why the semantic arm cannot run (or None)."""
+        embedder = self._collection_embedder(store, collection)
+        queries = self._pool.queries(embedder.model_id) if embedder is not None else None
+        cooling = queries.cooling_down if queries is not None else (lambda: None)
+        reason = unavailable_reason(queries is None, store, collection, cooling)
+
+        def embed(query: str) -> tuple[str, npt.NDArray[np.float32]]:
+            assert queries is not None
+            return queries.embed(query)
+
+        return embed, reason
+
+    # Embedding what is missing ----------------------------------------------------------------
+
+    def embed_missing(
+        self, collection: str | None = None, progress: IndexProgress | None = None
+    ) -> IndexReport:
+        """Embed every current chunk that has no vector for the collection's model yet."""
+        name = collection or self.config.collection
+        store = self._open_store(create=False)
+        self._check_model(store, name)
+        report = IndexReport(collection=name)
+        started = time.perf_counter()
+        with store.writer_lock(name), store.bulk_load(name):
+            self._embed_missing(store, name, report, progress or NoProgress())
+        report.duration_s = time.perf_counter() - started
+        return report
+
+    def _embed_missing(
+        self, store: Store, collection: str, report: IndexReport, progress: IndexProgress
+    ) -> None:
+        embedder = self._collection_embedder(store, collection)
+        if embedder is None:
+            report.embed_error = "embedder is 'none': keyword search only"
+            report.embeddings_missing = report.chunks_written
+            return
+        missing = store.missing_embeddings(collection, embedder.model_id)
+        report.embeddings_reused = max(0, report.chunks_written - len(missing))
+        try:
+            # Recorded even when every vector is reused from the cache (nothing missing).
+            info = store.get_collection(collection)
+            if info is not None and info.model_id is None:
+                store.set_collection_model(collection, embedder.model_id, embedder.dimensions)
+            report.chunks_embedded = _embed_into(store, embedder, missing, progress)
+        except EmbedderUnavailable as exc:
+            report.embed_error = str(exc)
+            self._pool.default_queries.failed(str(exc))
+        report.embeddings_missing = len(missing) - report.chunks_embedded
+
+    # Verify -----------------------------------------------------------------------------------
+
+    def verify(self, collection: str | None = None, fix: bool = False) -> VerifyReport:
+        """Check every chunk's hashes, offsets and vector and the vector side index (``retrievo.verify``);
+        ``fix`` re-keys and re-embeds what it can, rebuilds the side index and checks again. What cannot be
+        repaired here is named in ``cannot_fix``."""
+        store, name = self._collection_store(collection)
+        report = verify(store, name)
+        if fix and not report.ok:
+            fixed: dict[str, int] = {}
+            if report.problems["embed_key"]:
+                fixed["embed_key"] = self._rekey(store, name)
+            if report.problems["missing_vector"] or fixed.get("embed_key"):
+                if self._collection_embedder(store, name) is not None:
+                    fixed["missing_vector"] = self.embed_missing(name).chunks_embedded
+            if report.problems["side_index"]:
+                store.rebuild_side_index(name)
+                fixed["side_index"] = report.problems["side_index"]
+            report = replace(verify(store, name), fixed=fixed)
+        report.cannot_fix = [kind for kind, count in report.problems.items() if count and kind not in FIXABLE]
+        return report
+
+    def _rekey(self, store: Store, name: str) -> int:
+        with store.writer_lock(name):
+            stale = store.stale_chunks(name)
+            store.rekey_chunks(stale)
+        return len(stale)
+
+    # Regenerate and migrate -------------------------------------------------------------------
+
+    def regenerate(
+        self,
+        collection: str | None = None,
+        only_missing: bool = False,
+        stale: bool = False,
+        kinds: Sequence[Kind | str] = (),
+        limit: int | None = None,
+        offset: int = 0,
+        model: str | None = None,
+        drop_old: bool = False,
+        progress: IndexProgress | None = None,
+    ) -> RegenerateReport:
+        """Re-embed a collection's chunks (all, ``only_missing``, ``stale`` ones, some ``kinds``, a
+        ``limit``/``offset`` slice ordered by key), or with ``model`` migrate it to another model.
+
+        A migration (``model`` other than the served one) covers the whole collection, history included,
+        switches atomically when done and, with ``drop_old``, deletes the previous model's vectors.
+        """
+        store, name = self._collection_store(collection)
+        progress = progress or NoProgress()
+        started = time.perf_counter()
+        if limit is not None and limit < 0 or offset < 0:
+            raise ConfigError("--limit and --offset must not be negative")
+        info = store.get_collection(name)
+        assert info is not None
+        target = self._pool.require(model) if model else self._collection_embedder(store, name)
+        if target is None:
+            raise ConfigError("embedder is 'none': there is no model to regenerate with")
+        if target.model_id != info.model_id and info.model_id is not None:
+            if only_missing or stale or kinds or limit is not None or offset:
+                raise ConfigError(
+                    "a model migration (--model) covers the whole collection; it cannot be combined with "
+                    "--only-missing, --stale, --kind, --limit or --offset"
+                )
+            report = self._migrate(store, name, target, info.model_id, progress)
+            if drop_old:
+                report.vectors_dropped = store.drop_model_vectors(info.model_id)
+        else:
+            report = self._re_embed(store, name, target, only_missing, stale, kinds, limit, offset, progress)
+        report.duration_s = time.perf_counter() - started
+        return report
+
+    def _re_embed(
+        self,
+        store: Store,
+        name: str,
+        embedder: Embedder,
+        only_missing: bool,
+        stale: bool,
+        kinds: Sequence[Kind | str],
+        limit: int | None,
+        offset: int,
+        progress: IndexProgress,
+    ) -> RegenerateReport:
+        report = RegenerateReport(name, embedder.model_id)
+        with store.writer_lock(name):
+            info = store.get_collection(name)
+            if info is not None and info.model_id is None:
+                store.set_collection_model(name, embedder.model_id, embedder.dimensions)
+            if stale:
+                pairs = store.stale_chunks(name)
+                store.rekey_chunks(pairs)
+                report.chunks_rekeyed = len(pairs)
+            work = store.embedding_work(name, embedder.model_id, only_missing or stale, kinds, limit, offset)
+            replacing = not (only_missing or stale)
+            try:
+                report.chunks_embedded = _embed_into(store, embedder, work, progress, replace=replacing)
+            except EmbedderUnavailable as exc:
+                report.embed_error = str(exc)
+            if replacing and report.chunks_embedded:
+                store.rebuild_side_index(name)  # replaced vectors: the side index must not keep the old ones
+        return report
+
+    def _migrate(
+        self, store: Store, name: str, target: Embedder, previous: str, progress: IndexProgress
+    ) -> RegenerateReport:
+        report = RegenerateReport(name, target.model_id, previous_model_id=previous)
+        store.set_shadow_model(name, target.model_id, target.dimensions)
+        try:
+            # Without the writer lock: searches use the old model and indexing goes on meanwhile.
+            work = store.embedding_work(name, target.model_id, only_missing=True, history=True)
+            report.chunks_embedded = _embed_into(store, target, work, progress)
+            with self._writer_when_free(store, name, progress):
+                rest = store.embedding_work(name, target.model_id, only_missing=True, history=True)
+                report.chunks_embedded += _embed_into(store, target, rest, NoProgress())
+                store.switch_model(name)
+                report.switched = True
+        except EmbedderUnavailable as exc:
+            report.embed_error = f"{exc}; the collection still serves {previous} (run again to resume)"
+        return report
+
+    @contextmanager
+    def _writer_when_free(self, store: Store, name: str, progress: IndexProgress) -> Iterator[None]:
+        deadline = time.monotonic() + SWITCH_WAIT_S
+        while True:
+            try:
+                lock = store.writer_lock(name)
+                lock.__enter__()
+            except IndexLockedError:
+                if time.monotonic() > deadline:
+                    raise
+                progress.embedded(0)  # a cancel asked for while waiting is noticed here
+                time.sleep(0.5)
+                continue
+            try:
+                yield
+            finally:
+                lock.__exit__(None, None, None)
+            return
+
+    def drop_model(self, model_id: str) -> int:
+        """Delete a model's vectors (refused while a collection serves or migrates to it)."""
+        store = self._open_store(create=False)
+        in_use = []
+        for name in store.list_collections():
+            info = store.get_collection(name)
+            if info is not None and model_id in (info.model_id, info.shadow_model_id):
+                in_use.append(name)
+        if in_use:
+            raise ConfigError(f"model {model_id} is still used by collection(s) {', '.join(in_use)}")
+        return store.drop_model_vectors(model_id)
+
+
+def _embed_into(
+    store: Store,
+    embedder: Embedder,
+    work: Sequence[tuple[str, str]],
+    progress: IndexProgress,
+    replace: bool = False,
+) -> int:
+    """Embed (key, text) pairs and store them in slices, so a crash keeps what was done; how many."""
+    if not work:
+        return 0
+    progress.embedding_started(len(work))
+    done = 0
+    for begin in range(0, len(work), EMBED_WRITE_BATCH):
+        batch = work[begin : begin + EMBED_WRITE_BATCH]
+        vectors = embedder.embed_documents([text for _, text in batch], progress=progress.embedded)
+        store.put_embeddings(embedder.model_id, [key for key, _ in batch], vectors, replace=replace)
+        done += len(batch)
+    return done

@@ -1,0 +1,147 @@
+"""The SQLite side of the embedding lifecycle (shared statements in ``retrievo.store.embeddings``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from abc import abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.store import embeddings
+from retrievo.store.base import CollectionInfo
+from retrievo.store.sqlite.ann import ANN_MIN_VECTORS, AnnIndexes
+from retrievo.store.sqlite.vectors import decode_vectors, encode_vector
+
+SIDE_INDEX_AGREEMENT = 0.99  # cosine between a side-index vector (float16 HNSW) and the table's
+
+
+class SQLiteEmbeddings(embeddings.EmbeddingTable):
+    _ann: AnnIndexes
+    _lock: Any
+
+    @abstractmethod
+    def _read(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]: ...
+
+    @abstractmethod
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    @abstractmethod
+    def get_collection(self, name: str) -> CollectionInfo | None: ...
+
+    @abstractmethod
+    def generation(self) -> int: ...
+
+    def _emb_rows(self, sql: str, params: Sequence[object] = ()) -> list[Sequence[Any]]:
+        return list(self._read(sql, params))
+
+    def put_embeddings(
+        self, model_id: str, keys: Sequence[str], vectors: npt.NDArray[np.float32], replace: bool = False
+    ) -> None:
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        with self._transaction() as db:
+            db.executemany(
+                f"{verb} INTO embeddings (embed_key, model_id, vector) VALUES (?, ?, ?)",
+                [(key, model_id, encode_vector(vector)) for key, vector in zip(keys, vectors, strict=True)],
+            )
+
+    def rekey_chunks(self, pairs: Sequence[tuple[int, str]]) -> None:
+        with self._transaction() as db:
+            db.executemany("UPDATE chunks SET embed_key = ? WHERE id = ?", [(k, i) for i, k in pairs])
+
+    def set_shadow_model(self, name: str, model_id: str | None, dimensions: int | None) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE collections SET shadow_model_id = ?, shadow_dimensions = ? WHERE name = ?",
+                (model_id, dimensions, name),
+            )
+
+    def switch_model(self, name: str) -> CollectionInfo:
+        collection_id = self._collection_id(name)
+        with self._transaction() as db:  # BEGIN IMMEDIATE: no write slips in between check and switch
+            shadow, dims = db.execute(
+                "SELECT shadow_model_id, shadow_dimensions FROM collections WHERE id = ?", (collection_id,)
+            ).fetchone()
+            missing = 0
+            if shadow is not None:
+                missing = db.execute(embeddings.MISSING_FOR_SHADOW, (shadow, collection_id)).fetchone()[0]
+            embeddings.check_switch(shadow, int(missing), name)
+            db.execute(
+                """UPDATE collections SET model_id = shadow_model_id, dimensions = shadow_dimensions,
+                   shadow_model_id = NULL, shadow_dimensions = NULL WHERE id = ?""",
+                (collection_id,),
+            )
+        info = self.get_collection(name)
+        assert info is not None and dims is not None
+        return info
+
+    def drop_model_vectors(self, model_id: str) -> int:
+        with self._transaction() as db:
+            dropped = db.execute(embeddings.DROP_MODEL, (model_id, model_id, model_id)).rowcount
+        if dropped:
+            self._ann.forget(model_id=model_id)
+        return int(dropped)
+
+    # The usearch side index ---------------------------------------------------------------------
+
+    def side_index_problems(self, collection: str) -> list[str]:
+        """Where the HNSW file beside the index disagrees with the vectors table (after the sync a search
+        would do): chunks it lacks or holds in excess, vectors that differ."""
+        info = self.get_collection(collection)
+        if info is None or info.model_id is None:
+            return []
+        collection_id = self._collection_id(collection)
+        table = {
+            int(row[0]): row[1]
+            for row in self._read(
+                """SELECT c.id, e.vector FROM chunks c
+                   JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
+                   WHERE c.collection_id = ? AND c.superseded_at IS NULL""",
+                (info.model_id, collection_id),
+            )
+        }
+        if len(table) < ANN_MIN_VECTORS and not self._ann.has_file(collection_id, info.model_id):
+            return []  # searched exactly from the table: there is no side index to disagree
+        with self._lock:
+            held = self._ann.synced_index(self._db_conn(), collection_id, info.model_id, self.generation())
+        keys = np.asarray(held.keys, dtype=np.int64) if len(held) else np.zeros(0, dtype=np.int64)
+        problems: list[str] = []
+        missing = set(table) - set(keys.tolist())
+        extra = set(keys.tolist()) - set(table)
+        if missing:
+            problems.append(f"{len(missing)} chunks with vectors are missing from the vector side index")
+        if extra:
+            problems.append(f"the vector side index holds {len(extra)} chunks that are not current")
+        shared = sorted(set(table) & set(keys.tolist()))
+        if shared and info.dimensions:
+            ours = decode_vectors([table[i] for i in shared], int(info.dimensions))
+            theirs = np.vstack([np.asarray(held.get(i), dtype=np.float32) for i in shared])
+            cosine = np.sum(ours * theirs, axis=1) / (
+                np.linalg.norm(ours, axis=1) * np.linalg.norm(theirs, axis=1) + 1e-9
+            )
+            differ = int(np.sum(cosine < SIDE_INDEX_AGREEMENT))
+            if differ:
+                problems.append(f"{differ} vectors in the side index differ from the table's")
+        return problems
+
+    def rebuild_side_index(self, collection: str) -> None:
+        """Throw the collection's HNSW files away and build them again from the table."""
+        info = self.get_collection(collection)
+        collection_id = self._collection_id(collection)
+        self._ann.forget(collection_id=collection_id)
+        if info is None or info.model_id is None:
+            return
+        count = self._read(
+            """SELECT count(*) FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
+               WHERE c.collection_id = ? AND c.superseded_at IS NULL""",
+            (info.model_id, collection_id),
+        )[0][0]
+        if int(count) >= ANN_MIN_VECTORS:
+            with self._lock:
+                self._ann.synced_index(self._db_conn(), collection_id, info.model_id, self.generation())
+
+    @abstractmethod
+    def _db_conn(self) -> sqlite3.Connection: ...
