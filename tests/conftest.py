@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -145,12 +146,14 @@ class EmbeddingServer(JsonServer):
         self.headers: list[dict[str, str]] = []
         self.fail_next = 0
         self.down = False
+        self.delay_s = 0.0  # per request: slow enough to kill a job mid-way
         super().__init__()
         self.url = self.base
 
     def answer(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
         self.requests.append(body)
         self.headers.append(headers)
+        time.sleep(self.delay_s)
         if self.down or self.fail_next > 0:
             self.fail_next = max(0, self.fail_next - 1)
             return 503, {"error": "overloaded"}

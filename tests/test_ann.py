@@ -110,3 +110,29 @@ print(MiniLMEmbedder().embed_query("still alive").shape)
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "(384,)" in proc.stdout
+
+
+def test_verify_finds_a_side_index_out_of_step_and_fix_rebuilds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retrievo.store.sqlite import embeddings as sqlite_embeddings
+    from retrievo.verify import verify
+
+    monkeypatch.setattr(sqlite_store, "ANN_MIN_VECTORS", 1000)
+    monkeypatch.setattr(sqlite_embeddings, "ANN_MIN_VECTORS", 1000)
+    rng = np.random.default_rng(1)
+    store = SQLiteStore(tmp_path / "ann.db", create=True)
+    store.ensure_collection("c")
+    store.set_collection_model("c", MODEL, DIMS)
+    _write(store, "a", 1200, rng)
+    query = rng.standard_normal(DIMS).astype(np.float32)
+    assert store.vector_search("c", MODEL, query, Filters(), 5)  # builds the HNSW file
+    assert store.side_index_problems("c") == [] and verify(store, "c").ok
+    keys = [key for key, _ in store.embedding_work("c", MODEL)]
+    other = rng.standard_normal((len(keys), DIMS)).astype(np.float32)
+    store.put_embeddings(MODEL, keys, other, replace=True)  # vectors changed under the file
+    report = verify(store, "c")
+    assert report.problems["side_index"] == 1 and "differ" in report.examples["side_index"][0]
+    store.rebuild_side_index("c")
+    assert verify(store, "c").ok
+    store.close()

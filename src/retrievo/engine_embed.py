@@ -133,9 +133,9 @@ class EmbeddingLifecycle:
             fixed: dict[str, int] = {}
             if report.problems["embed_key"]:
                 fixed["embed_key"] = self._rekey(store, name)
-            if report.problems["missing_vector"] or fixed.get("embed_key"):
-                if self._collection_embedder(store, name) is not None:
-                    fixed["missing_vector"] = self.embed_missing(name).chunks_embedded
+            embeddable = self._collection_embedder(store, name) is not None
+            if embeddable and (report.problems["missing_vector"] or fixed.get("embed_key")):
+                fixed["missing_vector"] = self.embed_missing(name).chunks_embedded
             if report.problems["side_index"]:
                 store.rebuild_side_index(name)
                 fixed["side_index"] = report.problems["side_index"]
@@ -172,7 +172,7 @@ class EmbeddingLifecycle:
         store, name = self._collection_store(collection)
         progress = progress or NoProgress()
         started = time.perf_counter()
-        if limit is not None and limit < 0 or offset < 0:
+        if (limit is not None and limit < 0) or offset < 0:
             raise ConfigError("--limit and --offset must not be negative")
         info = store.get_collection(name)
         assert info is not None
@@ -228,8 +228,8 @@ class EmbeddingLifecycle:
         self, store: Store, name: str, target: Embedder, previous: str, progress: IndexProgress
     ) -> RegenerateReport:
         report = RegenerateReport(name, target.model_id, previous_model_id=previous)
-        store.set_shadow_model(name, target.model_id, target.dimensions)
         try:
+            store.set_shadow_model(name, target.model_id, target.dimensions)  # asks an HTTP model its size
             # Without the writer lock: searches use the old model and indexing goes on meanwhile.
             work = store.embedding_work(name, target.model_id, only_missing=True, history=True)
             report.chunks_embedded = _embed_into(store, target, work, progress)

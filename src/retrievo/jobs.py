@@ -50,7 +50,11 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # a killed worker nobody reaped yet (its parent exited) is a zombie: dead all the same
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
 
 
 class JobProgress:
@@ -114,6 +118,12 @@ class Jobs:
     def submit_embed(self, collection: str | None = None) -> Job:
         """Queue embedding every chunk of the collection that has no vector yet."""
         return self._submit("embed", collection, [], {})
+
+    def submit_regenerate(self, collection: str | None = None, **options: Any) -> Job:
+        """Queue ``Engine.regenerate`` with these options (a model migration when ``model`` is given)."""
+        if options.get("model"):
+            self.engine._pool.require(str(options["model"]))  # an unreachable model is refused now, not later
+        return self._submit("regenerate", collection, [], options)
 
     def _submit(self, kind: str, collection: str | None, paths: list[str], options: dict[str, Any]) -> Job:
         parameters = {"paths": paths, "host": socket.gethostname(), **options}
@@ -199,8 +209,11 @@ class Jobs:
             parameters = dict(job.parameters)
             parameters.pop("host", None)
             paths = parameters.pop("paths")
+            report: Any
             if job.kind == "embed":
                 report = self.engine.embed_missing(job.collection, progress=progress)
+            elif job.kind == "regenerate":
+                report = self.engine.regenerate(job.collection, progress=progress, **parameters)
             elif job.kind == "refresh":
                 report = self.engine.refresh(paths[0], collection=job.collection, progress=progress)
             else:

@@ -410,6 +410,7 @@ from retrievo.surfaces import (  # noqa: E402
     cli_history,
     cli_index,
     cli_jobs,
+    cli_lifecycle,
     cli_records,
     cli_registry,
     cli_serve,
@@ -418,7 +419,7 @@ from retrievo.surfaces import (  # noqa: E402
 )
 
 __all__ = [
-    "cli_code", "cli_collections", "cli_history", "cli_index", "cli_jobs", "cli_records", "cli_registry", "cli_serve", "cli_similar", "cli_store",
+    "cli_code", "cli_collections", "cli_history", "cli_index", "cli_jobs", "cli_lifecycle", "cli_records", "cli_registry", "cli_serve", "cli_similar", "cli_store",
     "main",
 ]  # fmt: skip
 

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from retrievo.errors import ConfigError
@@ -70,6 +71,8 @@ def job_command(
         job = {"show": jobs.get, "cancel": jobs.cancel, "resume": jobs.resume, "run": jobs.run}[action](
             job_id
         )
+        if follow and err.is_terminal and not as_json:
+            job = _follow_with_bar(jobs, job)
         while follow and job.status not in ENDED:
             _print(job, as_json, stream=True)
             time.sleep(FOLLOW_EVERY_S)
@@ -77,6 +80,20 @@ def job_command(
     _print(job, as_json)
     if job.status in ("failed", "interrupted", "cancelled") and follow:
         raise SystemExit(1)
+
+
+def _follow_with_bar(jobs: Jobs, job: Job) -> Job:
+    """On a terminal: a bar of the job's progress until it ends."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=True) as bars:
+        task = bars.add_task(f"{job.kind} {job.status}", total=job.total or None)
+        while job.status not in ENDED:
+            time.sleep(FOLLOW_EVERY_S)
+            job = jobs.get(job.job_id)
+            bars.update(
+                task, description=f"{job.kind} {job.status}", total=job.total or None, completed=job.done
+            )
+    return job
 
 
 def _print(job: Job, as_json: bool, stream: bool = False) -> None:

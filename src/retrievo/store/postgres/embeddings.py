@@ -65,7 +65,11 @@ class PostgresEmbeddings(embeddings.EmbeddingTable):
     def rekey_chunks(self, pairs: Sequence[tuple[int, str]]) -> None:
         with self._transaction() as conn, conn.cursor() as cursor:
             cursor.executemany(
-                "UPDATE chunks SET embed_key = %s, vector = NULL WHERE id = %s", [(k, i) for i, k in pairs]
+                """UPDATE chunks c SET embed_key = %s, vector = (
+                       SELECT e.vector FROM embeddings e JOIN collections col ON col.id = c.collection_id
+                       WHERE e.embed_key = %s AND e.model_id = col.model_id)
+                   WHERE c.id = %s""",
+                [(k, k, i) for i, k in pairs],
             )
 
     def set_shadow_model(self, name: str, model_id: str | None, dimensions: int | None) -> None:
