@@ -27,7 +27,7 @@ from retrievo.errors import (
 )
 from retrievo.history import History, resolve
 from retrievo.indexing import IndexProgress, NoProgress, index_root, ingest_document, update_paths
-from retrievo.ingest.chunkers import CHUNKERS, ChunkerName
+from retrievo.ingest.chunkers import ChunkerName, parse_strategies
 from retrievo.ingest.roots import checked_path, resolve_inside_roots
 from retrievo.models import (
     Chunk,
@@ -151,8 +151,7 @@ class Engine(CodeQueries, SimilarQueries, EmbeddingLifecycle):
         record_roots: bool,
         lsp: bool = False,
     ) -> IndexReport:
-        if chunker not in (ChunkerName.AUTO, *CHUNKERS):
-            raise SourceError(f"unknown chunker {chunker!r}; choose auto, {', '.join(CHUNKERS)}")
+        parse_strategies(chunker)  # an unknown name is an error before anything is read
         name = collection or self.config.collection
         progress = progress or NoProgress()
         roots = [checked_path(p) for p in paths]

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
+from retrievo.errors import SourceError
 from retrievo.ingest.hashing import sha256_text
 from retrievo.models import ChunkDraft, Kind, LoadedDocument, Section
 
@@ -31,6 +32,7 @@ class ChunkerName(StrEnum):
     MARKDOWN = "markdown"
     CODE = "code"
     WHOLE = "whole"
+    SEMANTIC = "semantic"
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class ChunkerSpec:
     version: int
     max_chars: int
     segmenter: Callable[[str, int, int], list[tuple[int, int]]]
+    packs: bool = True  # join consecutive segments up to max_chars (semantic segments come packed)
 
 
 def _segments(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -112,6 +115,16 @@ def pack(text: str, segments: list[tuple[int, int]], max_chars: int) -> list[tup
     return packed
 
 
+def semantic_segments(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Sentences grouped by topic (``retrievo.ingest.semantic``), each group packed on its own."""
+    from retrievo.ingest.semantic import SEMANTIC_MAX_CHARS, semantic_groups
+
+    spans: list[tuple[int, int]] = []
+    for group in semantic_groups(text, sentence_segments(text, start, end)):
+        spans.extend(pack(text, group, SEMANTIC_MAX_CHARS))
+    return spans
+
+
 CHUNKERS: dict[str, ChunkerSpec] = {
     ChunkerName.SENTENCE: ChunkerSpec("sentence", 1, 500, sentence_segments),
     ChunkerName.PARAGRAPH: ChunkerSpec("paragraph", 1, 1500, paragraph_segments),
@@ -121,7 +134,21 @@ CHUNKERS: dict[str, ChunkerSpec] = {
     ChunkerName.CODE: ChunkerSpec("code", 1, CODE_MAX_CHARS, code_segments),
     # For short, already-split sources (records, abstracts, pre-chunked corpora): one chunk each.
     ChunkerName.WHOLE: ChunkerSpec("whole", 1, 20_000, paragraph_segments),
+    # The seed's strategy: boundaries where adjacent sentences' meanings diverge, chunks ≤ 1,000 chars.
+    ChunkerName.SEMANTIC: ChunkerSpec("semantic", 1, 1000, semantic_segments, packs=False),
 }
+
+
+def parse_strategies(value: str) -> tuple[str, ...]:
+    """``auto``, one chunker, or several comma-separated (each source is chunked by every one)."""
+    names = tuple(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
+    unknown = [name for name in names if name not in (ChunkerName.AUTO, *CHUNKERS)]
+    if not names or unknown:
+        raise SourceError(
+            f"unknown chunker {', '.join(unknown) or value!r}; choose auto, {', '.join(CHUNKERS)} "
+            "or several of them separated by commas (e.g. sentence,semantic)"
+        )
+    return names
 
 
 def resolve_chunker(name: str, document: LoadedDocument) -> ChunkerSpec:
@@ -151,7 +178,12 @@ def context_line(title: str, heading_path: tuple[str, ...]) -> str:
 
 
 def chunk_document(document: LoadedDocument, chunker: str = ChunkerName.AUTO) -> list[ChunkDraft]:
-    spec = resolve_chunker(chunker, document)
+    """Every chunk of every strategy ``chunker`` names (comma-separated), one strategy after another."""
+    specs = {spec.name: spec for spec in (resolve_chunker(n, document) for n in parse_strategies(chunker))}
+    return [draft for spec in specs.values() for draft in _chunk_with(document, spec)]
+
+
+def _chunk_with(document: LoadedDocument, spec: ChunkerSpec) -> list[ChunkDraft]:
     text = document.text
     sections = document.sections or (Section(0, len(text)),)
     lines = LineIndex(text)
@@ -159,7 +191,7 @@ def chunk_document(document: LoadedDocument, chunker: str = ChunkerName.AUTO) ->
     for section in sections:
         context = section.context or context_line(document.title, section.heading_path)
         segments = spec.segmenter(text, section.start, section.end)
-        for start, end in pack(text, segments, spec.max_chars):
+        for start, end in pack(text, segments, spec.max_chars) if spec.packs else segments:
             chunk_text = text[start:end]
             metadata: dict[str, object] = dict(section.metadata)
             if section.heading_path:

@@ -19,7 +19,6 @@ from rich.table import Table
 from retrievo.config import Config
 from retrievo.engine import Engine
 from retrievo.errors import ConfigError, RetrievoError
-from retrievo.ingest.chunkers import ChunkerName
 from retrievo.models import SearchMode, SearchResult
 from retrievo.secrets import redact
 from retrievo.surfaces.filters import filters_from_pairs
@@ -336,7 +335,11 @@ def context(
 @click.option("--modes", default="keyword,semantic,hybrid", show_default=True, help="Comma-separated modes.")
 @click.option("--limit-queries", type=click.IntRange(1), help="Only the first N judged queries (quick runs).")
 @click.option(
-    "--chunker", type=click.Choice([c.value for c in ChunkerName]), default="whole", show_default=True
+    "--chunker",
+    default="whole",
+    show_default=True,
+    help="auto, sentence, paragraph, markdown, code, whole, semantic, or several comma-separated "
+    "(each source chunked by every one; search with --strategy to pick one)",
 )
 @click.option("--split", default="test", show_default=True, help="Which qrels/<split>.tsv to score.")
 @click.option("--rrf-k", type=click.IntRange(1), default=60, show_default=True)

@@ -15,7 +15,6 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from retrievo.indexing import IndexProgress
-from retrievo.ingest.chunkers import ChunkerName
 from retrievo.jobs import Jobs
 from retrievo.models import IndexReport, Job
 from retrievo.surfaces.cli import _engine, _errors, collection_option, db_option, err, json_option, main, out
@@ -83,7 +82,11 @@ class _RichProgress:
 @db_option
 @collection_option
 @click.option(
-    "--chunker", type=click.Choice([c.value for c in ChunkerName]), default="auto", show_default=True
+    "--chunker",
+    default="auto",
+    show_default=True,
+    help="auto, sentence, paragraph, markdown, code, whole, semantic, or several comma-separated "
+    "(each source chunked by every one; search with --strategy to pick one)",
 )
 @click.option("--include", multiple=True, help="Only index files matching this glob (repeatable).")
 @click.option("--exclude", multiple=True, help="Skip files matching this glob (repeatable).")
