@@ -50,7 +50,7 @@ class SimilarQueries:
         if chunk is None:
             raise DocumentNotFound(f"chunk {chunk_id} is not in the index; take ids from search results")
         check_scope(chunk.collection, collections, f"chunk {chunk_id}")
-        ids = store.chunk_ids_of_revision(chunk.revision_id)
+        ids = store.chunk_ids_of_revision(chunk.revision_id, chunk.chunker)
         at = ids.index(chunk_id)
         window = ids[max(0, at - before) : at + after + 1]
         found = store.get_chunks(window)

@@ -188,6 +188,7 @@ class Filters:
     date_to: str | None = None
     document_ids: tuple[str, ...] = ()
     exclude_document_ids: tuple[str, ...] = ()
+    strategy: str | None = None  # only chunks of this chunking strategy (a source may have several)
     # Point in time (an ISO timestamp from the index's clock): only chunks valid then; None is HEAD.
     as_of: str | None = None
 

@@ -67,17 +67,21 @@ def _spans(store: Store, hits: tuple[Hit, ...], neighbors: int) -> list[_Span]:
     by_revision: dict[str, list[_Span]] = {}
     ordered_ids: dict[str, list[int]] = {}
     order: list[str] = []
+    strategy_of: dict[int, str] = {}
     for hit in hits:
-        revision_id = hit.chunk.revision_id
+        # Neighbours are taken within the hit's own chunking strategy (a source may be chunked several ways).
+        revision_id = f"{hit.chunk.revision_id}|{hit.chunk.chunker}"
         if revision_id not in ordered_ids:
-            ordered_ids[revision_id] = store.chunk_ids_of_revision(revision_id)
+            ordered_ids[revision_id] = store.chunk_ids_of_revision(hit.chunk.revision_id, hit.chunk.chunker)
             by_revision[revision_id] = []
             order.append(revision_id)
         ids = ordered_ids[revision_id]
         position = ids.index(hit.chunk.chunk_id)
         first, last = max(0, position - neighbors), min(len(ids) - 1, position + neighbors)
         spans = by_revision[revision_id]
-        revision = spans[0].revision if spans else store.revision_text(hit.chunk.document_id, revision_id)
+        revision = (
+            spans[0].revision if spans else store.revision_text(hit.chunk.document_id, hit.chunk.revision_id)
+        )
         merged = _Span(revision, first, last, hit.relevance, position)
         keep = []
         for span in spans:
@@ -93,9 +97,10 @@ def _spans(store: Store, hits: tuple[Hit, ...], neighbors: int) -> list[_Span]:
             else:
                 keep.append(span)
         by_revision[revision_id] = [*keep, merged]
+        strategy_of[id(merged)] = hit.chunk.chunker
     all_spans = [span for revision_id in order for span in by_revision[revision_id]]
     all_spans.sort(key=lambda s: -s.relevance)
-    return [_with_ids(s, ordered_ids[s.revision.revision_id]) for s in all_spans]
+    return [_with_ids(s, ordered_ids[f"{s.revision.revision_id}|{strategy_of[id(s)]}"]) for s in all_spans]
 
 
 def _with_ids(span: _Span, ids: list[int]) -> _Span:

@@ -144,16 +144,7 @@ def run_search(
                 chunk_id: ArmHit(chunk_id, n, score) for chunk_id, (n, score) in reranked[1].items()
             }
             fused = reranked[0]
-    selected: list[tuple[int, float, float]] = []
-    for chunk_id, score in fused:
-        relevance = relevance_of(chunk_id, score)
-        if options.min_score is not None and relevance < options.min_score:
-            continue
-        selected.append((chunk_id, score, relevance))
-        if len(selected) == options.limit:
-            break
-    missing = [chunk_id for chunk_id, _, _ in selected if chunk_id not in fetched]
-    chunks = {**fetched, **(store.get_chunks(missing) if missing else {})}
+    selected, chunks = _select(store, fused, relevance_of, options, fetched)
     hits = tuple(
         Hit(
             chunk=chunks[chunk_id],
@@ -177,6 +168,47 @@ def run_search(
         if options.explain and len(arms) > 1
         else None,
     )
+
+
+def _select(
+    store: Store,
+    fused: list[tuple[int, float]],
+    relevance_of: Callable[[int, float], float],
+    options: SearchOptions,
+    fetched: dict[int, Chunk],
+) -> tuple[list[tuple[int, float, float]], dict[int, Chunk]]:
+    """The top ``limit`` (chunk id, score, relevance) above ``min_score``, and their chunks.
+
+    Strategies fused: when a source was chunked several ways, a chunk overlapping a better-ranked chunk
+    of another strategy in the same revision says nothing new and is passed over.
+    """
+    selected: list[tuple[int, float, float]] = []
+    taken: dict[str, list[tuple[int, int, str]]] = {}
+    position = 0
+    while len(selected) < options.limit and position < len(fused):
+        window: list[tuple[int, float, float]] = []
+        while position < len(fused) and len(window) < options.limit - len(selected):
+            chunk_id, score = fused[position]
+            position += 1
+            relevance = relevance_of(chunk_id, score)
+            if options.min_score is None or relevance >= options.min_score:
+                window.append((chunk_id, score, relevance))
+        missing = [chunk_id for chunk_id, _, _ in window if chunk_id not in fetched]
+        if missing:
+            fetched.update(store.get_chunks(missing))
+        for chunk_id, score, relevance in window:
+            chunk = fetched.get(chunk_id)
+            if chunk is None:
+                continue
+            spans = taken.setdefault(chunk.revision_id, [])
+            if any(
+                start < chunk.end and chunk.start < end and other != chunk.chunker
+                for start, end, other in spans
+            ):
+                continue
+            spans.append((chunk.start, chunk.end, chunk.chunker))
+            selected.append((chunk_id, score, relevance))
+    return selected, fetched
 
 
 def _with_structure(fused: list[tuple[int, float]], structural: list[ArmHit]) -> list[tuple[int, float]]:

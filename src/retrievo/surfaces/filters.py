@@ -6,13 +6,15 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from retrievo.errors import ConfigError
+from retrievo.ingest.chunkers import CHUNKERS
 from retrievo.models import Filters, Kind
 
 _KINDS = ", ".join(k.value for k in Kind)
 
 
 def filters_from_pairs(pairs: Iterable[str]) -> Filters:
-    """``kind=code``, ``path=docs/*.md``, ``tag=hr``, ``date_from=2026-01-01``, anything else metadata."""
+    """``kind=code``, ``path=docs/*.md``, ``tag=hr``, ``date_from=2026-01-01``, ``strategy=semantic``,
+    anything else metadata."""
     values: dict[str, list[str]] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -42,7 +44,11 @@ def filters_from_mapping(raw: Mapping[str, Any]) -> Filters:
             kinds.append(Kind(kind))
         except ValueError as exc:
             raise ConfigError(f"unknown kind {kind!r}; choose one of {_KINDS}") from exc
-    known = {"kind", "path", "tag", "tags", "date_from", "date_to", "document_id", "collection", "metadata"}
+    known = {"kind", "path", "tag", "tags", "date_from", "date_to", "document_id", "collection", "metadata",
+             "strategy"}  # fmt: skip
+    strategy = one("strategy")
+    if strategy is not None and strategy not in CHUNKERS:
+        raise ConfigError(f"unknown strategy {strategy!r}; choose one of {', '.join(CHUNKERS)}")
     metadata = [(key, value) for key in raw if key not in known for value in many(key)]
     nested = raw.get("metadata")
     if nested is not None:
@@ -57,4 +63,5 @@ def filters_from_mapping(raw: Mapping[str, Any]) -> Filters:
         date_from=one("date_from"),
         date_to=one("date_to"),
         document_ids=tuple(many("document_id")),
+        strategy=strategy,
     )

@@ -50,6 +50,9 @@ class SearchFilters(BaseModel):
         description="Glob on the absolute file path; a relative glob like 'docs/*.md' matches at any depth.",
     )
     tags: list[str] | None = Field(None, max_length=20, description="Front-matter tags; all must be present.")
+    strategy: Literal["sentence", "paragraph", "markdown", "code", "whole", "semantic"] | None = Field(
+        None, description="Only chunks of this chunking strategy (when sources were chunked several ways)."
+    )
     metadata: dict[str, str] | None = Field(
         None, description="Chunk or document metadata equality, e.g. {'page': '3'}."
     )

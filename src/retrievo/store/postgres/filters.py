@@ -36,6 +36,9 @@ def filter_sql(filters: Filters) -> tuple[str, list[object]]:
     if filters.kinds:
         clauses.append("d.kind = ANY(%s)")
         params.append([str(kind) for kind in filters.kinds])
+    if filters.strategy:
+        clauses.append("c.chunker = %s")
+        params.append(filters.strategy)
     if filters.path_glob:
         clauses.append("d.source ~ %s")
         params.append(glob_to_regex(path_glob_pattern(filters.path_glob)))

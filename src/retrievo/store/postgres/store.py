@@ -411,13 +411,13 @@ class PostgresStore(history.PointInTime, PostgresKeys, PostgresEmbeddings):
         r = rows[0]
         return RevisionText(r[0], r[1], r[2], r[3], r[4], Kind(r[5]), r[6], r[7], bool(r[8]), r[9])
 
-    def chunk_ids_of_revision(self, revision_id: str) -> list[int]:
+    def chunk_ids_of_revision(self, revision_id: str, chunker: str | None = None) -> list[int]:
         # Through revisions, so the lookup uses chunks_by_document (document_id leads it).
         rows = self._rows(
             """SELECT c.id FROM revisions r
                JOIN chunks c ON c.document_id = r.document_id AND c.revision_id = r.id
-               WHERE r.id = %s ORDER BY c.ordinal""",
-            (revision_id,),
+               WHERE r.id = %s AND (%s::text IS NULL OR c.chunker = %s) ORDER BY c.ordinal""",
+            (revision_id, chunker, chunker),
         )
         return [int(row[0]) for row in rows]
 

@@ -37,13 +37,13 @@ def revision_text(db: sqlite3.Connection, document_id: str, revision_id: str | N
     )  # fmt: skip
 
 
-def chunk_ids_of_revision(db: sqlite3.Connection, revision_id: str) -> list[int]:
+def chunk_ids_of_revision(db: sqlite3.Connection, revision_id: str, chunker: str | None = None) -> list[int]:
     # Through revisions, so the lookup uses chunks_by_document (document_id leads it), not a table scan.
     rows = db.execute(
         """SELECT c.id FROM revisions r
            JOIN chunks c ON c.document_id = r.document_id AND c.revision_id = r.id
-           WHERE r.id = ? ORDER BY c.ordinal""",
-        (revision_id,),
+           WHERE r.id = ? AND (? IS NULL OR c.chunker = ?) ORDER BY c.ordinal""",
+        (revision_id, chunker, chunker),
     )
     return [row[0] for row in rows]
 

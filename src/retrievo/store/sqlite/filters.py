@@ -17,6 +17,9 @@ def filter_sql(filters: Filters) -> tuple[str, list[object]]:
     if filters.kinds:
         clauses.append(f"d.kind IN ({','.join('?' * len(filters.kinds))})")
         params.extend(str(kind) for kind in filters.kinds)
+    if filters.strategy:
+        clauses.append("c.chunker = ?")
+        params.append(filters.strategy)
     if filters.path_glob:
         clauses.append("d.source GLOB ?")
         params.append(path_glob_pattern(filters.path_glob))

@@ -409,9 +409,9 @@ class SQLiteStore(history.PointInTime, SQLiteKeys, SQLiteEmbeddings):
         with self._lock:
             return documents.revision_text(self._db, document_id, revision_id)
 
-    def chunk_ids_of_revision(self, revision_id: str) -> list[int]:
+    def chunk_ids_of_revision(self, revision_id: str, chunker: str | None = None) -> list[int]:
         with self._lock:
-            return documents.chunk_ids_of_revision(self._db, revision_id)
+            return documents.chunk_ids_of_revision(self._db, revision_id, chunker)
 
     def current_chunk_ids(self, document_id: str) -> list[int]:
         with self._lock:
