@@ -106,3 +106,48 @@ def write_notes(folder: Path, files: int, words: int = 80) -> Path:
             f"# Note {n}\n\n{text} {n}.\n\n## More\n\nItem {n}: {text}.\n"
         )
     return folder
+
+
+class FakeEmbeddings:
+    """An OpenAI-compatible ``/v1/embeddings`` server on a thread: deterministic low-rank vectors per text.
+
+    It stands in for a second embedding model (a migration target) without a network or a model file;
+    ``delay_s`` slows each request (to catch a job mid-way).
+    """
+
+    def __init__(self, dims: int = 128, delay_s: float = 0.0) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        fake = self
+        self.dims, self.delay_s, self.requests = dims, delay_s, 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests += 1
+                time.sleep(fake.delay_s)
+                data = [{"index": i, "embedding": fake.vector(t)} for i, t in enumerate(body["input"])]
+                raw = json.dumps({"data": data, "model": body["model"]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def vector(self, text: str) -> list[float]:
+        import zlib
+
+        return [float(v) for v in low_rank(1, self.dims, seed=zlib.crc32(text.encode()))[0]]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

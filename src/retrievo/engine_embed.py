@@ -233,6 +233,7 @@ class EmbeddingLifecycle:
             # Without the writer lock: searches use the old model and indexing goes on meanwhile.
             work = store.embedding_work(name, target.model_id, only_missing=True, history=True)
             report.chunks_embedded = _embed_into(store, target, work, progress)
+            store.warm_side_index(name, target.model_id)
             with self._writer_when_free(store, name, progress):
                 rest = store.embedding_work(name, target.model_id, only_missing=True, history=True)
                 report.chunks_embedded += _embed_into(store, target, rest, NoProgress())

@@ -190,6 +190,10 @@ class Store(Protocol):
 
     def rebuild_side_index(self, collection: str) -> None: ...
 
+    def warm_side_index(self, collection: str, model_id: str) -> None:
+        """Prepare a model's vector side index ahead of a switch (where the store keeps one per model)."""
+        ...
+
     def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]: ...
 
     def vector_search(

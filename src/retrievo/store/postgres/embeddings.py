@@ -137,6 +137,9 @@ class PostgresEmbeddings(embeddings.EmbeddingTable):
             problems.append(f"the HNSW index for {info.dimensions} dimensions is missing")
         return problems
 
+    def warm_side_index(self, collection: str, model_id: str) -> None:
+        """Nothing to do ahead: the switch fills ``chunks.vector`` and builds the HNSW index itself."""
+
     def rebuild_side_index(self, collection: str) -> None:
         info = self.get_collection(collection)
         if info is None or info.model_id is None or info.dimensions is None:

@@ -210,7 +210,11 @@ def _fsync(path: Path) -> None:
 
 
 def _dimensions(db: sqlite3.Connection, collection_id: int, model_id: str) -> int:
-    row = db.execute("SELECT dimensions FROM collections WHERE id = ?", (collection_id,)).fetchone()
+    """The model's size: the served model's, or the shadow's while a migration builds its index."""
+    row = db.execute(
+        "SELECT CASE WHEN shadow_model_id = ? THEN shadow_dimensions ELSE dimensions END FROM collections WHERE id = ?",
+        (model_id, collection_id),
+    ).fetchone()
     return int(row[0])
 
 

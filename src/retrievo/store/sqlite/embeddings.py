@@ -143,5 +143,17 @@ class SQLiteEmbeddings(embeddings.EmbeddingTable):
             with self._lock:
                 self._ann.synced_index(self._db_conn(), collection_id, info.model_id, self.generation())
 
+    def warm_side_index(self, collection: str, model_id: str) -> None:
+        """Build ``model_id``'s HNSW file before a switch, so the first search after it need not."""
+        collection_id = self._collection_id(collection)
+        count = self._read(
+            """SELECT count(*) FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
+               WHERE c.collection_id = ? AND c.superseded_at IS NULL""",
+            (model_id, collection_id),
+        )[0][0]
+        if int(count) >= ANN_MIN_VECTORS:
+            with self._lock:
+                self._ann.synced_index(self._db_conn(), collection_id, model_id, self.generation())
+
     @abstractmethod
     def _db_conn(self) -> sqlite3.Connection: ...
