@@ -17,7 +17,8 @@ from retrievo import Config, Engine
 
 TOOLS = {
     "search", "get_context", "get_document", "find_similar", "index_status", "refresh_index", "find_symbol",
-    "symbol_graph", "semanticSearch", "getContext", "search_registry", "create_baseline",
+    "symbol_graph", "semanticSearch", "getContext", "search_registry", "create_baseline", "verify_index",
+    "regenerate_embeddings",
 }  # fmt: skip
 ClientTest = Callable[[Client], Awaitable[None]]
 
@@ -90,6 +91,9 @@ async def exercise_every_tool(client: Client, corpus: Path) -> None:
     assert found["search_mode"] == "hybrid" and "Parental leave" in top["context"]
     assert "**" in top["excerpt"] and set(top["explain"]) == {"keyword", "semantic"}
     assert Path(top["path"]).read_text()[top["start"] : top["end"]] == top["text"]
+
+    verified = await call(client, "verify_index", {}, schemas)
+    assert verified["ok"] and verified["current_chunks"] > 0 and set(verified["problems"]) >= {"side_index"}
 
     context = await call(client, "get_context", {"query": "lost laptop", "max_tokens": 200}, schemas)
     assert 0 < context["tokens"] <= 200 and context["text"].startswith("[1] ")

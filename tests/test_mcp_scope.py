@@ -107,6 +107,6 @@ def test_strict_arguments_and_errors_that_say_something(two_tenants: tuple[Path,
 def test_no_refresh_leaves_the_tool_out(two_tenants: tuple[Path, Path]) -> None:
     async def listed(client: Client) -> None:
         names = {tool.name for tool in (await client.list_tools()).tools}
-        assert "refresh_index" not in names and "search" in names
+        assert "refresh_index" not in names and "regenerate_embeddings" not in names and "search" in names
 
     run_client(_server(two_tenants[0], "--no-refresh"), listed)

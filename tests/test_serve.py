@@ -132,7 +132,7 @@ def test_a_key_sees_only_its_collections(server: Server, team: dict[str, Any]) -
     # The same boundaries over MCP, through the official client.
     tools, answer = mcp_call(server, hr, "index_status", {})
     assert [c["name"] for c in answer["collections"]] == ["hr"]
-    assert "refresh_index" not in tools and "search" in tools
+    assert "refresh_index" not in tools and "regenerate_embeddings" not in tools and "search" in tools
     _, refused_mcp = mcp_call(server, hr, "search", {"query": "password", "filters": {"collection": "it"}})
     assert "not served here" in refused_mcp[0].text
     _, doc = mcp_call(server, hr, "get_document", {"document_id": it_hit["document_id"]})
