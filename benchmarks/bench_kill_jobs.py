@@ -84,7 +84,7 @@ def main() -> None:
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="retrievo-kill-"))
     docs = write_notes(folder / "docs", args.files)
-    fake = FakeEmbeddings(dims=96, delay_s=0.4)
+    fake = FakeEmbeddings(dims=96, delay_s=1.0)
     environ = {**os.environ, "RETRIEVO_EMBED_URL": fake.url}
     environ.update(
         {"RETRIEVO_STORE": args.store} if args.store else {"RETRIEVO_DB": str(folder / "index.db")}
