@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import FakeEmbeddings, write_notes
+from common import FakeEmbeddings, emit, write_notes
 
 
 def cli(environ: dict[str, str], *args: str) -> Any:
@@ -107,9 +107,7 @@ def main() -> None:
     verified = cli(environ, "verify", "--json")
     results["verify_ok"] = verified["ok"]
     results["problems"] = {k: v for k, v in verified["problems"].items() if v}
-    print(json.dumps(results, indent=2))
-    if args.out:
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
+    emit(results, args.out)
     fake.close()
 
 

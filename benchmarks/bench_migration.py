@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from bench_query import FixedQueryEmbedder, build, config_for
-from common import FakeEmbeddings, low_rank, p50_p95, synthetic_texts, timed
+from common import FakeEmbeddings, emit, low_rank, p50_p95, synthetic_texts, timed
 
 from retrievo.engine import Engine
 
@@ -108,9 +108,7 @@ def main() -> None:
         "failed_queries": len(before_failures) + len(failures) + len(after_failures),
         "failures": (before_failures + failures + after_failures)[:10],
     }  # fmt: skip
-    print(json.dumps(results, indent=2))
-    if args.out:
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
+    emit(results, args.out)
     fake.close()
 
 

@@ -151,3 +151,12 @@ class FakeEmbeddings:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def emit(results: dict[str, Any], out: Path | None) -> None:
+    """Print a benchmark's results as JSON, and keep them in ``out`` when given."""
+    import json
+
+    print(json.dumps(results, indent=2))
+    if out:
+        out.write_text(json.dumps(results, indent=2) + "\n")

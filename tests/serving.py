@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchmarks.common import free_port, wait_healthy
 
@@ -63,3 +64,20 @@ def serving(where: list[str], *options: str, env: dict[str, str] | None = None) 
             process.kill()
             process.wait()
         log.unlink(missing_ok=True)
+
+
+async def job_over_mcp(client: Any, job_id: str, timeout_s: float = 240) -> dict[str, Any]:
+    """Poll ``index_status`` over an MCP client until the job ends; its last state."""
+    import time
+
+    import anyio
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status = await client.call_tool("index_status", {})
+        assert status.structured_content is not None
+        jobs = {j["job_id"]: j for j in status.structured_content["jobs"]}
+        if jobs[job_id]["status"] in ("done", "failed", "interrupted"):
+            return dict(jobs[job_id])
+        assert time.monotonic() < deadline, jobs[job_id]
+        await anyio.sleep(0.5)

@@ -13,6 +13,8 @@ from typing import Any
 
 from benchmarks.common import write_notes
 
+from serving import job_over_mcp
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -97,18 +99,9 @@ def test_mcp_refresh_in_the_background_and_jobs_in_index_status(tmp_path: Path) 
         async with Client(server) as client:
             started = await client.call_tool("refresh_index", {"path": str(docs), "background": True})
             assert started.structured_content is not None, started.content
-            job_id = started.structured_content["job_id"]
-            deadline = time.monotonic() + 240
-            while True:
-                status = await client.call_tool("index_status", {})
-                assert status.structured_content is not None
-                jobs = {j["job_id"]: j for j in status.structured_content["jobs"]}
-                if jobs[job_id]["status"] in ("done", "failed", "interrupted"):
-                    break
-                assert time.monotonic() < deadline
-                await anyio.sleep(0.5)
+            finished = await job_over_mcp(client, started.structured_content["job_id"])
             outside = await client.call_tool("refresh_index", {"path": "/etc", "background": True})
-            return started.structured_content, jobs[job_id], outside.content[0].text  # type: ignore[union-attr]
+            return started.structured_content, finished, outside.content[0].text  # type: ignore[union-attr]
 
     started, finished, outside = anyio.run(main)
     assert started["job_id"].startswith("job_") and finished["status"] == "done"

@@ -18,6 +18,7 @@ from benchmarks.common import write_notes
 
 from retrievo.errors import ConfigError
 from retrievo.models import Kind, LoadedDocument
+from serving import job_over_mcp
 
 ROOT = Path(__file__).resolve().parent.parent
 MINILM = "all-MiniLM-L6-v2-int8"
@@ -185,20 +186,13 @@ def test_mcp_migrates_in_a_job_and_verifies_over_the_official_client(
         async with Client(server) as client:
             started = await client.call_tool("regenerate_embeddings", {"model": "openai:toy"})
             assert started.structured_content is not None, started.content
-            job_id = started.structured_content["job_id"]
-            deadline = time.monotonic() + 240
-            while True:
-                status = await client.call_tool("index_status", {})
-                assert status.structured_content is not None
-                jobs = {j["job_id"]: j for j in status.structured_content["jobs"]}
-                if jobs[job_id]["status"] in ("done", "failed", "interrupted"):
-                    break
-                assert time.monotonic() < deadline
-                await anyio.sleep(0.5)
+            finished = await job_over_mcp(client, started.structured_content["job_id"])
+            status = await client.call_tool("index_status", {})
+            assert status.structured_content is not None
             verified = await client.call_tool("verify_index", {})
             assert verified.structured_content is not None
             bad = await client.call_tool("regenerate_embeddings", {"model": "nonsense:model", "limit": -1})
-            return jobs[job_id], verified.structured_content, status.structured_content, bad.content[0].text  # type: ignore[union-attr]
+            return finished, verified.structured_content, status.structured_content, bad.content[0].text  # type: ignore[union-attr]
 
     finished, verified, status, bad = anyio.run(main)
     assert finished["status"] == "done" and finished["kind"] == "regenerate"
