@@ -43,11 +43,12 @@ def work_sql(only_missing: bool, kinds: Sequence[Kind | str], history: bool = Fa
 
     Parameters: (model_id, collection_id, *kinds, limit, offset).
     """
+    # documents is joined only to filter by kind: the plain work list (every index run) skips it.
     kind_filter = f" AND d.kind IN ({', '.join('?' * len(kinds))})" if kinds else ""
+    documents = " JOIN documents d ON d.id = c.document_id" if kinds else ""
     missing = " AND e.embed_key IS NULL" if only_missing else ""
     return f"""
-    SELECT c.embed_key, MIN(c.context), MIN(c.text) FROM chunks c
-    JOIN documents d ON d.id = c.document_id
+    SELECT c.embed_key, MIN(c.context), MIN(c.text) FROM chunks c{documents}
     LEFT JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
     WHERE c.collection_id = ?{"" if history else " AND c.superseded_at IS NULL"}{missing}{kind_filter}
     GROUP BY c.embed_key ORDER BY c.embed_key LIMIT ? OFFSET ?"""
