@@ -59,11 +59,11 @@ def config_for(db: Path, store_url: str | None) -> Config:
     return Config(db=db, store=store_url, collection="bench")
 
 
-def build(config: Config, size: int, model_id: str = MODEL_ID) -> float:
+def build(config: Config, size: int, model_id: str = MODEL_ID, texts: Iterator[str] | None = None) -> float:
     store = open_store(config, create=True)
     store.ensure_collection("bench")
     store.set_collection_model("bench", model_id, DIMS)
-    texts = synthetic_texts(size)
+    texts = texts if texts is not None else synthetic_texts(size)
     started = time.perf_counter()
     with store.bulk_load("bench"):
         _write(store, texts, size, model_id)

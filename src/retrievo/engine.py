@@ -195,6 +195,7 @@ class Engine(CodeQueries, SimilarQueries, EmbeddingLifecycle):
             if embed:
                 self._embed_missing(store, name, report, progress)
             store.mark_indexed(name)
+            store.sync_search_indexes(name)  # the side indexes now, not at the first search
         report.duration_s = time.perf_counter() - started
 
     def add_documents(

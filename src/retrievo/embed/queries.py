@@ -1,7 +1,9 @@
 """Embedding queries for the engine: a small LRU of query vectors (seed 003) and the embedder's health.
 
-An agent repeating or paging a query pays for its embedding once. A failing embedder is remembered
-for ``retry_after_s`` so every query does not pay for the failure (search degrades to keywords).
+An agent repeating or paging a query pays for its embedding once. Concurrent searches share the model:
+the queries waiting while one batch runs go together in the next (one model call for many clients).
+A failing embedder is remembered for ``retry_after_s`` so every query does not pay for the failure
+(search degrades to keywords).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import Future
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +29,8 @@ class QueryEmbedder:
         self._size = size
         self._cache: OrderedDict[tuple[str, str], npt.NDArray[np.float32]] = OrderedDict()
         self._lock = threading.Lock()
+        self._model_lock = threading.Lock()
+        self._pending: dict[str, Future[npt.NDArray[np.float32]]] = {}
         self._failed_at: float | None = None
         self._reason: str | None = None
 
@@ -41,17 +46,39 @@ class QueryEmbedder:
                 self._cache.move_to_end(key)
                 return embedder.model_id, cached
         try:
-            vector = np.array(embedder.embed_query(query), dtype=np.float32)
+            vector = self._batched(embedder, query)
         except EmbedderUnavailable as exc:
             self.failed(str(exc))
             raise
-        vector.setflags(write=False)  # shared by every caller of the same query
         with self._lock:
             self._failed_at = None
             self._cache[key] = vector
             while len(self._cache) > self._size:
                 self._cache.popitem(last=False)
         return embedder.model_id, vector
+
+    def _batched(self, embedder: Embedder, query: str) -> npt.NDArray[np.float32]:
+        """This query's vector, computed in one batch with every query waiting at the same time."""
+        with self._lock:
+            waiting = self._pending.get(query)
+            if waiting is None:
+                waiting = self._pending[query] = Future()
+        while not waiting.done():
+            with self._model_lock:  # one batch at a time; whoever gets the model takes every query waiting
+                if waiting.done():
+                    break
+                with self._lock:
+                    batch, self._pending = self._pending, {}
+                try:
+                    vectors = np.asarray(embedder.embed_queries(list(batch)), dtype=np.float32)
+                except BaseException as exc:
+                    for future in batch.values():
+                        future.set_exception(exc)
+                else:
+                    for row, future in zip(vectors, batch.values(), strict=True):
+                        row.setflags(write=False)  # shared by every caller of the same query
+                        future.set_result(row)
+        return waiting.result()
 
     def failed(self, reason: str) -> None:
         self._failed_at, self._reason = time.monotonic(), reason

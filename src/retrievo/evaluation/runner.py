@@ -19,10 +19,12 @@ from retrievo.evaluation.metrics import (
     percentile,
     recall_at_k,
 )
-from retrievo.models import LoadedDocument, SearchMode
+from retrievo.models import LoadedDocument, SearchMode, SearchResult
 
 SOURCE_PREFIX = "beir://"
 RECALL_CUTOFFS = (5, 10, 20, 100)
+USER_LIMIT = 10  # nDCG@10, MRR@10, R@5, R@10, ECE@10 and latency: exactly `search(query)` with defaults
+DEEP_LIMIT = 100  # R@20 and R@100: a search asking for 100 results
 
 
 @dataclass
@@ -110,25 +112,33 @@ def _run_mode(engine: Engine, dataset: Dataset, queries: list[tuple[str, str]], 
     calibration: list[tuple[float, bool]] = []
     search_mode = mode
     prefix = f"{SOURCE_PREFIX}{dataset.name}/"
-    depth = max(RECALL_CUTOFFS)
-    for query_id, text in queries:
-        started = time.perf_counter()
-        found = engine.search(text, mode=mode, limit=depth * 3)
-        latencies.append((time.perf_counter() - started) * 1000)
-        search_mode = found.search_mode
+
+    def ranked_documents(found: SearchResult) -> list[str]:
         ranked: list[str] = []
         for hit in found.hits:  # a document ranks where its best chunk ranks
             doc_id = hit.chunk.path.removeprefix(prefix)
             if doc_id not in ranked:
                 ranked.append(doc_id)
+        return ranked
+
+    for query_id, text in queries:
+        # What a user gets: the default search, ten results (timed, and scored at 10 and below).
+        started = time.perf_counter()
+        found = engine.search(text, mode=mode, limit=USER_LIMIT)
+        latencies.append((time.perf_counter() - started) * 1000)
+        search_mode = found.search_mode
+        ranked = ranked_documents(found)
         judged = dataset.qrels[query_id]
         calibration += [
-            (hit.relevance, judged.get(hit.chunk.path.removeprefix(prefix), 0) > 0) for hit in found.hits[:10]
+            (hit.relevance, judged.get(hit.chunk.path.removeprefix(prefix), 0) > 0) for hit in found.hits
         ]
         ndcg += ndcg_at_k(ranked, judged, 10)
         mrr += mrr_at_k(ranked, judged, 10)
+        # Deep recall, measured apart: the same search asking for DEEP_LIMIT results (the arms' default
+        # depth, so its first ten are the ones above).
+        deep = ranked_documents(engine.search(text, mode=mode, limit=DEEP_LIMIT))
         for cutoff in RECALL_CUTOFFS:
-            recall[cutoff] += recall_at_k(ranked, judged, cutoff)
+            recall[cutoff] += recall_at_k(ranked if cutoff <= USER_LIMIT else deep, judged, cutoff)
     count = max(1, len(queries))
     return ModeScores(
         mode=mode, search_mode=search_mode, ndcg_10=round(ndcg / count, 4), mrr_10=round(mrr / count, 4),

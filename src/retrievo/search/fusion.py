@@ -73,21 +73,23 @@ def zscore_fusion(
         if not hits:
             continue
         values = [hit.score for hit in hits]
-        mean = sum(values) / len(values)
-        std = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5 or 1.0
+        mean = math.fsum(values) / len(values)
+        std = math.sqrt(math.fsum((v - mean) * (v - mean) for v in values) / len(values)) or 1.0
         standardised[arm] = {hit.chunk_id: (hit.score - mean) / std for hit in hits}
         floors[arm] = (min(values) - mean) / std
-    total_weight = sum((1.0 if weights is None else weights.get(arm, 1.0)) for arm in standardised) or 1.0
-    candidates = {chunk_id for by_id in standardised.values() for chunk_id in by_id}
-    fused = {
-        chunk_id: sum(
-            (1.0 if weights is None else weights.get(arm, 1.0)) * by_id.get(chunk_id, floors[arm])
-            for arm, by_id in standardised.items()
-        )
-        / total_weight
-        for chunk_id in candidates
-    }
-    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+    arm_weight = {arm: 1.0 if weights is None else weights.get(arm, 1.0) for arm in standardised}
+    total_weight = sum(arm_weight.values()) or 1.0
+    # Every arm at its floor, then each arm's excess for the chunks it returned.
+    base = sum(arm_weight[arm] * floors[arm] for arm in standardised)
+    fused: dict[int, float] = {}
+    for arm, by_id in standardised.items():
+        weight, floor = arm_weight[arm], floors[arm]
+        for chunk_id, z in by_id.items():
+            fused[chunk_id] = fused.get(chunk_id, base) + weight * (z - floor)
+    return sorted(
+        ((chunk_id, score / total_weight) for chunk_id, score in fused.items()),
+        key=lambda item: (-item[1], item[0]),
+    )
 
 
 def zscore_relevance(score: float, arms: int) -> float:

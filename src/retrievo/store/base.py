@@ -194,6 +194,11 @@ class Store(Protocol):
         """Prepare a model's vector side index ahead of a switch (where the store keeps one per model)."""
         ...
 
+    def sync_search_indexes(self, collection: str) -> None:
+        """Bring the indexes kept beside the store's tables in step now (at the end of indexing), so that
+        no search pays for it; nothing where the store keeps none."""
+        ...
+
     def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]: ...
 
     def vector_search(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 from retrievo.errors import IndexCorruptError, IndexMissingError
@@ -60,3 +61,35 @@ def connect(path: Path, create: bool) -> sqlite3.Connection:
         raise IndexCorruptError(
             f"index file {path} cannot be read ({exc}); it may be corrupt — move it aside and re-index"
         ) from exc
+
+
+class Readers:
+    """One read connection per thread, so that searches run side by side (WAL: readers never wait
+    for each other or for the writer). The writer keeps its own connection, under the store's lock."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._all: list[sqlite3.Connection] = []
+
+    def get(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(
+                self._path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+            )
+            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            db.execute("PRAGMA query_only = ON")
+            register_functions(db)
+            self._local.db = db
+            with self._lock:
+                self._all.append(db)
+        return db
+
+    def close(self) -> None:
+        with self._lock:
+            for db in self._all:
+                db.close()
+            self._all.clear()
+        self._local = threading.local()

@@ -29,7 +29,7 @@ def keyword_search(
     if expression is None:
         return []
     where, params = filter_sql(filters)
-    if not where and _only_collection(db):
+    if not where and only_collection(db):
         # Nothing to exclude: let FTS5 rank alone, without joining every match to its chunk row.
         rows = db.execute(
             f"""SELECT rowid, bm25(chunks_fts, {", ".join(map(str, BM25_WEIGHTS))}) AS rank_score
@@ -49,7 +49,7 @@ def keyword_search(
     return [ArmHit(row[0], rank, -float(row[1])) for rank, row in enumerate(rows, start=1)]
 
 
-def _only_collection(db: sqlite3.Connection) -> bool:
+def only_collection(db: sqlite3.Connection) -> bool:
     """True when the index holds one collection, so the FTS table holds only its current chunks."""
     return int(db.execute("SELECT count(*) FROM collections").fetchone()[0]) == 1
 

@@ -1,0 +1,131 @@
+"""Where a search's milliseconds go, arm by arm, on a real corpus or on realistic text at scale.
+
+Per query: the query embedding (the bundled model, alone), the keyword arm and the dense arm as the
+store runs them (depth 100, what a default search asks each arm for), and the whole default search
+(`engine.search(query)`, 10 results) with its query embedding already cached — so "hybrid" is
+everything but the model, and "rest" = hybrid − keyword − semantic (fusion, calibration, chunk reads).
+
+    # a BEIR corpus, real MiniLM vectors (index built on first use, kept in --db)
+    .venv/bin/python benchmarks/profile_arms.py --dataset ../shared/data/scifact --db /tmp/ev/scifact.db
+    # realistic text (benchmarks/realistic.py) with low-rank vectors, built in --keep
+    .venv/bin/python benchmarks/profile_arms.py --sizes 100000 1000000 --keep /tmp/scale
+
+Side indexes are synced at the end of the build (as `retrievo index` does); "sync s" is that time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from bench_query import DIMS, FixedQueryEmbedder, build, config_for
+from common import low_rank, p50_p95, peak_rss_mb, timed
+from realistic import realistic_queries, realistic_texts
+
+from retrievo.config import Config
+from retrievo.engine import Engine
+from retrievo.evaluation.beir import load_beir
+from retrievo.evaluation.runner import evaluate
+from retrievo.models import Filters
+from retrievo.store.factory import open_store
+
+DEPTH = 100
+
+
+def profile(engine: Engine, collection: str, queries: list[str], model_ms: list[float]) -> dict[str, Any]:
+    store = engine._open_store(create=False)
+    info = store.get_collection(collection)
+    assert info is not None and info.model_id is not None
+    embed = engine._query_fn(store, collection)[0]
+    assert embed is not None
+    vectors = [embed(query)[1] for query in queries]  # fills the engine's query cache as well
+    engine.search(queries[0], collection)  # first search: opens caches
+    arms: dict[str, list[float]] = {"keyword": [], "semantic": [], "hybrid": []}
+    for query, vector in zip(queries, vectors, strict=True):
+        arms["keyword"].append(
+            timed(lambda q=query: store.keyword_search(collection, q, Filters(), DEPTH))[1]
+        )
+        arms["semantic"].append(
+            timed(lambda v=vector: store.vector_search(collection, info.model_id or "", v, Filters(), DEPTH))[
+                1
+            ]
+        )
+        arms["hybrid"].append(timed(lambda q=query: engine.search(q, collection))[1])
+    rest = [h - k - s for k, s, h in zip(arms["keyword"], arms["semantic"], arms["hybrid"], strict=True)]
+    figures = {name: p50_p95(values) for name, values in arms.items()}
+    figures["rest"] = p50_p95(rest)
+    if model_ms:
+        figures["query embedding"] = p50_p95(model_ms)
+    return {name: {"p50_ms": round(p50, 2), "p95_ms": round(p95, 2)} for name, (p50, p95) in figures.items()}
+
+
+def dataset_run(folder: Path, db: Path, limit: int) -> dict[str, Any]:
+    if not db.exists():
+        evaluate(folder, db=db, modes=("keyword",), limit_queries=1)
+    data = load_beir(folder, "test")
+    queries = [text for _, text in list(data.queries.items())[:limit]]
+    engine = Engine(Config.from_env(db=db, collection=f"eval-{data.name}"))
+    model = engine._pool.default_queries.embedder
+    assert model is not None
+    model.embed_query("warm up")
+    model_ms = [timed(lambda q=query: model.embed_query(q))[1] for query in queries]
+    return {
+        "corpus": data.name,
+        "queries": len(queries),
+        **profile(engine, f"eval-{data.name}", queries, model_ms),
+    }
+
+
+def scale_run(size: int, folder: Path, limit: int) -> dict[str, Any]:
+    db = folder / f"realistic-{size}.db"
+    config = config_for(db, None)
+    build_s = 0.0
+    if not db.exists():
+        build_s = build(config, size, texts=realistic_texts(size))
+    queries = realistic_queries(limit)
+    engine = Engine(config, embedder=FixedQueryEmbedder(low_rank(limit, DIMS, seed=9)))
+    store = open_store(config)
+    _, sync_ms = timed(lambda: store.sync_search_indexes("bench"))
+    store.close()
+    figures = profile(engine, "bench", queries, [])
+    return {"size": size, "build_s": round(build_s, 1), "sync_s": round(sync_ms / 1000, 1), **figures}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--dataset", type=Path, help="A BEIR folder (real queries, the bundled model).")
+    parser.add_argument("--db", type=Path, help="Index of --dataset (built here when missing).")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[])
+    parser.add_argument("--keep", type=Path, default=Path("/tmp/retrievo-scale"))
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--json", type=Path, help="Write the figures here too.")
+    args = parser.parse_args()
+    runs: list[dict[str, Any]] = []
+    if args.dataset:
+        runs.append(
+            dataset_run(args.dataset, args.db or Path(f"/tmp/profile-{args.dataset.name}.db"), args.queries)
+        )
+    args.keep.mkdir(parents=True, exist_ok=True)
+    for size in args.sizes:
+        runs.append(scale_run(size, args.keep, args.queries))
+    for run in runs:
+        run["peak_rss_mb"] = round(peak_rss_mb())
+        print(json.dumps(run))
+    if args.json:
+        machine = f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} cores, Python {sys.version.split()[0]}"
+        args.json.write_text(
+            json.dumps({"date": time.strftime("%Y-%m-%d"), "machine": machine, "runs": runs}, indent=1) + "\n"
+        )
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()

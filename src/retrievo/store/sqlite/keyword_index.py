@@ -1,0 +1,359 @@
+"""The keyword arm's fast path: a tantivy index beside the SQLite file, kept in step with FTS5.
+
+FTS5 scores every row that holds any query term, so on a large index its latency is the number of
+matching rows. tantivy (the engine inside LanceDB's full-text search) keeps impact-ordered postings
+with per-block maxima and skips the blocks that cannot reach the top k (block-max WAND).
+
+Same ranking as FTS5 (docs/benchmarks.md has the measured difference):
+- it indexes the very tokens FTS5 makes (``shared_tokenizer``: porter + unicode61, read back through
+  ``fts5vocab``), joined by spaces under tantivy's whitespace tokenizer, one field for the three FTS5
+  columns (FTS5's ``bm25()`` with equal weights sums the columns' term frequencies and lengths);
+- tantivy's idf is ``ln(1 + (N - n + 0.5) / (n + 0.5))`` and FTS5's ``max(ln((N - n + 0.5) / (n + 0.5)),
+  1e-6)``: each term's query is boosted by their ratio, so the sum is FTS5's; k1 = 1.2, b = 0.75 in both.
+- The one residual difference: tantivy stores a document's length in one byte (exact to 40 tokens,
+  then within a few per cent), FTS5 exactly.
+
+FTS5 stays the source of truth: the side index is only used when it is in step with the table's
+generation and the search has no filter (filters and point-in-time reads go to FTS5). When it is missing
+or unreadable it is rebuilt from the table in a background thread while FTS5 answers; a small change
+(``INLINE_SYNC_ROWS``) is applied before the search that first sees it. Crash safety: the meta file
+naming the generation is removed before a change and written (atomically) after tantivy's commit, so a
+kill at any moment leaves either a consistent pair or no meta — which means "rebuild".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import shutil
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.store.sqlite.fts_query import prune_common_terms
+from retrievo.store.tokenizer import shared_tokenizer
+
+log = logging.getLogger(__name__)
+
+# Below this many current chunks FTS5 alone is about as fast (a few ms), and no side files are made.
+KEYWORD_INDEX_MIN_ROWS = 2_000
+INLINE_SYNC_ROWS = 20_000  # a larger change is applied in the background while FTS5 answers
+BATCH = 2_000
+WRITER_HEAP = 128_000_000
+K1, B = 1.2, 0.75
+FORMAT = 1
+
+
+@dataclass
+class _Loaded:
+    generation: int
+    index: Any
+    held: npt.NDArray[np.int64]  # chunk ids in the index, sorted
+
+
+class KeywordIndex:
+    """One tantivy index per SQLite file holding every collection's current chunks."""
+
+    def __init__(self, db_path: str, connect: Callable[[], sqlite3.Connection]) -> None:
+        self._db_path = db_path
+        self._connect = connect
+        self._dir = Path(f"{db_path}.kw")
+        self._meta = Path(f"{db_path}.kw.json")
+        self._ids = Path(f"{db_path}.kw.ids.npy")
+        self._lock = threading.Lock()
+        self._loaded: _Loaded | None = None
+        self._syncing = False
+        self.sync_thread: threading.Thread | None = None
+
+    # Search -------------------------------------------------------------------------------------
+
+    def search(
+        self,
+        db: sqlite3.Connection,
+        generation: int,
+        collection_id: int | None,
+        terms: list[str],
+        limit: int,
+    ) -> list[tuple[int, float]] | None:
+        """Best-first (chunk id, FTS5-equivalent BM25 score); None when the index is not in step yet.
+
+        ``collection_id`` None: the index holds only this collection, no restriction is needed.
+        """
+        loaded = self._ready(db, generation)
+        if loaded is None:
+            return None
+        try:
+            return self._search(loaded, collection_id, terms, limit)
+        except BaseException as exc:
+            if not _unreadable(exc):
+                raise
+            log.warning("keyword side index %s failed (%s); rebuilding it, FTS5 answers", self._dir, exc)
+            with self._lock:
+                self._meta.unlink(missing_ok=True)
+                self._loaded = None
+            return None
+
+    def _search(
+        self, loaded: _Loaded, collection_id: int | None, terms: list[str], limit: int
+    ) -> list[tuple[int, float]]:
+        import tantivy
+
+        index = loaded.index
+        searcher = index.searcher()
+        total = int(searcher.num_docs)
+        if total == 0 or limit <= 0:
+            return []
+        stems = _stems(tuple(terms))
+        frequency = {
+            term: max((searcher.doc_freq("body", s) for s in stems[term]), default=0) for term in terms
+        }
+        kept = prune_common_terms(terms, frequency, total)
+        clauses = []
+        # One clause per query term, as FTS5 scores each OR-ed phrase: "neurons neuron" counts "neuron" twice.
+        for stem in (s for term in kept for s in stems[term]):
+            n = int(searcher.doc_freq("body", stem))
+            if n == 0:
+                continue
+            ratio = _fts5_idf(n, total) / _tantivy_idf(n, total)
+            term_query = tantivy.Query.term_query(index.schema, "body", stem, index_option="freq")
+            clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(term_query, ratio)))
+        if not clauses:
+            return []
+        query = tantivy.Query.boolean_query(clauses)
+        if collection_id is not None:
+            only = tantivy.Query.const_score_query(
+                tantivy.Query.term_query(index.schema, "col", collection_id), 0.0
+            )
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, only)])
+        found = searcher.search(query, limit, count=False).hits
+        if not found:
+            return []
+        ids = searcher.fast_field_values("id", [address for _, address in found])
+        ranked = [(int(chunk_id), float(score)) for (score, _), chunk_id in zip(found, ids, strict=True)]
+        return sorted(ranked, key=lambda hit: (-hit[1], hit[0]))
+
+    # Keeping in step ------------------------------------------------------------------------------
+
+    def ensure(self, db: sqlite3.Connection, generation: int) -> None:
+        """Bring the side index in step now, in this thread, however large the change (after indexing)."""
+        self.wait()
+        self._ready(db, generation, background=False)
+
+    def _ready(self, db: sqlite3.Connection, generation: int, background: bool = True) -> _Loaded | None:
+        with self._lock:
+            loaded = self._loaded
+            if loaded is not None and loaded.generation == generation:
+                return loaded
+            if self._syncing:
+                return None
+            if loaded is None or self._saved_generation() == generation:
+                loaded = self._open_saved()
+                self._loaded = loaded
+                if loaded is not None and loaded.generation == generation:
+                    return loaded
+            current = _current_ids(db)
+            held = loaded.held if loaded is not None else np.zeros(0, dtype=np.int64)
+            change = len(np.setdiff1d(current, held, assume_unique=True)) + len(
+                np.setdiff1d(held, current, assume_unique=True)
+            )
+            if change <= INLINE_SYNC_ROWS or not background:
+                try:
+                    index = loaded.index if loaded is not None else self._fresh()
+                    self._loaded = self._sync(db, index, held, current, generation)
+                except (ValueError, RuntimeError, OSError) as exc:
+                    # Another process holds tantivy's writer lock (it is syncing too): FTS5 answers.
+                    log.info("keyword side index not synced now (%s); FTS5 answers", exc)
+                    return None
+                return self._loaded
+            self._start_background(rebuild=loaded is None)
+            return None
+
+    def _start_background(self, rebuild: bool) -> None:
+        self._syncing = True
+
+        def work() -> None:
+            db = self._connect()
+            try:
+                generation = int(db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+                with self._lock:
+                    loaded = None if rebuild else self._loaded
+                if loaded is None:
+                    index, held = self._fresh(), np.zeros(0, dtype=np.int64)
+                else:
+                    index, held = loaded.index, loaded.held
+                synced = self._sync(db, index, held, _current_ids(db), generation)
+                with self._lock:
+                    self._loaded = synced
+            except Exception:
+                log.exception("building the keyword side index %s failed; FTS5 answers meanwhile", self._dir)
+            finally:
+                db.close()
+                with self._lock:
+                    self._syncing = False
+
+        self.sync_thread = threading.Thread(target=work, name="retrievo-keyword-index", daemon=True)
+        self.sync_thread.start()
+
+    def _sync(
+        self,
+        db: sqlite3.Connection,
+        index: Any,
+        held: npt.NDArray[np.int64],
+        current: npt.NDArray[np.int64],
+        generation: int,
+    ) -> _Loaded:
+        import tantivy
+
+        gone = np.setdiff1d(held, current, assume_unique=True)
+        new = np.setdiff1d(current, held, assume_unique=True)
+        if len(gone) or len(new) or not self._meta.exists():
+            self._meta.unlink(missing_ok=True)  # from here until the commit is recorded: "rebuild"
+            writer = index.writer(WRITER_HEAP, 1)
+            try:
+                for begin in range(0, len(gone), BATCH):
+                    # (delete_documents_by_term does not match u64 terms in tantivy-py 0.27: by query it is)
+                    ids = [int(i) for i in gone[begin : begin + BATCH]]
+                    writer.delete_documents_by_query(tantivy.Query.term_set_query(index.schema, "id", ids))
+                for begin in range(0, len(new), BATCH):
+                    batch = [int(i) for i in new[begin : begin + BATCH]]
+                    rows = db.execute(
+                        f"""SELECT id, collection_id, context, text, keywords FROM chunks
+                            WHERE id IN ({",".join("?" * len(batch))})""",
+                        batch,
+                    ).fetchall()
+                    counts = shared_tokenizer().term_counts([f"{r[2]} {r[3]} {r[4]}" for r in rows])
+                    for row, terms in zip(rows, counts, strict=True):
+                        document = tantivy.Document()
+                        document.add_unsigned("id", int(row[0]))
+                        document.add_unsigned("col", int(row[1]))
+                        document.add_text("body", " ".join(" ".join([t] * n) for t, n in terms.items()))
+                        writer.add_document(document)
+                writer.commit()
+                writer.wait_merging_threads()
+            except BaseException:
+                writer.rollback()
+                raise
+            index.reload()
+            self._save(current, generation)
+        return _Loaded(generation, index, current)
+
+    def _fresh(self) -> Any:
+        import tantivy
+
+        shutil.rmtree(self._dir, ignore_errors=True)
+        self._dir.mkdir(parents=True)
+        builder = tantivy.SchemaBuilder()
+        builder.add_unsigned_field("id", indexed=True, fast=True)
+        builder.add_unsigned_field("col", indexed=True)
+        builder.add_text_field("body", tokenizer_name="whitespace", index_option="freq")
+        return tantivy.Index(builder.build(), path=str(self._dir))
+
+    def _saved_generation(self) -> int | None:
+        try:
+            saved = json.loads(self._meta.read_text())
+        except (OSError, ValueError):
+            return None
+        return int(saved["generation"]) if saved.get("format") == FORMAT else None
+
+    def _open_saved(self) -> _Loaded | None:
+        """The index on disk with its ids, when its meta says it is whole; None means rebuild."""
+        import tantivy
+
+        generation = self._saved_generation()
+        if generation is None:
+            return None
+        try:
+            index = tantivy.Index.open(str(self._dir))
+            held = np.load(self._ids)
+            if int(index.searcher().num_docs) != len(held):
+                raise ValueError(f"{index.searcher().num_docs} documents, {len(held)} ids")
+        except BaseException as exc:  # a torn segment can make tantivy panic (a BaseException in Python)
+            if not _unreadable(exc):
+                raise
+            log.warning("keyword side index %s is unreadable (%s); rebuilding it", self._dir, exc)
+            return None
+        return _Loaded(generation, index, np.asarray(held, dtype=np.int64))
+
+    def _save(self, held: npt.NDArray[np.int64], generation: int) -> None:
+        temporary = self._ids.with_name(self._ids.name + ".tmp.npy")
+        np.save(temporary, held)
+        _fsync(temporary)
+        os.replace(temporary, self._ids)
+        temporary_meta = self._meta.with_name(self._meta.name + ".tmp")
+        temporary_meta.write_text(
+            json.dumps({"format": FORMAT, "generation": generation, "documents": len(held)})
+        )
+        _fsync(temporary_meta)
+        os.replace(temporary_meta, self._meta)
+
+    def close(self) -> None:
+        """Let go of the loaded index (its memory maps); a background build is waited for first."""
+        self.wait()
+        with self._lock:
+            self._loaded = None
+
+    def forget(self) -> None:
+        """Drop the side index (files and memory); it is rebuilt from the table when next needed."""
+        with self._lock:
+            self._loaded = None
+            self._meta.unlink(missing_ok=True)
+            self._ids.unlink(missing_ok=True)
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+    def wait(self) -> None:
+        """Block until a background build started here is done (tests, benchmarks, `warm`)."""
+        thread = self.sync_thread
+        if thread is not None:
+            thread.join()
+
+
+def _unreadable(exc: BaseException) -> bool:
+    """A damaged side index: tantivy's errors, and its panics (pyo3's PanicException)."""
+    return isinstance(exc, (ValueError, RuntimeError, OSError)) or type(exc).__name__ == "PanicException"
+
+
+def _current_ids(db: sqlite3.Connection) -> npt.NDArray[np.int64]:
+    ids = np.fromiter(
+        (row[0] for row in db.execute("SELECT id FROM chunks WHERE superseded_at IS NULL")), dtype=np.int64
+    )
+    ids.sort()
+    return ids
+
+
+_STEM_CACHE: dict[str, tuple[str, ...]] = {}
+STEM_CACHE_SIZE = 50_000
+
+
+def _stems(terms: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Each query term's FTS5 tokens; the terms not seen before are tokenized in one round trip."""
+    missing = [term for term in terms if term not in _STEM_CACHE]
+    if missing:
+        if len(_STEM_CACHE) > STEM_CACHE_SIZE:
+            _STEM_CACHE.clear()
+        for term, counts in zip(missing, shared_tokenizer().term_counts(missing), strict=True):
+            _STEM_CACHE[term] = tuple(counts)
+    return {term: _STEM_CACHE[term] for term in terms}
+
+
+def _fts5_idf(n: int, total: int) -> float:
+    return max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6)
+
+
+def _tantivy_idf(n: int, total: int) -> float:
+    return math.log(1 + (total - n + 0.5) / (n + 0.5))
+
+
+def _fsync(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

@@ -1,0 +1,191 @@
+"""The tantivy keyword side index: FTS5's ranking on real text, kept in step, rebuilt when torn."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from retrievo.models import Filters, LoadedDocument
+from retrievo.store.sqlite import SQLiteStore, keyword_index
+from retrievo.store.sqlite import search as fts5
+from retrievo.store.sqlite import store as sqlite_store
+
+SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def scifact(count: int) -> tuple[list[LoadedDocument], list[str]]:
+    if not SCIFACT.exists():
+        pytest.skip("../shared/data/scifact is not beside the repository")
+    documents = []
+    with (SCIFACT / "corpus.jsonl").open(encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            documents.append(
+                LoadedDocument(source=f"beir://{record['_id']}", text=record["text"], title=record["title"])
+            )
+            if len(documents) == count:
+                break
+    with (SCIFACT / "queries.jsonl").open(encoding="utf-8") as handle:
+        queries = [json.loads(line)["text"] for line in handle]
+    return documents, queries
+
+
+@pytest.fixture
+def indexed(tmp_path: Path, minilm: object) -> tuple[Path, list[str]]:
+    """2,500 SciFact abstracts, keyword only (no vectors), one collection; side index built at the end."""
+    from retrievo.config import Config
+    from retrievo.engine import Engine
+
+    documents, queries = scifact(2500)
+    engine = Engine(Config.from_env(db=tmp_path / "kw.db", collection="sci"), embedder=None)
+    engine.add_documents(documents, "sci", chunker="whole", embed=False)
+    engine.close()
+    return tmp_path / "kw.db", queries
+
+
+def fts5_hits(
+    store: SQLiteStore, collection: str, query: str, filters: Filters, limit: int
+) -> list[tuple[int, float]]:
+    db = store._reader()
+    hits = fts5.keyword_search(
+        db, store._collection_id(collection), query, filters, limit, fts5.current_rows(db)
+    )
+    return [(hit.chunk_id, hit.score) for hit in hits]
+
+
+def test_side_index_ranks_as_fts5_does_on_real_text(indexed: tuple[Path, list[str]]) -> None:
+    db, queries = indexed
+    assert Path(f"{db}.kw.json").exists(), "indexing built the side index (not the first search)"
+    store = SQLiteStore(db)
+    overlaps, worst = [], 0.0
+    for query in queries[:150]:
+        side = [(h.chunk_id, h.score) for h in store.keyword_search("sci", query, Filters(), 10)]
+        exact = fts5_hits(store, "sci", query, Filters(), 10)
+        assert len(side) == len(exact)
+        overlaps.append(len({i for i, _ in side} & {i for i, _ in exact}) / max(1, len(exact)))
+        exact_scores = dict(fts5_hits(store, "sci", query, Filters(), 1000))
+        for chunk_id, score in side:
+            worst = max(worst, abs(score - exact_scores[chunk_id]) / exact_scores[chunk_id])
+        assert [score for _, score in side] == sorted((score for _, score in side), reverse=True)
+    # The same BM25 (FTS5's idf, k1, b, tokens); only tantivy's one-byte document lengths differ.
+    assert sum(overlaps) / len(overlaps) >= 0.95
+    assert worst < 0.06
+    store.close()
+
+
+def test_side_index_follows_changes_and_collections(
+    indexed: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, _ = indexed
+    store = SQLiteStore(db)
+    unique = "zygomorphic quasicrystal lattice"
+    store.ensure_collection("other")
+    from retrievo.ingest.hashing import sha256_text
+    from retrievo.models import ChunkDraft
+
+    def write(collection: str, source: str, text: str) -> None:
+        draft = ChunkDraft(text, 0, len(text), 1, 1, "", "whole", 1, sha256_text(text))
+        store.write_revision(
+            collection, LoadedDocument(source, text, source), sha256_text(text), [draft], None
+        )
+
+    write("other", "/other.txt", f"{unique} in another collection")
+    write("sci", "/new.txt", f"{unique} measured in this one")
+    hits = store.keyword_search("sci", unique, Filters(), 10)
+    chunks = store.get_chunks([h.chunk_id for h in hits])
+    assert [chunks[h.chunk_id].path for h in hits] == ["/new.txt"], (
+        "a new chunk is found, only in its collection"
+    )
+    assert [h.chunk_id for h in hits] == [i for i, _ in fts5_hits(store, "sci", unique, Filters(), 10)]
+    store.remove_sources("sci", ["/new.txt"])
+    assert store.keyword_search("sci", unique, Filters(), 10) == [], "a removed chunk leaves the side index"
+    other = store.keyword_search("other", unique, Filters(), 10)
+    assert len(other) == 1 and store.get_chunks([other[0].chunk_id])[other[0].chunk_id].path == "/other.txt"
+    # Filters and point-in-time reads go to FTS5, and agree with it.
+    filtered = store.keyword_search("sci", "cell", Filters(path_glob="beir://1*"), 10)
+    assert [(h.chunk_id, h.score) for h in filtered] == fts5_hits(
+        store, "sci", "cell", Filters(path_glob="beir://1*"), 10
+    )
+    store.close()
+
+
+def test_torn_or_missing_side_index_is_rebuilt_and_fts5_answers_meanwhile(
+    indexed: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, queries = indexed
+    for damage in ("meta", "ids", "segments"):
+        if damage == "meta":
+            Path(f"{db}.kw.json").unlink()
+        elif damage == "ids":
+            Path(f"{db}.kw.ids.npy").write_bytes(b"not numpy")
+        else:
+            for segment in Path(f"{db}.kw").glob("*.idx"):
+                segment.unlink()  # a new file in its place (tantivy never rewrites a segment in place)
+                segment.write_bytes(b"torn")
+        monkeypatch.setattr(keyword_index, "INLINE_SYNC_ROWS", 10)  # the rebuild goes to the background
+        store = SQLiteStore(db)
+        expected = fts5_hits(store, "sci", queries[0], Filters(), 10)
+        answered = [(h.chunk_id, h.score) for h in store.keyword_search("sci", queries[0], Filters(), 10)]
+        assert answered == expected, f"{damage}: FTS5 answers while the side index is rebuilt"
+        store._keywords.wait()
+        assert Path(f"{db}.kw.json").exists(), f"{damage}: rebuilt"
+        rebuilt = store.keyword_search("sci", queries[0], Filters(), 10)
+        assert {h.chunk_id for h in rebuilt} == {i for i, _ in expected}
+        store.close()
+
+
+def test_kill_during_sync_leaves_a_side_index_that_is_rebuilt(indexed: tuple[Path, list[str]]) -> None:
+    db, queries = indexed
+    Path(f"{db}.kw.json").unlink()  # the next sync rebuilds everything: a long window to kill it in
+    script = (
+        "import sys; from pathlib import Path; from retrievo.store.sqlite import SQLiteStore\n"
+        "from retrievo.store.sqlite import keyword_index as k\n"
+        "k.BATCH = 50\n"
+        "s = SQLiteStore(Path(sys.argv[1])); print('syncing', flush=True); s.sync_search_indexes('sci')\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, str(db)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=dict(os.environ),
+    )
+    assert child.stdout is not None and child.stdout.readline().strip() == "syncing"
+    time.sleep(0.5)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    child.stdout.close()
+    store = SQLiteStore(db)
+    expected = fts5_hits(store, "sci", queries[1], Filters(), 10)
+    store.sync_search_indexes("sci")
+    assert Path(f"{db}.kw.json").exists()
+    got = store.keyword_search("sci", queries[1], Filters(), 10)
+    assert len({h.chunk_id for h in got} & {i for i, _ in expected}) >= 9
+    loaded = store._keywords._loaded
+    assert loaded is not None
+    current = [
+        row[0]
+        for row in store._reader().execute("SELECT id FROM chunks WHERE superseded_at IS NULL ORDER BY id")
+    ]
+    assert loaded.held.tolist() == current and loaded.index.searcher().num_docs == len(current), (
+        "whole, no duplicates"
+    )
+    store.close()
+
+
+def test_small_indexes_make_no_side_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert sqlite_store.KEYWORD_INDEX_MIN_ROWS >= 1000
+    store = SQLiteStore(tmp_path / "small.db", create=True)
+    store.ensure_collection("c")
+    store.sync_search_indexes("c")
+    assert store.keyword_search("c", "anything", Filters(), 10) == []
+    assert not list(tmp_path.glob("small.db.kw*"))
+    store.close()
