@@ -38,7 +38,9 @@ def points(paths: list[Path]) -> dict[tuple[str, str], list[tuple[int, float, fl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("results", type=Path, nargs="+")
     parser.add_argument("--out", type=Path, default=Path("docs/scale.png"))
     args = parser.parse_args()

@@ -36,15 +36,19 @@ SYSTEMS = ("retrievo", "lancedb", "txtai", "bm25s")
 MODES = ("keyword", "semantic", "hybrid")
 
 
-def prepare_scifact(work: Path, data: Path) -> dict[str, Any]:
-    """Texts, qrels and MiniLM vectors (documents: title + text as retrievo's eval embeds them)."""
+def prepare_scifact(work: Path, data: Path, db: Path | None) -> dict[str, Any]:
+    """Texts, qrels and MiniLM vectors (documents: title + text as retrievo's eval embeds them), read
+    from a `retrievo eval --db` index of the corpus (built here when none is given)."""
     from retrievo.config import Config
     from retrievo.engine import Engine
     from retrievo.evaluation.beir import load_beir
     from retrievo.evaluation.runner import evaluate
 
-    db = work / "vectors.db"
-    evaluate(data, db=db, modes=("keyword",), limit_queries=1)  # builds the index with the bundled model
+    if db is None or not db.exists():
+        db = db or work / "vectors.db"
+        evaluate(
+            data, db=db, modes=("semantic",), limit_queries=1
+        )  # embeds the corpus with the bundled model
     dataset = load_beir(data, "test")
     engine = Engine(Config.from_env(db=db, collection=f"eval-{dataset.name}"))
     store = engine._open_store(create=False)
@@ -147,6 +151,7 @@ def main() -> None:
     )
     parser.add_argument("--corpus", choices=("scifact", "realistic"), default="scifact")
     parser.add_argument("--data", type=Path, default=HERE.parents[2] / "shared" / "data" / "scifact")
+    parser.add_argument("--vectors-db", type=Path, help="A `retrievo eval --db` index of --data to reuse.")
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
@@ -156,7 +161,7 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="retrievo-peers-"))
     corpus = (
-        prepare_scifact(work, args.data)
+        prepare_scifact(work, args.data, args.vectors_db)
         if args.corpus == "scifact"
         else prepare_realistic(args.size, args.queries)
     )

@@ -161,11 +161,14 @@ def resolve_chunker(name: str, document: LoadedDocument) -> ChunkerSpec:
     return CHUNKERS[name]
 
 
+_NEWLINE = re.compile("\n")
+
+
 class LineIndex:
     """Maps character offsets to 1-based line numbers."""
 
     def __init__(self, text: str) -> None:
-        self.newlines = [i for i, ch in enumerate(text) if ch == "\n"]
+        self.newlines = [match.start() for match in _NEWLINE.finditer(text)]
 
     def line_of(self, offset: int) -> int:
         return bisect.bisect_left(self.newlines, offset) + 1

@@ -45,6 +45,8 @@ def identifier_terms(text: str) -> str:
     """Space-separated parts of every compound identifier in ``text`` (each identifier once)."""
     words: list[str] = []
     for identifier in dict.fromkeys(_IDENTIFIER.findall(text)):
+        if identifier.isalpha() and (identifier[1:].islower() or identifier.isupper()):
+            continue  # "word", "Word", "WORD": one part, nothing to add (most of any prose)
         parts = split_identifier(identifier)
         if len(parts) > 1:
             words.extend(parts)

@@ -44,6 +44,25 @@ class Fts5Tokenizer:
             self._db.execute("DELETE FROM scratch")
         return counts
 
+    def token_strings(self, texts: Sequence[str]) -> list[str]:
+        """Each text's tokens (stemmed, folded), space-separated, in no particular order: built in SQL,
+        one row per text (for the tantivy side index, whose whitespace tokenizer reads them back)."""
+        joined = [""] * len(texts)
+        with self._lock:
+            for begin in range(0, len(texts), BATCH):
+                batch = texts[begin : begin + BATCH]
+                self._db.execute("DELETE FROM scratch")
+                self._db.executemany(
+                    "INSERT INTO scratch (rowid, body) VALUES (?, ?)",
+                    [(begin + i + 1, text) for i, text in enumerate(batch)],
+                )
+                for row, tokens in self._db.execute(
+                    "SELECT doc, group_concat(term, ' ') FROM scratch_terms GROUP BY doc"
+                ):
+                    joined[row - 1] = tokens
+            self._db.execute("DELETE FROM scratch")
+        return joined
+
     def terms(self, text: str) -> list[str]:
         return list(self.term_counts([text])[0])
 

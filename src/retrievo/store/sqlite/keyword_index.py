@@ -229,12 +229,12 @@ class KeywordIndex:
                             WHERE id IN ({",".join("?" * len(batch))})""",
                         batch,
                     ).fetchall()
-                    counts = shared_tokenizer().term_counts([f"{r[2]} {r[3]} {r[4]}" for r in rows])
-                    for row, terms in zip(rows, counts, strict=True):
+                    bodies = shared_tokenizer().token_strings([f"{r[2]} {r[3]} {r[4]}" for r in rows])
+                    for row, body in zip(rows, bodies, strict=True):
                         document = tantivy.Document()
                         document.add_unsigned("id", int(row[0]))
                         document.add_unsigned("col", int(row[1]))
-                        document.add_text("body", " ".join(" ".join([t] * n) for t, n in terms.items()))
+                        document.add_text("body", body)
                         writer.add_document(document)
                 writer.commit()
                 writer.wait_merging_threads()
