@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 LIMIT = 10
-WARM_UP = 20
+WARM_UP = 100  # untimed queries per mode first: caches, memory maps, lazy loads
 
 
 def ndcg10(ranked: Sequence[str], judged: dict[str, int]) -> float:

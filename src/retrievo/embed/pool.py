@@ -78,6 +78,11 @@ class ModelPool:
             )
         return embedder
 
+    def forget_queries(self) -> None:
+        """Empty every query-vector cache (so a measurement pays for each query's embedding)."""
+        for queries in list(self._queries.values()):
+            queries.forget()
+
     def queries(self, model_id: str) -> QueryEmbedder | None:
         embedder = self.get(model_id)
         if embedder is None:

@@ -80,6 +80,10 @@ class QueryEmbedder:
                         future.set_result(row)
         return waiting.result()
 
+    def forget(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
     def failed(self, reason: str) -> None:
         self._failed_at, self._reason = time.monotonic(), reason
 
