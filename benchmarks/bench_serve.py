@@ -29,9 +29,9 @@ import httpx
 import httpx2
 from bench_query import build
 from common import free_port, synthetic_texts, wait_healthy
-from realistic import realistic_queries, realistic_texts
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from realistic import realistic_queries, realistic_texts
 
 from retrievo.access import KeyRing
 from retrievo.config import Config
