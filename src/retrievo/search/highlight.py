@@ -20,12 +20,14 @@ def _stem(word: str) -> str:
 def highlight(text: str, query: str, width: int = 320, marker: str = "**") -> str:
     """A window of about ``width`` characters around the first match, matched words wrapped in ``marker``."""
     stems = {_stem(w) for w in _WORD.findall(query.lower()) if w not in _COMMON}
-    protected = [m.span() for m in _PROTECTED.finditer(text)] if stems else []
-    spans = [
-        m.span()
-        for m in _WORD.finditer(text)
-        if stems and _stem(m.group().lower()) in stems and not any(a <= m.start() < b for a, b in protected)
-    ]
+    spans: list[tuple[int, int]] = []
+    if stems:
+        protected = [m.span() for m in _PROTECTED.finditer(text)]
+        for m in _WORD.finditer(text):
+            if spans and m.start() > spans[0][0] + width:
+                break  # past any window that starts at or before the first match
+            if _stem(m.group().lower()) in stems and not any(a <= m.start() < b for a, b in protected):
+                spans.append(m.span())
     start = 0
     if spans and spans[0][0] > width // 3:
         start = text.rfind(" ", 0, spans[0][0] - width // 3) + 1

@@ -212,11 +212,16 @@ def build_server(
         detail: Detail = "full",
     ) -> SearchOutput:
         collection, parsed = scope.filters(filters)
-        result = await call(
-            engine.search, _query(query), collection=collection, limit=limit, mode=mode, filters=parsed,
-            min_score=min_score, explain=explain, **point_of(read_context),
-        )  # fmt: skip
-        return _search_output(result, query, detail)
+        text = _query(query)
+
+        def answer() -> SearchOutput:  # in a worker thread, the excerpts too: the event loop stays free
+            result = engine.search(
+                text, collection=collection, limit=limit, mode=mode, filters=parsed,
+                min_score=min_score, explain=explain, **point_of(read_context),
+            )  # fmt: skip
+            return _search_output(result, query, detail)
+
+        return await call(answer)
 
     @server.tool(
         description="Answer-ready evidence for a question: best passages with neighbours, merged, packed under "
