@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Never marked inside: Markdown attribute lists and anchors ``{ #id }``, HTML tags, link targets ``](…)``.
@@ -17,13 +18,21 @@ def _stem(word: str) -> str:
     return word[: max(4, len(word) - 2)] if len(word) > 4 else word
 
 
+@lru_cache(maxsize=256)
+def _candidates(stems: frozenset[str]) -> re.Pattern[str]:
+    """Whole words beginning with one of ``stems`` (any case)."""
+    alternatives = "|".join(sorted(map(re.escape, stems), key=len, reverse=True))
+    return re.compile(rf"(?<![^\W_])(?:{alternatives})[^\W_]*", re.IGNORECASE)
+
+
 def highlight(text: str, query: str, width: int = 320, marker: str = "**") -> str:
     """A window of about ``width`` characters around the first match, matched words wrapped in ``marker``."""
     stems = {_stem(w) for w in _WORD.findall(query.lower()) if w not in _COMMON}
     spans: list[tuple[int, int]] = []
     if stems:
         protected = [m.span() for m in _PROTECTED.finditer(text)]
-        for m in _WORD.finditer(text):
+        # Only words that start with a stem can match: let the regex engine find those, then check.
+        for m in _candidates(frozenset(stems)).finditer(text):
             if spans and m.start() > spans[0][0] + width:
                 break  # past any window that starts at or before the first match
             if _stem(m.group().lower()) in stems and not any(a <= m.start() < b for a, b in protected):
