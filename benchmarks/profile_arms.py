@@ -90,7 +90,7 @@ def scale_run(size: int, folder: Path, limit: int) -> dict[str, Any]:
         build_s = build(config, size, texts=realistic_texts(size))
     queries = realistic_queries(limit)
     engine = Engine(config, embedder=FixedQueryEmbedder(low_rank(limit, DIMS, seed=9)))
-    store = open_store(config)
+    store = open_store(config, create=False)
     _, sync_ms = timed(lambda: store.sync_search_indexes("bench"))
     store.close()
     figures = profile(engine, "bench", queries, [])
