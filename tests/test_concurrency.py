@@ -1,0 +1,107 @@
+"""Searches run side by side: per-thread read connections, one model call for the queries waiting."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from retrievo.config import Config
+from retrievo.embed.base import Embedder, Vectors
+from retrievo.embed.local import MiniLMEmbedder
+from retrievo.embed.queries import QueryEmbedder
+from retrievo.engine import Engine
+
+QUESTIONS = [
+    "How do I request parental leave?",
+    "who approves expenses",
+    "laptop security policy",
+    "travel reimbursement limits",
+    "password rotation rules",
+    "remote work equipment",
+    "onboarding checklist for new hires",
+    "what is the retention period for records",
+]
+
+
+class SlowEmbedder(Embedder):
+    """Deterministic vectors; each model call takes a while and is recorded with its batch size."""
+
+    model_id = "slow-8"
+
+    def __init__(self) -> None:
+        self.batches: list[int] = []
+
+    @property
+    def dimensions(self) -> int:
+        return 8
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        self.batches.append(len(texts))
+        time.sleep(0.05)
+        return np.array(
+            [[len(t) % 7 + 1, sum(map(ord, t)) % 11 + 1, *range(1, 7)] for t in texts], dtype=np.float32
+        )
+
+
+def test_concurrent_queries_share_model_calls_and_get_their_own_vectors() -> None:
+    slow = SlowEmbedder()
+    queries = QueryEmbedder(slow, retry_after_s=0)
+    texts = [f"question number {i}" for i in range(12)]
+    with ThreadPoolExecutor(12) as pool:
+        results = list(pool.map(queries.embed, texts))
+    assert len(slow.batches) < len(texts), "queries waiting together went in one model call"
+    assert sum(slow.batches) == len(texts)
+    for text, (model_id, vector) in zip(texts, results, strict=True):
+        assert model_id == "slow-8"
+        np.testing.assert_allclose(vector, slow.embed_query(text), rtol=1e-6)
+    before = len(slow.batches)
+    assert queries.embed(texts[3])[1] is results[3][1], "then cached"
+    assert len(slow.batches) == before
+
+
+def test_a_batch_of_queries_embeds_as_each_query_alone(minilm: MiniLMEmbedder) -> None:
+    together = minilm.embed_queries(QUESTIONS)
+    for row, question in zip(together, QUESTIONS, strict=True):
+        np.testing.assert_allclose(row, minilm.embed_query(question), atol=2e-3)
+        assert float(row @ minilm.embed_query(question)) > 0.9999
+
+
+def test_parallel_searches_answer_as_serial_ones_while_a_writer_writes(
+    tmp_path: Path, handbook: Path, minilm: MiniLMEmbedder
+) -> None:
+    engine = Engine(Config.from_env(db=tmp_path / "index.db"), embedder=minilm)
+    engine.index([handbook])
+    serial = [[hit.chunk.chunk_id for hit in engine.search(q).hits] for q in QUESTIONS * 3]
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def writer() -> None:
+        extra = tmp_path / "extra"
+        extra.mkdir()
+        try:
+            for number in range(5):
+                (extra / f"note{number}.md").write_text(
+                    f"# Note {number}\n\nCanteen menu for day {number}.\n"
+                )
+                engine.index([extra], collection="other")
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            stop.set()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    with ThreadPoolExecutor(8) as pool:
+        parallel = list(
+            pool.map(lambda q: [hit.chunk.chunk_id for hit in engine.search(q).hits], QUESTIONS * 3)
+        )
+    thread.join()
+    assert not errors
+    assert parallel == serial, "the same answers, whatever the threads and the writer do"
+    assert engine.search("canteen menu", collection="other").hits, "the writer's work is visible after"
+    engine.close()
