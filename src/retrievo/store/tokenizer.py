@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from retrievo.ingest.identifiers import keyword_terms
 
@@ -47,17 +47,23 @@ class Fts5Tokenizer:
             self._db.execute("DELETE FROM scratch")
         self._written += coming
 
+    def _scratch_batches(self, texts: Sequence[str]) -> Iterator[int]:
+        """Writes ``texts`` into the scratch table a batch at a time (rowid = 1 + position in ``texts``);
+        yields after each batch, for the caller to read the vocabulary. Call with the lock held."""
+        for begin in range(0, len(texts), BATCH):
+            batch = texts[begin : begin + BATCH]
+            self._empty_scratch(len(batch))
+            self._db.executemany(
+                "INSERT INTO scratch (rowid, body) VALUES (?, ?)",
+                [(begin + i + 1, text) for i, text in enumerate(batch)],
+            )
+            yield begin
+
     def term_counts(self, texts: Sequence[str]) -> list[Counter[str]]:
         """For each text, how often each (stemmed, folded) term occurs in it."""
         counts: list[Counter[str]] = [Counter() for _ in texts]
         with self._lock:
-            for begin in range(0, len(texts), BATCH):
-                batch = texts[begin : begin + BATCH]
-                self._empty_scratch(len(batch))
-                self._db.executemany(
-                    "INSERT INTO scratch (rowid, body) VALUES (?, ?)",
-                    [(begin + i + 1, text) for i, text in enumerate(batch)],
-                )
+            for _ in self._scratch_batches(texts):
                 for term, row in self._db.execute("SELECT term, doc FROM scratch_terms"):
                     counts[row - 1][term] += 1
             self._db.execute("DELETE FROM scratch")
@@ -68,13 +74,7 @@ class Fts5Tokenizer:
         one row per text (for the tantivy side index, whose whitespace tokenizer reads them back)."""
         joined = [""] * len(texts)
         with self._lock:
-            for begin in range(0, len(texts), BATCH):
-                batch = texts[begin : begin + BATCH]
-                self._empty_scratch(len(batch))
-                self._db.executemany(
-                    "INSERT INTO scratch (rowid, body) VALUES (?, ?)",
-                    [(begin + i + 1, text) for i, text in enumerate(batch)],
-                )
+            for _ in self._scratch_batches(texts):
                 for row, tokens in self._db.execute(
                     "SELECT doc, group_concat(term, ' ') FROM scratch_terms GROUP BY doc"
                 ):

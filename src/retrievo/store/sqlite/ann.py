@@ -192,16 +192,16 @@ def _save(index: Any, path: Path, generation: int, model_id: str) -> None:
     """Atomically: a kill at any moment leaves the old file or the new one, never a torn one."""
     temporary = path.with_name(path.name + ".tmp")
     index.save(str(temporary))
-    _fsync(temporary)
+    fsync_file(temporary)
     os.replace(temporary, path)
     meta = path.with_suffix(".json")
     temporary_meta = meta.with_name(meta.name + ".tmp")
     temporary_meta.write_text(json.dumps({"generation": generation, "model_id": model_id}))
-    _fsync(temporary_meta)
+    fsync_file(temporary_meta)
     os.replace(temporary_meta, meta)
 
 
-def _fsync(path: Path) -> None:
+def fsync_file(path: Path) -> None:
     descriptor = os.open(path, os.O_RDONLY)
     try:
         os.fsync(descriptor)

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from retrievo.store.sqlite.ann import fsync_file
 from retrievo.store.sqlite.fts_query import prune_common_terms
 from retrievo.store.tokenizer import shared_tokenizer
 
@@ -285,13 +286,13 @@ class KeywordIndex:
     def _save(self, held: npt.NDArray[np.int64], generation: int) -> None:
         temporary = self._ids.with_name(self._ids.name + ".tmp.npy")
         np.save(temporary, held)
-        _fsync(temporary)
+        fsync_file(temporary)
         os.replace(temporary, self._ids)
         temporary_meta = self._meta.with_name(self._meta.name + ".tmp")
         temporary_meta.write_text(
             json.dumps({"format": FORMAT, "generation": generation, "documents": len(held)})
         )
-        _fsync(temporary_meta)
+        fsync_file(temporary_meta)
         os.replace(temporary_meta, self._meta)
 
     def close(self) -> None:
@@ -349,11 +350,3 @@ def _fts5_idf(n: int, total: int) -> float:
 
 def _tantivy_idf(n: int, total: int) -> float:
     return math.log(1 + (total - n + 0.5) / (n + 0.5))
-
-
-def _fsync(path: Path) -> None:
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
