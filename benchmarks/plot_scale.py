@@ -65,7 +65,8 @@ def main() -> None:
         axis.set_title(f"{mode} search (query embedding excluded)")
         axis.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("latency, ms (2 cores)")
-    axes[0].legend(fontsize=7, ncol=2)
+    for axis in axes:
+        axis.legend(fontsize=7, ncol=2)
     figure.tight_layout()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(args.out, dpi=110)
