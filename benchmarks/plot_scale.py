@@ -3,7 +3,7 @@ system, log-log, drawn from the JSON results of ``peers/run.py`` (and ``profile_
 sizes only retrievo ran). Needs matplotlib: run it with the peers' environment.
 
     .peers/bin/python benchmarks/plot_scale.py benchmarks/results/peers-*.json \
-        benchmarks/results/profile-*.json --out docs/scale.png
+        benchmarks/results/profile-*.json --out docs/images/scale.png
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("results", type=Path, nargs="+")
-    parser.add_argument("--out", type=Path, default=Path("docs/scale.png"))
+    parser.add_argument("--out", type=Path, default=Path("docs/images/scale.png"))
     args = parser.parse_args()
     import matplotlib
 
