@@ -13,6 +13,8 @@ from rich.table import Table
 from retrievo.access import SCOPES, KeyRing
 from retrievo.surfaces.cli import _engine, _errors, db_option, err, json_option, main, out
 
+KEEP_ALIVE_S = 75
+
 
 @main.command()
 @db_option
@@ -77,8 +79,11 @@ def serve(
         f"retrievo serving http://{settings.host}:{settings.port}/ — REST /api (docs /api/docs), MCP /mcp; "
         f"auth: {auth}; {settings.workers} worker(s)", highlight=False, markup=False,
     )  # fmt: skip
+    # Keep-alive 75 s (nginx's default), not uvicorn's 5: a client whose pooled connection sat idle while
+    # the server was busy must not have it closed under its next request (seen as resets under load).
     common = {"host": settings.host, "port": settings.port, "access_log": False, "log_level": "warning",
-              "timeout_graceful_shutdown": 10, "proxy_headers": True}  # fmt: skip
+              "timeout_graceful_shutdown": 10, "proxy_headers": True,
+              "timeout_keep_alive": KEEP_ALIVE_S}  # fmt: skip
     if settings.workers == 1:
         uvicorn.run(build_app(engine, settings, keys), **common)  # type: ignore[arg-type]
         return
