@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from retrievo.evaluation.runner import evaluate
-from retrievo.store.sqlite import store
+from retrievo.store.sqlite import searching
 
 
 def main() -> None:
@@ -25,7 +25,7 @@ def main() -> None:
     parser.add_argument("--db", type=Path)
     parser.add_argument("--split", default="test")
     args = parser.parse_args()
-    store.KEYWORD_INDEX_MIN_ROWS = 10**12  # never reached: every keyword search goes to FTS5
+    searching.KEYWORD_INDEX_MIN_ROWS = 10**12  # never reached: every keyword search goes to FTS5
     print(json.dumps(asdict(evaluate(args.dataset, db=args.db, split=args.split))))
 
 

@@ -10,7 +10,7 @@ import pytest
 from retrievo.ingest.hashing import embedding_key, sha256_text
 from retrievo.models import ChunkDraft, Filters, LoadedDocument
 from retrievo.store.sqlite import SQLiteStore
-from retrievo.store.sqlite import store as sqlite_store
+from retrievo.store.sqlite import searching as sqlite_search
 
 DIMS = 32
 MODEL = "test-random-32"
@@ -35,7 +35,7 @@ def _write(store: SQLiteStore, name: str, count: int, rng: np.random.Generator) 
 def test_ann_search_matches_exact_search_and_follows_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite_store, "ANN_MIN_VECTORS", 1000)
+    monkeypatch.setattr(sqlite_search, "ANN_MIN_VECTORS", 1000)
     rng = np.random.default_rng(0)
     store = SQLiteStore(tmp_path / "ann.db", create=True)
     store.ensure_collection("c")
@@ -69,7 +69,7 @@ def test_a_reopened_ann_index_searches_with_the_configured_breadth(
 ) -> None:
     from retrievo.store.sqlite import ann
 
-    monkeypatch.setattr(sqlite_store, "ANN_MIN_VECTORS", 100)
+    monkeypatch.setattr(sqlite_search, "ANN_MIN_VECTORS", 100)
     rng = np.random.default_rng(1)
     store = SQLiteStore(tmp_path / "ann.db", create=True)
     store.ensure_collection("c")
@@ -92,10 +92,10 @@ def test_the_ann_index_and_the_bundled_model_live_in_one_process(tmp_path: Path)
     script = f"""
 import numpy as np
 from pathlib import Path
-from retrievo.store.sqlite import store as sqlite_store
+from retrievo.store.sqlite import searching as sqlite_search
 from retrievo.store.sqlite import SQLiteStore
 import test_ann
-sqlite_store.ANN_MIN_VECTORS = 10
+sqlite_search.ANN_MIN_VECTORS = 10
 store = SQLiteStore(Path({str(tmp_path / "p.db")!r}), create=True)
 store.ensure_collection("c")
 store.set_collection_model("c", test_ann.MODEL, test_ann.DIMS)
@@ -118,7 +118,7 @@ def test_verify_finds_a_side_index_out_of_step_and_fix_rebuilds_it(
     from retrievo.store.sqlite import embeddings as sqlite_embeddings
     from retrievo.verify import verify
 
-    monkeypatch.setattr(sqlite_store, "ANN_MIN_VECTORS", 1000)
+    monkeypatch.setattr(sqlite_search, "ANN_MIN_VECTORS", 1000)
     monkeypatch.setattr(sqlite_embeddings, "ANN_MIN_VECTORS", 1000)
     rng = np.random.default_rng(1)
     store = SQLiteStore(tmp_path / "ann.db", create=True)

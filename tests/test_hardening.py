@@ -17,7 +17,7 @@ from retrievo.models import Filters, LoadedDocument
 from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, clean_query
 from retrievo.secrets import redact
 from retrievo.store.sqlite import SQLiteStore
-from retrievo.store.sqlite import store as sqlite_store
+from retrievo.store.sqlite import searching as sqlite_search
 
 # 1. refresh_index may only re-read what was chosen --------------------------------------------------
 
@@ -103,7 +103,7 @@ def test_a_torn_ann_file_degrades_to_keywords_out_loud_then_is_rebuilt(
 ) -> None:
     from test_ann import DIMS, MODEL, _write
 
-    monkeypatch.setattr(sqlite_store, "ANN_MIN_VECTORS", 500)
+    monkeypatch.setattr(sqlite_search, "ANN_MIN_VECTORS", 500)
     rng = np.random.default_rng(1)
     store = SQLiteStore(tmp_path / "ann.db", create=True)
     store.ensure_collection("c")

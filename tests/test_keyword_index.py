@@ -15,7 +15,7 @@ import pytest
 from retrievo.models import Filters, LoadedDocument
 from retrievo.store.sqlite import SQLiteStore, keyword_index
 from retrievo.store.sqlite import search as fts5
-from retrievo.store.sqlite import store as sqlite_store
+from retrievo.store.sqlite import searching as sqlite_search
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 ROOT = Path(__file__).resolve().parents[1]
@@ -182,7 +182,7 @@ def test_kill_during_sync_leaves_a_side_index_that_is_rebuilt(indexed: tuple[Pat
 
 
 def test_small_indexes_make_no_side_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert sqlite_store.KEYWORD_INDEX_MIN_ROWS >= 1000
+    assert sqlite_search.KEYWORD_INDEX_MIN_ROWS >= 1000
     store = SQLiteStore(tmp_path / "small.db", create=True)
     store.ensure_collection("c")
     store.sync_search_indexes("c")

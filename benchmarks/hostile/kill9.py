@@ -135,7 +135,8 @@ import sys, numpy as np
 from retrievo.store.sqlite import store as s
 from retrievo.models import Filters, LoadedDocument, ChunkDraft
 from retrievo.ingest.hashing import embedding_key, sha256_text
-s.ANN_MIN_VECTORS = 1000
+from retrievo.store.sqlite import searching
+searching.ANN_MIN_VECTORS = 1000
 db, round_ = sys.argv[1], int(sys.argv[2])
 from pathlib import Path
 store = s.SQLiteStore(Path(db), create=True)
@@ -161,7 +162,8 @@ ANN_CHECK = """
 import sys, numpy as np
 from retrievo.store.sqlite import store as s
 from retrievo.search.hybrid import SearchOptions, run_search
-s.ANN_MIN_VECTORS = 1000
+from retrievo.store.sqlite import searching
+searching.ANN_MIN_VECTORS = 1000
 from pathlib import Path
 store = s.SQLiteStore(Path(sys.argv[1]))
 q = np.ones(384, dtype=np.float32) / np.sqrt(384)

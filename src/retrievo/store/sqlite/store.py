@@ -18,7 +18,6 @@ from retrievo.errors import CollectionNotFound, ConfigError, IndexCorruptError, 
 from retrievo.ingest.hashing import embedding_key
 from retrievo.ingest.identifiers import keyword_terms
 from retrievo.models import (
-    ArmHit,
     Chunk,
     ChunkDraft,
     CollectionStatus,
@@ -33,33 +32,22 @@ from retrievo.store import code_index, ids, queries
 from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.code_index import CodeIndex
 from retrievo.store.sqlite import documents, history, transfer
-from retrievo.store.sqlite.ann import ANN_MIN_VECTORS, AnnIndexes
+from retrievo.store.sqlite.ann import AnnIndexes
 from retrievo.store.sqlite.connection import Readers, connect
 from retrievo.store.sqlite.embeddings import SQLiteEmbeddings
 from retrievo.store.sqlite.filters import filter_sql
-from retrievo.store.sqlite.fts_query import query_terms
 from retrievo.store.sqlite.keys import SQLiteKeys
-from retrievo.store.sqlite.keyword_index import KEYWORD_INDEX_MIN_ROWS, KeywordIndex
-from retrievo.store.sqlite.search import (
-    current_rows,
-    exact_filtered_search,
-    keyword_search,
-    only_collection,
-    vector_search,
-)
+from retrievo.store.sqlite.keyword_index import KeywordIndex
+from retrievo.store.sqlite.searching import SQLiteSearch
 from retrievo.store.sqlite.vectors import VectorCache, VectorMatrix
 from retrievo.store.transfer import Record
-
-
-def _generation(db: sqlite3.Connection) -> int:
-    return int(db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
 
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class SQLiteStore(history.PointInTime, SQLiteKeys, SQLiteEmbeddings):
+class SQLiteStore(history.PointInTime, SQLiteKeys, SQLiteEmbeddings, SQLiteSearch):
     """One file, WAL; writes serialised by a lock, each document written in one transaction."""
 
     def __init__(self, path: Path, create: bool = False) -> None:
@@ -105,10 +93,7 @@ class SQLiteStore(history.PointInTime, SQLiteKeys, SQLiteEmbeddings):
                 self._writing.active = False
 
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
-        return self._read_concurrently(sql, params)
-
-    def _read_concurrently(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
-        """``_read`` on this thread's read connection, without the writer's lock."""
+        """Rows on this thread's read connection, without the writer's lock (see ``_reader``)."""
         try:
             cursor = self._reader().execute(sql, params)
             cursor.row_factory = sqlite3.Row
@@ -122,12 +107,12 @@ class SQLiteStore(history.PointInTime, SQLiteKeys, SQLiteEmbeddings):
         return self._db
 
     def generation(self) -> int:
-        return int(self._read_concurrently("SELECT value FROM meta WHERE key = 'generation'")[0][0])
+        return int(self._read("SELECT value FROM meta WHERE key = 'generation'")[0][0])
 
     # Collections --------------------------------------------------------------------------------
 
     def _collection_id(self, name: str) -> int:
-        rows = self._read_concurrently("SELECT id FROM collections WHERE name = ?", (name,))
+        rows = self._read("SELECT id FROM collections WHERE name = ?", (name,))
         if not rows:
             raise CollectionNotFound(
                 f"collection {name!r} does not exist; run `retrievo index PATH --collection {name}` first"
@@ -365,87 +350,12 @@ class SQLiteStore(history.PointInTime, SQLiteKeys, SQLiteEmbeddings):
                     removed += 1
         return removed
 
-    # Search -------------------------------------------------------------------------------------
-
-    def sync_search_indexes(self, collection: str) -> None:
-        """The tantivy keyword index and the collection's HNSW file, synced (built the first time)."""
-        db = self._reader()
-        generation = _generation(db)
-        if current_rows(db) >= KEYWORD_INDEX_MIN_ROWS:
-            self._keywords.ensure(db, generation)
-        info = self.get_collection(collection)
-        if info is not None and info.model_id is not None:
-            collection_id = self._collection_id(collection)
-            if self._vector_count(db, collection_id, info.model_id, generation) >= ANN_MIN_VECTORS:
-                self._ann.synced_index(db, collection_id, info.model_id, generation)
-
-    def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
-        collection_id = self._collection_id(collection)
-        if filters.as_of is not None:
-            with self._lock:
-                generation = self.generation()
-                key = (filters.as_of, generation)
-                if key not in self._point_indexes:
-                    self._point_indexes = {
-                        key: history.point_index(self._db, filters.as_of)
-                    }  # one point cached
-                index = self._point_indexes[key]
-                return history.keyword_at(self._db, collection_id, query, filters, limit, index)
-        db = self._reader()
-        generation = _generation(db)
-        indexed = self._indexed_rows
-        if indexed is None or indexed[0] != generation:
-            indexed = self._indexed_rows = (generation, current_rows(db))
-        if indexed[1] >= KEYWORD_INDEX_MIN_ROWS and not filter_sql(filters)[0]:
-            # The tantivy side index (same ranking, top-k pruning); None while it is not in step.
-            only = None if only_collection(db) else collection_id
-            found = self._keywords.search(db, generation, only, query_terms(query), limit)
-            if found is not None:
-                return [ArmHit(chunk_id, rank, score) for rank, (chunk_id, score) in enumerate(found, 1)]
-        return keyword_search(db, collection_id, query, filters, limit, indexed[1])
-
-    def vector_search(
-        self, collection: str, model_id: str, vector: npt.NDArray[np.float32], filters: Filters, limit: int
-    ) -> list[ArmHit]:
-        collection_id = self._collection_id(collection)
-        if filters.as_of is not None:
-            with self._lock:
-                generation = self.generation()
-                key = (collection_id, model_id, filters.as_of, generation)
-                if key not in self._history_vectors:
-                    self._history_vectors = {key: history.vectors_at(self._db, *key[:3])}  # one point cached
-                matrix = self._history_vectors[key]
-                return vector_search(self._db, matrix, collection_id, vector, filters, limit)
-        db = self._reader()
-        generation = _generation(db)
-        if self._vector_count(db, collection_id, model_id, generation) >= ANN_MIN_VECTORS:
-            if filter_sql(filters)[0]:
-                # Filtered: exact, over only the rows the filter allows (no full matrix in memory).
-                return exact_filtered_search(db, collection_id, model_id, vector, filters, limit)
-            found = self._ann.search(db, collection_id, model_id, generation, vector, limit)
-            return [ArmHit(chunk_id, rank, score) for rank, (chunk_id, score) in enumerate(found, start=1)]
-        matrix = self._vectors.get(db, collection_id, model_id, generation)
-        return vector_search(db, matrix, collection_id, vector, filters, limit)
-
-    def _vector_count(
-        self, db: sqlite3.Connection, collection_id: int, model_id: str, generation: int
-    ) -> int:
-        key = (collection_id, model_id)
-        cached = self._counts.get(key)
-        if cached is None or cached[0] != generation:
-            row = db.execute(
-                """SELECT count(*) FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
-                   WHERE c.collection_id = ? AND c.superseded_at IS NULL""",
-                (model_id, collection_id),
-            ).fetchone()
-            cached = (generation, int(row[0]))
-            self._counts[key] = cached
-        return cached[1]
+    # Search: the arms are in SQLiteSearch (searching.py) ----------------------------------------
 
     def get_chunks(self, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
         if not chunk_ids:
             return {}
-        rows = self._read_concurrently(
+        rows = self._read(
             f"""SELECT c.*, d.source, d.title, d.kind, col.name AS collection FROM chunks c
                 JOIN documents d ON d.id = c.document_id JOIN collections col ON col.id = c.collection_id
                 WHERE c.id IN ({",".join("?" * len(chunk_ids))})""",

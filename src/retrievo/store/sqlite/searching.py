@@ -1,0 +1,126 @@
+"""The SQLite store's search arms: keyword (tantivy side index, else FTS5) and dense (HNSW, else exact),
+each on the calling thread's read connection; point-in-time reads on the writer's, under its lock."""
+
+from __future__ import annotations
+
+import sqlite3
+from abc import abstractmethod
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.models import ArmHit, Filters
+from retrievo.store.base import CollectionInfo
+from retrievo.store.sqlite import history
+from retrievo.store.sqlite.ann import ANN_MIN_VECTORS, AnnIndexes
+from retrievo.store.sqlite.filters import filter_sql
+from retrievo.store.sqlite.fts_query import query_terms
+from retrievo.store.sqlite.keyword_index import KEYWORD_INDEX_MIN_ROWS, KeywordIndex
+from retrievo.store.sqlite.search import (
+    current_rows,
+    exact_filtered_search,
+    keyword_search,
+    only_collection,
+    vector_search,
+)
+from retrievo.store.sqlite.vectors import VectorCache, VectorMatrix
+
+
+class SQLiteSearch:
+    _db: sqlite3.Connection
+    _lock: Any
+    _ann: AnnIndexes
+    _keywords: KeywordIndex
+    _vectors: VectorCache
+    _counts: dict[tuple[int, str], tuple[int, int]]
+    _indexed_rows: tuple[int, int] | None
+    _history_vectors: dict[tuple[int, str, str, int], VectorMatrix]
+    _point_indexes: dict[tuple[str, int], history.PointIndex]
+
+    @abstractmethod
+    def _reader(self) -> sqlite3.Connection: ...
+
+    @abstractmethod
+    def _collection_id(self, name: str) -> int: ...
+
+    @abstractmethod
+    def generation(self) -> int: ...
+
+    @abstractmethod
+    def get_collection(self, name: str) -> CollectionInfo | None: ...
+
+    def sync_search_indexes(self, collection: str) -> None:
+        """The tantivy keyword index and the collection's HNSW file, synced (built the first time)."""
+        db = self._reader()
+        generation = self.generation()
+        if current_rows(db) >= KEYWORD_INDEX_MIN_ROWS:
+            self._keywords.ensure(db, generation)
+        info = self.get_collection(collection)
+        if info is not None and info.model_id is not None:
+            collection_id = self._collection_id(collection)
+            if self._vector_count(db, collection_id, info.model_id, generation) >= ANN_MIN_VECTORS:
+                self._ann.synced_index(db, collection_id, info.model_id, generation)
+
+    def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
+        collection_id = self._collection_id(collection)
+        if filters.as_of is not None:
+            with self._lock:
+                generation = self.generation()
+                key = (filters.as_of, generation)
+                if key not in self._point_indexes:
+                    self._point_indexes = {
+                        key: history.point_index(self._db, filters.as_of)
+                    }  # one point cached
+                index = self._point_indexes[key]
+                return history.keyword_at(self._db, collection_id, query, filters, limit, index)
+        db = self._reader()
+        generation = self.generation()
+        indexed = self._indexed_rows
+        if indexed is None or indexed[0] != generation:
+            indexed = self._indexed_rows = (generation, current_rows(db))
+        if indexed[1] >= KEYWORD_INDEX_MIN_ROWS and not filter_sql(filters)[0]:
+            # The tantivy side index (same ranking, top-k pruning); None while it is not in step.
+            only = None if only_collection(db) else collection_id
+            found = self._keywords.search(db, generation, only, query_terms(query), limit)
+            if found is not None:
+                return [ArmHit(chunk_id, rank, score) for rank, (chunk_id, score) in enumerate(found, 1)]
+        return keyword_search(db, collection_id, query, filters, limit, indexed[1])
+
+    def vector_search(
+        self, collection: str, model_id: str, vector: npt.NDArray[np.float32], filters: Filters, limit: int
+    ) -> list[ArmHit]:
+        collection_id = self._collection_id(collection)
+        if filters.as_of is not None:
+            with self._lock:
+                generation = self.generation()
+                key = (collection_id, model_id, filters.as_of, generation)
+                if key not in self._history_vectors:
+                    self._history_vectors = {key: history.vectors_at(self._db, *key[:3])}  # one point cached
+                matrix = self._history_vectors[key]
+                return vector_search(self._db, matrix, collection_id, vector, filters, limit)
+        db = self._reader()
+        generation = self.generation()
+        if self._vector_count(db, collection_id, model_id, generation) >= ANN_MIN_VECTORS:
+            if filter_sql(filters)[0]:
+                # Filtered: exact, over only the rows the filter allows (no full matrix in memory).
+                return exact_filtered_search(db, collection_id, model_id, vector, filters, limit)
+            found = self._ann.search(db, collection_id, model_id, generation, vector, limit)
+            return [ArmHit(chunk_id, rank, score) for rank, (chunk_id, score) in enumerate(found, start=1)]
+        matrix = self._vectors.get(db, collection_id, model_id, generation)
+        return vector_search(db, matrix, collection_id, vector, filters, limit)
+
+    def _vector_count(
+        self, db: sqlite3.Connection, collection_id: int, model_id: str, generation: int
+    ) -> int:
+        key = (collection_id, model_id)
+        cached = self._counts.get(key)
+        if cached is None or cached[0] != generation:
+            row = db.execute(
+                """SELECT count(*) FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
+                   WHERE c.collection_id = ? AND c.superseded_at IS NULL""",
+                (model_id, collection_id),
+            ).fetchone()
+            cached = (generation, int(row[0]))
+            self._counts[key] = cached
+        return cached[1]
