@@ -40,6 +40,8 @@ class SQLiteSearch:
 
     @abstractmethod
     def _reader(self) -> sqlite3.Connection: ...
+    @abstractmethod
+    def _commit_batch(self) -> None: ...
 
     @abstractmethod
     def _collection_id(self, name: str) -> int: ...
@@ -52,6 +54,7 @@ class SQLiteSearch:
 
     def sync_search_indexes(self, collection: str) -> None:
         """The tantivy keyword index and the collection's HNSW file, synced (built the first time)."""
+        self._commit_batch()  # they read the file on connections of their own
         db = self._reader()
         generation = self.generation()
         if current_rows(db) >= KEYWORD_INDEX_MIN_ROWS:

@@ -1,0 +1,125 @@
+"""Bulk loads on SQLite write in batches (store/sqlite/writing.py): faster, and still nothing lost."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from retrievo.indexing import ingest_document
+from retrievo.ingest.chunkers import chunk_document
+from retrievo.ingest.hashing import sha256_text
+from retrievo.models import Filters, IndexReport, LoadedDocument
+from retrievo.store.sqlite import writing
+from retrievo.store.sqlite.store import SQLiteStore
+
+
+def _document(n: int) -> LoadedDocument:
+    return LoadedDocument(
+        source=f"mem://doc-{n}", text=f"Document {n} is about topic{n} and cells.", title=f"d{n}"
+    )
+
+
+def _write(store: SQLiteStore, n: int) -> None:
+    ingest_document(store, IndexReport(collection="c"), _document(n), "c", "whole", False, None)
+
+
+def _committed(path: Path) -> list[str]:
+    """What another connection sees: only committed documents."""
+    with sqlite3.connect(path) as db:
+        return sorted(row[0] for row in db.execute("SELECT source FROM documents"))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SQLiteStore:
+    opened = SQLiteStore(tmp_path / "i.db", create=True)
+    opened.ensure_collection("c")
+    return opened
+
+
+def test_a_bulk_load_commits_in_batches_and_everything_on_leaving(
+    store: SQLiteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writing, "BATCH_S", 3600.0)  # one batch for the whole load
+    generation = store.generation()
+    with store.bulk_load("c"):
+        for n in range(20):
+            _write(store, n)
+        assert _committed(tmp_path / "i.db") == []  # not yet committed: one transaction, not 20
+        assert store.document_state("c", "mem://doc-7") is not None  # the writer sees its own batch
+    assert len(_committed(tmp_path / "i.db")) == 20
+    assert store.generation() > generation
+    hits = store.keyword_search("c", "topic7", Filters(), 5)
+    assert store.get_chunks([hits[0].chunk_id])[hits[0].chunk_id].path == "mem://doc-7"
+
+
+def test_batches_commit_as_time_passes(
+    store: SQLiteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writing, "BATCH_S", 0.0)  # every write commits its batch
+    with store.bulk_load("c"):
+        for n in range(3):
+            _write(store, n)
+            assert len(_committed(tmp_path / "i.db")) == n + 1
+
+
+def test_a_failed_write_rolls_back_only_its_uncommitted_batch(
+    store: SQLiteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with store.bulk_load("c"):
+        _write(store, 0)
+    monkeypatch.setattr(writing, "BATCH_S", 3600.0)
+    broken = _document(99)
+    with pytest.raises(sqlite3.IntegrityError), store.bulk_load("c"):
+        _write(store, 1)
+        drafts = chunk_document(broken, "whole")
+        with store._transaction(batch=True) as db:  # a write that fails half-way
+            db.execute("INSERT INTO collections (name, created_at) VALUES ('c', 'now')")
+        store.write_revision("c", broken, sha256_text(broken.text), drafts, None)
+    # The committed document stays; the failed batch is gone as a whole (the next run writes doc-1 again).
+    assert _committed(tmp_path / "i.db") == ["mem://doc-0"]
+    with store.bulk_load("c"):
+        _write(store, 1)
+    assert _committed(tmp_path / "i.db") == ["mem://doc-0", "mem://doc-1"]
+
+
+def test_an_error_between_writes_keeps_what_was_written(store: SQLiteStore, tmp_path: Path) -> None:
+    with pytest.raises(KeyboardInterrupt), store.bulk_load("c"):
+        _write(store, 0)
+        _write(store, 1)
+        raise KeyboardInterrupt
+    assert _committed(tmp_path / "i.db") == ["mem://doc-0", "mem://doc-1"]
+
+
+def test_another_thread_writes_after_the_open_batch_commits(
+    store: SQLiteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writing, "BATCH_S", 3600.0)
+    done = threading.Event()
+
+    def other() -> None:
+        store.add_root("c", "/elsewhere")  # a plain write from another thread: waits for the batch
+        done.set()
+
+    with store.bulk_load("c"):
+        _write(store, 0)
+        thread = threading.Thread(target=other)
+        thread.start()
+        assert not done.wait(0.3)
+        _write(store, 1)
+    thread.join(10)
+    assert done.is_set()
+    assert store.roots("c") == ["/elsewhere"]
+    assert _committed(tmp_path / "i.db") == ["mem://doc-0", "mem://doc-1"]
+
+
+def test_a_plain_write_inside_a_bulk_load_commits_the_batch_first(
+    store: SQLiteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writing, "BATCH_S", 3600.0)
+    with store.bulk_load("c"):
+        _write(store, 0)
+        store.mark_indexed("c")
+        assert _committed(tmp_path / "i.db") == ["mem://doc-0"]
