@@ -213,5 +213,39 @@ def run_ann_kills(kills: int, seed: int = 5) -> dict[str, Any]:
         }  # fmt: skip
 
 
-def run(kills: int = 21, ann_kills: int = 10, documents: int = 150) -> dict[str, Any]:
-    return {"index_embed": run_index_kills(kills, documents), "ann_save": run_ann_kills(ann_kills)}
+def run_first_index_kills(kills: int, documents: int, seed: int = 5) -> dict[str, Any]:
+    """Each kill lands in a first `retrievo index` of a fresh index (where bulk writes are batched); after
+    each: integrity, then a plain re-run whose content must equal the uninterrupted reference's."""
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory() as scratch:
+        base = Path(scratch)
+        corpus = write_corpus(base / "corpus", documents)
+        reference = base / "reference.db"
+        started = time.perf_counter()
+        assert _cli("index", str(corpus), "--db", str(reference)).returncode == 0
+        full_s = time.perf_counter() - started
+        expected, _ = content_digest(reference)
+        landed, matched, problems = 0, 0, []
+        for number in range(kills):
+            victim = base / f"victim-{number}.db"
+            if _kill_after([*CLI, "index", str(corpus), "--db", str(victim)], rng.uniform(0.3, full_s * 0.9)):
+                landed += 1
+            if victim.exists():
+                problems += [f"first-index kill {number}: {p}" for p in integrity(victim)]
+            if _cli("index", str(corpus), "--db", str(victim)).returncode != 0:
+                problems.append(f"first-index kill {number}: the re-run failed")
+            elif content_digest(victim)[0] == expected:
+                matched += 1
+            else:
+                problems.append(
+                    f"first-index kill {number}: after the re-run the index differs from the reference"
+                )
+        return {"kills": kills, "kills_landed": landed, "matches_reference": matched,
+                "reference_index_s": round(full_s, 1), "problems": problems}  # fmt: skip
+
+
+def run(kills: int = 21, ann_kills: int = 10, documents: int = 150, first_kills: int = 0) -> dict[str, Any]:
+    found = {"index_embed": run_index_kills(kills, documents), "ann_save": run_ann_kills(ann_kills)}
+    if first_kills:
+        found["first_index"] = run_first_index_kills(first_kills, documents)
+    return found
