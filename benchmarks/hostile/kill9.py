@@ -86,17 +86,21 @@ def _kill_after(command: list[str], delay: float) -> bool:
         return True
 
 
+def _reference(base: Path, documents: int) -> tuple[Path, float, tuple[str, dict[str, int]]]:
+    """A corpus of ``documents`` files, indexed once uninterrupted: (corpus, seconds, its content digest)."""
+    corpus = write_corpus(base / "corpus", documents)
+    reference = base / "reference.db"
+    started = time.perf_counter()
+    done = _cli("index", str(corpus), "--db", str(reference))
+    assert done.returncode == 0, done.stderr
+    return corpus, time.perf_counter() - started, content_digest(reference)
+
+
 def run_index_kills(kills: int, documents: int, seed: int = 11) -> dict[str, Any]:
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as scratch:
         base = Path(scratch)
-        corpus = write_corpus(base / "corpus", documents)
-        reference = base / "reference.db"
-        started = time.perf_counter()
-        done = _cli("index", str(corpus), "--db", str(reference))
-        assert done.returncode == 0, done.stderr
-        full_s = time.perf_counter() - started
-        expected, counts = content_digest(reference)
+        corpus, full_s, (expected, counts) = _reference(base, documents)
         victim = base / "victim.db"
         landed, problems, phases = 0, [], {"index": 0, "index --no-embed": 0, "embed": 0}
         for number in range(kills):
@@ -219,12 +223,7 @@ def run_first_index_kills(kills: int, documents: int, seed: int = 5) -> dict[str
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as scratch:
         base = Path(scratch)
-        corpus = write_corpus(base / "corpus", documents)
-        reference = base / "reference.db"
-        started = time.perf_counter()
-        assert _cli("index", str(corpus), "--db", str(reference)).returncode == 0
-        full_s = time.perf_counter() - started
-        expected, _ = content_digest(reference)
+        corpus, full_s, (expected, _) = _reference(base, documents)
         landed, matched, problems = 0, 0, []
         for number in range(kills):
             victim = base / f"victim-{number}.db"
