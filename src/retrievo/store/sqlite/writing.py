@@ -26,7 +26,7 @@ class SQLiteWrites:
 
     @contextmanager
     def _transaction(self, batch: bool = False) -> Iterator[sqlite3.Connection]:
-        """One write. ``batch`` (the bulk writes: revisions, vectors): inside ``bulk_load``, share the
+        """One write. ``batch`` (the bulk writes: document revisions): inside ``bulk_load``, share the
         thread's open batch; any other write first commits that batch, then runs on its own."""
         if getattr(self._bulk, "depth", 0):
             if batch:
@@ -78,7 +78,7 @@ class SQLiteWrites:
             self._end_batch(commit=True)
 
     def _end_batch(self, commit: bool) -> None:
-        """Commit (or give up) this thread's open batch, if any, and let go of the locks."""
+        """Commit (or give up) this thread's open batch and let go of the locks."""
         bulk = self._bulk
         bulk.open = False
         self._writing.active = False
