@@ -47,16 +47,12 @@ class Fts5Tokenizer:
             self._db.execute("DELETE FROM scratch")
         self._written += coming
 
-    def _scratch_batches(self, texts: Sequence[str], fresh: bool = False) -> Iterator[int]:
+    def _scratch_batches(self, texts: Sequence[str]) -> Iterator[int]:
         """Writes ``texts`` into the scratch table a batch at a time (rowid = 1 + position in ``texts``);
-        yields after each batch, for the caller to read the vocabulary. Call with the lock held.
-        ``fresh``: a new table for every batch (bulk work: cheaper than FTS5 deleting 500 rows)."""
+        yields after each batch, for the caller to read the vocabulary. Call with the lock held."""
         for begin in range(0, len(texts), BATCH):
             batch = texts[begin : begin + BATCH]
-            if fresh:
-                self._reset()
-            else:
-                self._empty_scratch(len(batch))
+            self._empty_scratch(len(batch))
             self._db.executemany(
                 "INSERT INTO scratch (rowid, body) VALUES (?, ?)",
                 [(begin + i + 1, text) for i, text in enumerate(batch)],
@@ -72,19 +68,6 @@ class Fts5Tokenizer:
                     counts[row - 1][term] += 1
             self._db.execute("DELETE FROM scratch")
         return counts
-
-    def token_strings(self, texts: Sequence[str]) -> list[str]:
-        """Each text's tokens (stemmed, folded), space-separated, in no particular order: built in SQL,
-        one row per text (for the tantivy side index, whose whitespace tokenizer reads them back)."""
-        joined = [""] * len(texts)
-        with self._lock:
-            for _ in self._scratch_batches(texts, fresh=True):
-                for row, tokens in self._db.execute(
-                    "SELECT doc, group_concat(term, ' ') FROM scratch_terms GROUP BY doc"
-                ):
-                    joined[row - 1] = tokens
-            self._reset()  # nothing of a bulk run left for the next query's terms to walk through
-        return joined
 
     def terms(self, text: str) -> list[str]:
         return list(self.term_counts([text])[0])

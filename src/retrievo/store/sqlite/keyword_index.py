@@ -16,13 +16,17 @@ Same ranking as FTS5 (docs/benchmarks.md has the measured difference):
 FTS5 stays the source of truth: the side index is only used when it is in step with the table's
 generation and the search has no filter (filters and point-in-time reads go to FTS5). When it is missing
 or unreadable it is rebuilt from the table in a background thread while FTS5 answers; a small change
-(``INLINE_SYNC_ROWS``) is applied before the search that first sees it. Crash safety: the meta file
+(``INLINE_SYNC_ROWS``) is applied before the search that first sees it. During a bulk load it
+``follows`` the committed rows from a thread of its own, tokenizing them ahead of the sync at the end
+of the load (the load's Python keeps one core busy; the tokenizing runs in SQLite, outside the GIL, on
+the other), which then only adds them. Crash safety: the meta file
 naming the generation is removed before a change and written (atomically) after tantivy's commit, so a
 kill at any moment leaves either a consistent pair or no meta — which means "rebuild".
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
@@ -30,7 +34,9 @@ import os
 import shutil
 import sqlite3
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +46,7 @@ import numpy.typing as npt
 
 from retrievo.store.sqlite.ann import fsync_file
 from retrievo.store.sqlite.fts_query import prune_common_terms
+from retrievo.store.sqlite.keyword_tokens import Spool, token_strings
 from retrievo.store.tokenizer import shared_tokenizer
 
 log = logging.getLogger(__name__)
@@ -47,6 +54,7 @@ log = logging.getLogger(__name__)
 # Below this many current chunks FTS5 alone is about as fast (a few ms), and no side files are made.
 KEYWORD_INDEX_MIN_ROWS = 2_000
 INLINE_SYNC_ROWS = 20_000  # a larger change is applied in the background while FTS5 answers
+FOLLOW_S = 0.5  # during a bulk load, the least time between two catch-ups with the committed rows
 BATCH = 2_000
 WRITER_HEAP = 128_000_000
 K1, B = 1.2, 0.75
@@ -73,6 +81,9 @@ class KeywordIndex:
         self._loaded: _Loaded | None = None
         self._syncing = False
         self.sync_thread: threading.Thread | None = None
+        self._followers = 0  # bulk loads under way that this index follows
+        self._follow: tuple[threading.Event, threading.Thread] | None = None
+        self._spool: Spool | None = None  # while following: rows tokenized ahead of the sync
 
     # Search -------------------------------------------------------------------------------------
 
@@ -145,8 +156,88 @@ class KeywordIndex:
 
     def ensure(self, db: sqlite3.Connection, generation: int) -> None:
         """Bring the side index in step now, in this thread, however large the change (after indexing)."""
+        self._stop_following()
         self.wait()
         self._ready(db, generation, background=False)
+
+    @contextmanager
+    def following(self) -> Iterator[None]:
+        """While a bulk load runs: every FOLLOW_S or so, tokenize the rows it committed, from a thread of
+        its own, into a spool that the sync at its end (``ensure``) adds in one commit. Tokenizing is the
+        costly part; one commit keeps the index in one segment (tantivy-py cannot merge segments, and a
+        search over three took twice as long as over one on SciFact). The follower stops at ``ensure``
+        or when the last load ends; the spool goes with the load (an unlinked temporary file)."""
+        with self._lock:
+            self._followers += 1
+            if self._followers == 1:
+                self._spool = Spool()
+                stop = threading.Event()
+                thread = threading.Thread(
+                    target=self._follow_loop, args=(stop,), name="retrievo-keyword-follow", daemon=True
+                )
+                self._follow = (stop, thread)
+                thread.start()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._followers -= 1
+                last = self._followers == 0
+            if last:
+                self._stop_following()
+                with self._lock:
+                    spool, self._spool = self._spool, None
+                if spool is not None:
+                    spool.close()
+
+    def _follow_loop(self, stop: threading.Event) -> None:
+        pause = FOLLOW_S
+        while not stop.wait(pause):
+            started = time.monotonic()
+            try:
+                self.catch_up(stop)
+            except Exception:
+                log.exception(
+                    "following the bulk load in %s failed; the sync at its end does the work", self._dir
+                )
+                return
+            pause = max(FOLLOW_S, time.monotonic() - started)  # never more than half of a core
+
+    def _stop_following(self) -> None:
+        with self._lock:
+            follow, self._follow = self._follow, None
+        if follow is not None:
+            follow[0].set()
+            follow[1].join()
+
+    def catch_up(self, stop: threading.Event | None = None) -> None:
+        """Tokenize into the spool the committed rows that neither the index nor the spool holds (on a
+        connection of its own), a batch at a time until ``stop`` is set. Nothing below half of
+        KEYWORD_INDEX_MIN_ROWS rows."""
+        spool = self._spool
+        if spool is None:
+            return
+        db = self._connect()
+        # Autocommit: each statement reads a snapshot of its own and lets it go (a read transaction
+        # held round after round kept SQLite from ever resetting the WAL: 1.5 GB of it at 500k rows).
+        db.isolation_level = None
+        try:
+            current = _current_ids(db)
+            if len(current) < KEYWORD_INDEX_MIN_ROWS // 2:  # a load halfway there: likely to pass it
+                return
+            with self._lock:
+                if self._loaded is None and not self._syncing:
+                    self._loaded = self._open_saved()
+                held = self._loaded.held if self._loaded is not None else np.zeros(0, dtype=np.int64)
+            todo = np.setdiff1d(
+                np.setdiff1d(current, held, assume_unique=True), spool.ids, assume_unique=True
+            )
+            for begin in range(0, len(todo), BATCH):
+                if stop is not None and stop.is_set():
+                    return  # the sync at the end tokenizes the rest: it need not wait for this round
+                spool.add(token_strings(db, todo[begin : begin + BATCH]))
+        finally:
+            db.close()
 
     def _ready(self, db: sqlite3.Connection, generation: int, background: bool = True) -> _Loaded | None:
         with self._lock:
@@ -183,7 +274,7 @@ class KeywordIndex:
         def work() -> None:
             db = self._connect()
             try:
-                generation = int(db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+                generation = _generation(db)
                 with self._lock:
                     loaded = None if rebuild else self._loaded
                 if loaded is None:
@@ -218,30 +309,35 @@ class KeywordIndex:
         if len(gone) or len(new) or not self._meta.exists():
             self._meta.unlink(missing_ok=True)  # from here until the commit is recorded: "rebuild"
             writer = index.writer(WRITER_HEAP, 1)
+            # Tokenizing writes a scratch table: on a connection of its own (searches' are query-only).
+            # A chunk's row never changes, so it reads what ``db`` would.
+            scratch = self._connect()
+            scratch.isolation_level = None
             try:
                 for begin in range(0, len(gone), BATCH):
                     # (delete_documents_by_term does not match u64 terms in tantivy-py 0.27: by query it is)
                     ids = [int(i) for i in gone[begin : begin + BATCH]]
                     writer.delete_documents_by_query(tantivy.Query.term_set_query(index.schema, "id", ids))
-                for begin in range(0, len(new), BATCH):
-                    batch = [int(i) for i in new[begin : begin + BATCH]]
-                    rows = db.execute(
-                        f"""SELECT id, collection_id, context, text, keywords FROM chunks
-                            WHERE id IN ({",".join("?" * len(batch))})""",
-                        batch,
-                    ).fetchall()
-                    bodies = shared_tokenizer().token_strings([f"{r[2]} {r[3]} {r[4]}" for r in rows])
-                    for row, body in zip(rows, bodies, strict=True):
-                        document = tantivy.Document()
-                        document.add_unsigned("id", int(row[0]))
-                        document.add_unsigned("col", int(row[1]))
-                        document.add_text("body", body)
-                        writer.add_document(document)
+                spool = self._spool
+                spooled = np.intersect1d(new, spool.ids, assume_unique=True) if spool else new[:0]
+                rest = np.setdiff1d(new, spooled, assume_unique=True)
+                tokenized = (token_strings(scratch, rest[b : b + BATCH]) for b in range(0, len(rest), BATCH))
+                ahead = spool.take(spooled) if spool else iter(())
+                for chunk_id, collection_id, body in itertools.chain(
+                    ahead, itertools.chain.from_iterable(tokenized)
+                ):
+                    document = tantivy.Document()
+                    document.add_unsigned("id", chunk_id)
+                    document.add_unsigned("col", collection_id)
+                    document.add_text("body", body)
+                    writer.add_document(document)
                 writer.commit()
                 writer.wait_merging_threads()
             except BaseException:
                 writer.rollback()
                 raise
+            finally:
+                scratch.close()
             index.reload()
             self._save(current, generation)
         return _Loaded(generation, index, current)
@@ -297,6 +393,7 @@ class KeywordIndex:
 
     def close(self) -> None:
         """Let go of the loaded index (its memory maps); a background build is waited for first."""
+        self._stop_following()
         self.wait()
         with self._lock:
             self._loaded = None
@@ -319,6 +416,10 @@ class KeywordIndex:
 def _unreadable(exc: BaseException) -> bool:
     """A damaged side index: tantivy's errors, and its panics (pyo3's PanicException)."""
     return isinstance(exc, (ValueError, RuntimeError, OSError)) or type(exc).__name__ == "PanicException"
+
+
+def _generation(db: sqlite3.Connection) -> int:
+    return int(db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
 
 
 def _current_ids(db: sqlite3.Connection) -> npt.NDArray[np.int64]:
