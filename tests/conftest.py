@@ -146,7 +146,10 @@ class EmbeddingServer(JsonServer):
         self.headers: list[dict[str, str]] = []
         self.fail_next = 0
         self.down = False
-        self.delay_s = 0.0  # per request: slow enough to kill a job mid-way
+        self.delay_s = 0.0  # per request
+        self.stall_after: int | None = None  # batches (not size probes) past this many wait for ``released``
+        self.batches = 0
+        self.released = threading.Event()
         super().__init__()
         self.url = self.base
 
@@ -154,6 +157,9 @@ class EmbeddingServer(JsonServer):
         self.requests.append(body)
         self.headers.append(headers)
         time.sleep(self.delay_s)
+        self.batches += body.get("input") != ["dimension probe"]
+        if self.stall_after is not None and self.batches > self.stall_after:
+            self.released.wait(timeout=120)  # a job stays mid-way here, deterministically
         if self.down or self.fail_next > 0:
             self.fail_next = max(0, self.fail_next - 1)
             return 503, {"error": "overloaded"}
@@ -172,4 +178,5 @@ class EmbeddingServer(JsonServer):
 def embedding_server() -> Iterator[EmbeddingServer]:
     server = EmbeddingServer()
     yield server
+    server.released.set()
     server.close()

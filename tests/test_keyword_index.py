@@ -189,3 +189,91 @@ def test_small_indexes_make_no_side_files(tmp_path: Path, monkeypatch: pytest.Mo
     assert store.keyword_search("c", "anything", Filters(), 10) == []
     assert not list(tmp_path.glob("small.db.kw*"))
     store.close()
+
+
+def test_side_index_follows_a_bulk_load_and_ends_in_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """During a bulk load a thread of its own tokenizes the committed rows ahead; the sync at the end
+    adds them (tokenizing only the rest) in one commit: one segment holding exactly the current chunks
+    (a spooled chunk superseded meanwhile is left out), ranking as an index built from scratch."""
+    import threading
+
+    from retrievo.ingest.hashing import sha256_text
+    from retrievo.models import ChunkDraft
+
+    tokenized = {"follower": 0, "sync": 0}
+    real = keyword_index.token_strings
+
+    def counted(db: object, ids: object) -> list[tuple[int, int, str]]:
+        rows = real(db, ids)  # type: ignore[arg-type]
+        who = "follower" if threading.current_thread().name == "retrievo-keyword-follow" else "sync"
+        tokenized[who] += len(rows)
+        return rows
+
+    monkeypatch.setattr(keyword_index, "token_strings", counted)
+
+    def write(document: LoadedDocument) -> None:
+        draft = ChunkDraft(
+            document.text, 0, len(document.text), 1, 1, "", "whole", 1, sha256_text(document.text)
+        )
+        store.write_revision("sci", document, sha256_text(document.text), [draft], None)
+
+    documents, queries = scifact(2500)
+    store = SQLiteStore(tmp_path / "follow.db", create=True)
+    store.ensure_collection("sci")
+    with store.bulk_load("sci"):
+        for number, document in enumerate(documents, 1):
+            write(document)
+            if number == 2000:  # wait, inside the load, for the follower to take in what is committed
+                deadline = time.monotonic() + 30
+                while tokenized["follower"] < 1000 and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                # a chunk the follower has spooled is superseded: its spooled tokens must not be added
+                write(LoadedDocument(documents[0].source, documents[0].text + " revised", documents[0].title))
+        store.sync_search_indexes("sci")
+    assert tokenized["follower"] >= 1000, "the follower tokenized committed rows while the load went on"
+    assert tokenized["sync"] <= 2501 - tokenized["follower"], "the sync tokenized only what was not spooled"
+    assert store._keywords._spool is None, "the spool goes with the load"
+    loaded = store._keywords._loaded
+    assert loaded is not None and loaded.generation == store.generation()
+    current = [
+        row[0]
+        for row in store._reader().execute("SELECT id FROM chunks WHERE superseded_at IS NULL ORDER BY id")
+    ]
+    searcher = loaded.index.searcher()
+    assert loaded.held.tolist() == current and searcher.num_docs == len(current) == 2500
+    assert searcher.num_segments == 1, "one commit, one segment"
+    followed = [store.keyword_search("sci", query, Filters(), 10) for query in queries[:30]]
+    store._keywords.forget()
+    store.sync_search_indexes("sci")  # built again from the table in one go
+    assert [store.keyword_search("sci", query, Filters(), 10) for query in queries[:30]] == followed
+    store.close()
+
+
+def test_side_index_tokens_are_fts5s_tokens(tmp_path: Path) -> None:
+    """The side index tokenizes chunks inside SQLite (a scratch FTS5 table per batch): the very tokens
+    the shared tokenizer makes, for real text, an empty chunk, and a term FTS5 cuts inside a character."""
+    from collections import Counter
+
+    from retrievo.ingest.hashing import sha256_text
+    from retrievo.models import ChunkDraft
+    from retrievo.store.tokenizer import shared_tokenizer
+
+    documents, _ = scifact(300)
+    texts = [d.text for d in documents] + ["", "ü" * 3000 + " tail", "Ünïcode façade naïve DiffExecutor"]
+    store = SQLiteStore(tmp_path / "tokens.db", create=True)
+    store.ensure_collection("c")
+    for number, text in enumerate(texts):
+        draft = ChunkDraft(text, 0, len(text), 1, 1, "", "whole", 1, sha256_text(text))
+        store.write_revision("c", LoadedDocument(f"/{number}", text, ""), sha256_text(text), [draft], None)
+    db = store._db
+    rows = db.execute("SELECT id, collection_id, context, text, keywords FROM chunks ORDER BY id").fetchall()
+    import numpy as np
+
+    got = keyword_index.token_strings(db, np.array([row[0] for row in rows], dtype=np.int64))
+    expected = shared_tokenizer().term_counts([f"{r[2]} {r[3]} {r[4]}" for r in rows])
+    assert [(chunk_id, collection) for chunk_id, collection, _ in got] == [(r[0], r[1]) for r in rows]
+    assert [Counter(body.split()) for _, _, body in got] == expected
+    assert got[len(documents)][2] == "", "an empty chunk is indexed, with no tokens"
+    store.close()

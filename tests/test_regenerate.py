@@ -138,7 +138,7 @@ def test_kill_9_during_a_migration_job_then_resume_switches_and_verifies(
     if store_kind == "postgres":
         env["RETRIEVO_STORE"] = request.getfixturevalue("postgres_url")
     assert cli(db, "index", str(docs), env=env).returncode == 0
-    embedding_server.delay_s = 0.4
+    embedding_server.stall_after = embedding_server.batches + 1  # one batch embedded, the next waits
     submitted = cli(db, "regenerate", "--model", "openai:toy", "--background", "--json", env=env)
     assert submitted.returncode == 0, submitted.stderr
     job_id = json.loads(submitted.stdout)["job_id"]
@@ -156,7 +156,8 @@ def test_kill_9_during_a_migration_job_then_resume_switches_and_verifies(
         time.sleep(0.3)
     serving = json.loads(cli(db, "search", "note", "--json", env=env).stdout)
     assert serving["search_mode"].startswith("hybrid")  # still served by the old model
-    embedding_server.delay_s = 0.0
+    embedding_server.stall_after = None
+    embedding_server.released.set()
     assert cli(db, "job", "resume", job_id, env=env).returncode == 0
     followed = cli(db, "job", job_id, "--follow", "--json", env=env)
     assert followed.returncode == 0, followed.stderr
