@@ -18,11 +18,22 @@ from serving import job_over_mcp
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def cli(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def cli(db: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "retrievo.surfaces.cli", *args, "--db", str(db)],
-        capture_output=True, text=True, cwd=ROOT, check=False, timeout=300,
+        capture_output=True, text=True, cwd=ROOT, check=False, timeout=300, env={**os.environ, **(env or {})},
     )  # fmt: skip
+
+
+def stalled(server: Any) -> dict[str, str]:
+    """Jobs embed through the fake HTTP provider, which answers one batch and holds the next until
+    ``server.released`` is set: a job is mid-way for as long as the test needs, however fast the machine."""
+    server.stall_after = server.batches + 1
+    return {
+        "RETRIEVO_EMBEDDER": "openai",
+        "RETRIEVO_EMBED_URL": server.url + "/v1",
+        "RETRIEVO_EMBED_MODEL": "toy",
+    }
 
 
 def job_of(db: Path, job_id: str) -> dict[str, Any]:
@@ -55,29 +66,36 @@ def test_a_background_index_returns_at_once_and_reports_progress(tmp_path: Path)
     assert [j["job_id"] for j in listed] == [job_id]
 
 
-def test_kill_9_mid_job_then_resume_loses_nothing(tmp_path: Path) -> None:
+def test_kill_9_mid_job_then_resume_loses_nothing(tmp_path: Path, embedding_server: Any) -> None:
     db, docs = tmp_path / "i.db", write_notes(tmp_path / "docs", 160)
-    job_id = json.loads(cli(db, "index", str(docs), "--background", "--json").stdout)["job_id"]
+    env = stalled(embedding_server)
+    job_id = json.loads(cli(db, "index", str(docs), "--background", "--json", env=env).stdout)["job_id"]
     running = wait_for(db, job_id, lambda j: j["status"] == "running" and j["total"] > 0 and j["done"] > 0)
     os.kill(running["pid"], signal.SIGKILL)
     interrupted = wait_for(db, job_id, lambda j: j["status"] != "running", timeout_s=30)
     assert interrupted["status"] == "interrupted" and interrupted["done"] < interrupted["total"]
-    resumed = cli(db, "job", "resume", job_id, "--json")
+    embedding_server.released.set()
+    resumed = cli(db, "job", "resume", job_id, "--json", env=env)
     assert resumed.returncode == 0, resumed.stderr
     done = wait_for(db, job_id, lambda j: j["status"] in ("done", "failed", "interrupted"))
     assert done["status"] == "done", done
     # Nothing lost, nothing twice: every file once, every chunk with its vector, every check clean.
-    report = json.loads(cli(db, "verify", "--json").stdout)
+    report = json.loads(cli(db, "verify", "--json", env=env).stdout)
     assert report["ok"] and report["problems"]["missing_vector"] == 0
-    status = json.loads(cli(db, "status", "--json").stdout)["collections"][0]
+    status = json.loads(cli(db, "status", "--json", env=env).stdout)["collections"][0]
     assert status["documents"] == 160 and status["missing"] == 0
 
 
-def test_cancel_stops_a_running_job(tmp_path: Path) -> None:
+def test_cancel_stops_a_running_job(tmp_path: Path, embedding_server: Any) -> None:
     db, docs = tmp_path / "i.db", write_notes(tmp_path / "docs", 160)
-    job_id = json.loads(cli(db, "index", str(docs), "--background", "--json").stdout)["job_id"]
+    env = stalled(embedding_server)
+    job_id = json.loads(cli(db, "index", str(docs), "--background", "--json", env=env).stdout)["job_id"]
     wait_for(db, job_id, lambda j: j["status"] == "running" and j["done"] > 0)
     assert cli(db, "job", "cancel", job_id).returncode == 0
+    # The worker notices a cancel at its heartbeat: after two more beats it has, then it may go on.
+    beats = {job_of(db, job_id)["heartbeat_at"]}
+    wait_for(db, job_id, lambda j: beats.add(j["heartbeat_at"]) or len(beats) > 2, timeout_s=60)
+    embedding_server.released.set()  # the job takes its next step and stops there
     ended = wait_for(db, job_id, lambda j: j["status"] in ("cancelled", "done", "failed"), timeout_s=60)
     assert ended["status"] == "cancelled"
     assert "only interrupted or failed" in cli(db, "job", "resume", job_id).stderr
