@@ -387,6 +387,26 @@ def test_collections_delete_and_rename_keep_ids_and_lose_nothing_else(
     assert chunks and chunks[0].text.startswith("# Alpha")
 
 
+def test_a_new_collection_under_a_renamed_ones_old_name_takes_nothing_from_it(
+    make_engine: Any, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nQuarterly key rotation for the payment service.\n")
+    engine = make_engine()
+    engine.index([docs], collection="team")
+    engine.rename_collection("team", "platform")
+    report = engine.index([docs], collection="team")  # same source, same old name: a new document
+    assert report.documents_added == 1
+    old = engine.search("key rotation", collection="platform", mode="keyword").hits
+    new = engine.search("key rotation", collection="team", mode="keyword").hits
+    assert old and new and old[0].chunk.document_id != new[0].chunk.document_id
+    assert sorted(d.collection for d in engine.documents()) == ["platform", "team"]
+    (docs / "a.md").write_text("# Alpha\n\nMonthly key rotation for the payment service.\n")
+    assert engine.index([docs], collection="team").documents_changed == 1
+    assert "Quarterly" in engine.search("key rotation", collection="platform", mode="keyword").hits[0].chunk.text
+
+
 def test_docs_chunks_and_collection_commands(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -225,7 +225,17 @@ class PostgresStore(history.PointInTime, PostgresKeys, PostgresEmbeddings):
                 format_style(queries.DOCUMENT_ID_OF_SOURCE), (collection_id, document.source)
             )
             row = found.fetchone()
-            document_id = row[0] if row else ids.document_id(collection, document.source)
+            document_id = (
+                row[0]
+                if row
+                else ids.new_document_id(
+                    collection,
+                    document.source,
+                    lambda key: (
+                        conn.execute("SELECT 1 FROM documents WHERE id = %s", (key,)).fetchone() is not None
+                    ),
+                )
+            )
             stamp = history.tick(conn, collection_id)
             self._supersede(conn, collection_id, document_id, stamp)
             conn.execute(

@@ -195,31 +195,40 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         metadata = json.dumps(document.metadata)
         with self._transaction(batch=True) as db:
             found = db.execute(queries.DOCUMENT_ID_OF_SOURCE, (collection_id, document.source)).fetchone()
-            document_id = found[0] if found else ids.document_id(collection, document.source)
+            document_id = (
+                found[0]
+                if found
+                else ids.new_document_id(
+                    collection,
+                    document.source,
+                    lambda key: (
+                        db.execute("SELECT 1 FROM documents WHERE id = ?", (key,)).fetchone() is not None
+                    ),
+                )
+            )
             stamp = history.tick(db, collection_id)
+            number = 1
             if found:  # (a new document has nothing to supersede; with foreign keys on, a DELETE opens a
                 # statement journal, which makes FTS5 flush its pending terms: a fifth of a bulk load)
                 self._supersede(db, document_id, stamp)
+                number = db.execute(
+                    "SELECT COALESCE(MAX(number), 0) + 1 FROM revisions WHERE document_id = ?", (document_id,)
+                ).fetchone()[0]
+            revision_id = ids.revision_id(document_id, number, source_hash)
             db.execute(
                 """INSERT INTO documents (id, collection_id, source, kind, title, media_type, metadata,
-                       modified_at, created_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                       modified_at, created_at, current_revision_id)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, title = excluded.title,
                        media_type = excluded.media_type, metadata = excluded.metadata,
-                       modified_at = excluded.modified_at, deleted_at = NULL""",
+                       modified_at = excluded.modified_at, deleted_at = NULL,
+                       current_revision_id = excluded.current_revision_id""",
                 (document_id, collection_id, document.source, str(document.kind), document.title,
-                 document.media_type, metadata, modified_at, stamp),
+                 document.media_type, metadata, modified_at, stamp, revision_id),
             )  # fmt: skip
-            number = db.execute(
-                "SELECT COALESCE(MAX(number), 0) + 1 FROM revisions WHERE document_id = ?", (document_id,)
-            ).fetchone()[0]
-            revision_id = ids.revision_id(document_id, number, source_hash)
             db.execute(
                 "INSERT INTO revisions (id, document_id, number, source_hash, text, created_at) VALUES (?,?,?,?,?,?)",
                 (revision_id, document_id, number, source_hash, document.text, stamp),
-            )
-            db.execute(
-                "UPDATE documents SET current_revision_id = ? WHERE id = ?", (revision_id, document_id)
             )
             code_index.write_structure(db.executemany, collection_id, document_id, document.structure)
             # The id SQLite would give (max + 1), taken first: FTS5 counts the tokens, then the row is
