@@ -404,7 +404,9 @@ def test_a_new_collection_under_a_renamed_ones_old_name_takes_nothing_from_it(
     assert sorted(d.collection for d in engine.documents()) == ["platform", "team"]
     (docs / "a.md").write_text("# Alpha\n\nMonthly key rotation for the payment service.\n")
     assert engine.index([docs], collection="team").documents_changed == 1
-    assert "Quarterly" in engine.search("key rotation", collection="platform", mode="keyword").hits[0].chunk.text
+    assert (
+        "Quarterly" in engine.search("key rotation", collection="platform", mode="keyword").hits[0].chunk.text
+    )
 
 
 def test_docs_chunks_and_collection_commands(tmp_path: Path) -> None:

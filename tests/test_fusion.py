@@ -67,7 +67,7 @@ def _scored(*ids: int) -> list[ArmHit]:
 
 
 def test_terms_in_more_than_half_the_rows_are_pruned_only_from_large_indexes() -> None:
-    from retrievo.store.sqlite.fts_query import prune_common_terms
+    from retrievo.store.fts_query import prune_common_terms
 
     frequencies = {"the": 900, "cell": 600, "regeneration": 12, "bone": 40}
     terms = ["the", "cell", "regeneration", "bone"]

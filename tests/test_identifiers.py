@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from retrievo.ingest.identifiers import identifier_terms, split_identifier
-from retrievo.store.sqlite.fts_query import query_terms
+from retrievo.store.fts_query import query_terms
 
 
 def test_camel_snake_and_acronyms_split_into_words() -> None:

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from retrievo.models import Filters, LoadedDocument
-from retrievo.store.sqlite import SQLiteStore, keyword_index
+from retrievo.store import keyword_index
+from retrievo.store.sqlite import SQLiteStore, keyword_tokens
 from retrievo.store.sqlite import search as fts5
 from retrievo.store.sqlite import searching as sqlite_search
 
@@ -147,7 +148,7 @@ def test_kill_during_sync_leaves_a_side_index_that_is_rebuilt(indexed: tuple[Pat
     Path(f"{db}.kw.json").unlink()  # the next sync rebuilds everything: a long window to kill it in
     script = (
         "import sys; from pathlib import Path; from retrievo.store.sqlite import SQLiteStore\n"
-        "from retrievo.store.sqlite import keyword_index as k\n"
+        "from retrievo.store import keyword_index as k\n"
         "k.BATCH = 50\n"
         "s = SQLiteStore(Path(sys.argv[1])); print('syncing', flush=True); s.sync_search_indexes('sci')\n"
     )
@@ -203,7 +204,7 @@ def test_side_index_follows_a_bulk_load_and_ends_in_step(
     from retrievo.models import ChunkDraft
 
     tokenized = {"follower": 0, "sync": 0}
-    real = keyword_index.token_strings
+    real = keyword_tokens.token_strings
 
     def counted(db: object, ids: object) -> list[tuple[int, int, str]]:
         rows = real(db, ids)  # type: ignore[arg-type]
@@ -211,7 +212,7 @@ def test_side_index_follows_a_bulk_load_and_ends_in_step(
         tokenized[who] += len(rows)
         return rows
 
-    monkeypatch.setattr(keyword_index, "token_strings", counted)
+    monkeypatch.setattr(keyword_tokens, "token_strings", counted)
 
     def write(document: LoadedDocument) -> None:
         draft = ChunkDraft(
@@ -271,7 +272,7 @@ def test_side_index_tokens_are_fts5s_tokens(tmp_path: Path) -> None:
     rows = db.execute("SELECT id, collection_id, context, text, keywords FROM chunks ORDER BY id").fetchall()
     import numpy as np
 
-    got = keyword_index.token_strings(db, np.array([row[0] for row in rows], dtype=np.int64))
+    got = keyword_tokens.token_strings(db, np.array([row[0] for row in rows], dtype=np.int64))
     expected = shared_tokenizer().term_counts([f"{r[2]} {r[3]} {r[4]}" for r in rows])
     assert [(chunk_id, collection) for chunk_id, collection, _ in got] == [(r[0], r[1]) for r in rows]
     assert [Counter(body.split()) for _, _, body in got] == expected

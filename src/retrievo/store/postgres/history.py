@@ -20,11 +20,11 @@ import psycopg
 from retrievo.errors import ConfigError
 from retrievo.models import ArmHit, Baseline, Filters, PruneReport
 from retrievo.store import history, queries
+from retrievo.store.fts_query import PRUNE_MIN_ROWS
 from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.postings import write_postings
 from retrievo.store.postgres.search import VALID_AT, prune
 from retrievo.store.queries import format_style
-from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 
 K1, B = 1.2, 0.75

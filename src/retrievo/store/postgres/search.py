@@ -16,11 +16,11 @@ import numpy.typing as npt
 import psycopg
 
 from retrievo.models import ArmHit, Filters
+from retrievo.store.fts_query import PRUNE_MIN_ROWS, prune_common_terms, query_terms
 from retrievo.store.history import VALID_AT as VALID_AT_QMARK
 from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.postings import MAX_LEXEME_BYTES
 from retrievo.store.queries import format_style
-from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS, prune_common_terms, query_terms
 from retrievo.store.tokenizer import shared_tokenizer
 
 K1, B = 1.2, 0.75

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.errors import VectorIndexUnavailable
+from retrievo.store.files import fsync_file
 from retrievo.store.sqlite.vectors import decode_vectors
 
 log = logging.getLogger(__name__)
@@ -209,14 +210,6 @@ def _save(index: Any, path: Path, generation: int, model_id: str) -> None:
     temporary_meta.write_text(json.dumps({"generation": generation, "model_id": model_id}))
     fsync_file(temporary_meta)
     os.replace(temporary_meta, meta)
-
-
-def fsync_file(path: Path) -> None:
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def _dimensions(db: sqlite3.Connection, collection_id: int, model_id: str) -> int:

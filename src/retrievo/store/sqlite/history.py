@@ -24,8 +24,8 @@ import numpy.typing as npt
 from retrievo.errors import ConfigError
 from retrievo.models import ArmHit, Baseline, Filters, PruneReport
 from retrievo.store import history
+from retrievo.store.fts_query import PRUNE_MIN_ROWS, prune_common_terms, query_terms
 from retrievo.store.sqlite.filters import filter_sql
-from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS, prune_common_terms, query_terms
 from retrievo.store.sqlite.search import current_rows, document_frequencies
 from retrievo.store.sqlite.vectors import VectorMatrix, matrix_of
 from retrievo.store.tokenizer import shared_tokenizer

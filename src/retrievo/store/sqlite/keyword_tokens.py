@@ -1,5 +1,5 @@
-"""The keyword side index's tokens, made inside SQLite, and the spool that keeps them between a bulk
-load's follower and the sync at its end (see ``keyword_index``)."""
+"""The SQLite store's source for the keyword side index (``store/keyword_index.py``): tokens made
+inside SQLite, and the spool that keeps them between a bulk load's follower and the sync at its end."""
 
 from __future__ import annotations
 
@@ -84,3 +84,29 @@ def token_strings(db: sqlite3.Connection, ids: npt.NDArray[np.int64]) -> list[tu
     db.execute("DROP TABLE temp.kw_scratch")
     bodies: dict[str, str] = json.loads(tokens.decode("utf-8", "replace"))
     return [(int(i), int(c), bodies.get(str(i), "")) for i, c in json.loads(chunks)]
+
+
+class SQLiteKeywordSource:
+    """Every collection's current chunks in one SQLite file; the generation is the file's."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, check_same_thread=False)
+        db.isolation_level = None
+        return db
+
+    def generation(self, db: sqlite3.Connection) -> int:
+        return int(db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+
+    def current_ids(self, db: sqlite3.Connection) -> npt.NDArray[np.int64]:
+        ids = np.fromiter(
+            (row[0] for row in db.execute("SELECT id FROM chunks WHERE superseded_at IS NULL")),
+            dtype=np.int64,
+        )
+        ids.sort()
+        return ids
+
+    def token_rows(self, db: sqlite3.Connection, ids: npt.NDArray[np.int64]) -> list[tuple[int, int, str]]:
+        return token_strings(db, ids)

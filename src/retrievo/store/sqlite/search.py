@@ -8,9 +8,9 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.models import ArmHit, Filters
+from retrievo.store.fts_query import PRUNE_MIN_ROWS, match_expression, prune_common_terms, query_terms
 from retrievo.store.history import VALID_AT
 from retrievo.store.sqlite.filters import filter_sql
-from retrievo.store.sqlite.fts_query import PRUNE_MIN_ROWS, match_expression, prune_common_terms, query_terms
 from retrievo.store.sqlite.vectors import VectorMatrix, decode_vectors
 from retrievo.store.tokenizer import shared_tokenizer
 

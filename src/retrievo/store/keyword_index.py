@@ -1,4 +1,7 @@
-"""The keyword arm's fast path: a tantivy index beside the SQLite file, kept in step with FTS5.
+"""The keyword arm's fast path: a tantivy index beside the store, kept in step with its keyword tables.
+
+SQLite keeps one beside its file for every collection (source: ``sqlite/keyword_tokens.py``); PostgreSQL
+one per collection in a local cache folder (source: ``postgres/keyword_source.py``), the same code.
 
 FTS5 scores every row that holds any query term, so on a large index its latency is the number of
 matching rows. tantivy (the engine inside LanceDB's full-text search) keeps impact-ordered postings
@@ -13,8 +16,8 @@ Same ranking as FTS5 (docs/benchmarks.md has the measured difference):
 - The one residual difference: tantivy stores a document's length in one byte (exact to 40 tokens,
   then within a few per cent), FTS5 exactly.
 
-FTS5 stays the source of truth: the side index is only used when it is in step with the table's
-generation and the search has no filter (filters and point-in-time reads go to FTS5). When it is missing
+The tables stay the source of truth: the side index is only used when it is in step with the table's
+generation and the search has no filter (filters and point-in-time reads go to the tables). When it is missing
 or unreadable it is rebuilt from the table in a background thread while FTS5 answers; a small change
 (``INLINE_SYNC_ROWS``) is applied before the search that first sees it. During a bulk load it
 ``follows`` the committed rows from a thread of its own, tokenizing them ahead of the sync at the end
@@ -32,21 +35,19 @@ import logging
 import math
 import os
 import shutil
-import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from retrievo.store.sqlite.ann import fsync_file
-from retrievo.store.sqlite.fts_query import prune_common_terms
-from retrievo.store.sqlite.keyword_tokens import Spool, token_strings
+from retrievo.store.files import fsync_file
+from retrievo.store.fts_query import prune_common_terms
 from retrievo.store.tokenizer import shared_tokenizer
 
 log = logging.getLogger(__name__)
@@ -61,36 +62,68 @@ K1, B = 1.2, 0.75
 FORMAT = 1
 
 
+Generation = int | str  # what changes whenever the indexed rows may have (compared for equality only)
+
+
+class KeywordSource(Protocol):
+    """Where a side index reads the rows it holds: the store's tables, on connections of its own."""
+
+    def connect(self) -> Any:
+        """A new connection (autocommit: each read its own snapshot); the caller closes it."""
+        ...
+
+    def generation(self, db: Any) -> Generation: ...
+
+    def current_ids(self, db: Any) -> npt.NDArray[np.int64]:
+        """The ids of the current chunks the index must hold, sorted."""
+        ...
+
+    def token_rows(self, db: Any, ids: npt.NDArray[np.int64]) -> list[tuple[int, int, str]]:
+        """(chunk id, collection id, the chunk's keyword tokens joined by spaces) of each id that exists."""
+        ...
+
+
+class Spooling(Protocol):
+    """Token rows made ahead of a sync (``sqlite/keyword_tokens.Spool``)."""
+
+    ids: npt.NDArray[np.int64]
+
+    def add(self, rows: list[tuple[int, int, str]]) -> None: ...
+    def take(self, wanted: npt.NDArray[np.int64]) -> Iterable[tuple[int, int, str]]: ...
+    def close(self) -> None: ...
+
+
 @dataclass
 class _Loaded:
-    generation: int
+    generation: Generation
     index: Any
     held: npt.NDArray[np.int64]  # chunk ids in the index, sorted
 
 
 class KeywordIndex:
-    """One tantivy index per SQLite file holding every collection's current chunks."""
+    """One tantivy index at ``base`` (files ``base.kw``, ``base.kw.json``, ``base.kw.ids.npy``) holding
+    the current chunks its source names."""
 
-    def __init__(self, db_path: str, connect: Callable[[], sqlite3.Connection]) -> None:
-        self._db_path = db_path
-        self._connect = connect
-        self._dir = Path(f"{db_path}.kw")
-        self._meta = Path(f"{db_path}.kw.json")
-        self._ids = Path(f"{db_path}.kw.ids.npy")
+    def __init__(self, base: str, source: KeywordSource, spool: type[Spooling] | None = None) -> None:
+        self._source = source
+        self._spool_type = spool
+        self._dir = Path(f"{base}.kw")
+        self._meta = Path(f"{base}.kw.json")
+        self._ids = Path(f"{base}.kw.ids.npy")
         self._lock = threading.Lock()
         self._loaded: _Loaded | None = None
         self._syncing = False
         self.sync_thread: threading.Thread | None = None
         self._followers = 0  # bulk loads under way that this index follows
         self._follow: tuple[threading.Event, threading.Thread] | None = None
-        self._spool: Spool | None = None  # while following: rows tokenized ahead of the sync
+        self._spool: Spooling | None = None  # while following: rows tokenized ahead of the sync
 
     # Search -------------------------------------------------------------------------------------
 
     def search(
         self,
-        db: sqlite3.Connection,
-        generation: int,
+        db: Any,
+        generation: Generation,
         collection_id: int | None,
         terms: list[str],
         limit: int,
@@ -154,7 +187,7 @@ class KeywordIndex:
 
     # Keeping in step ------------------------------------------------------------------------------
 
-    def ensure(self, db: sqlite3.Connection, generation: int) -> None:
+    def ensure(self, db: Any, generation: Generation) -> None:
         """Bring the side index in step now, in this thread, however large the change (after indexing)."""
         self._stop_following()
         self.wait()
@@ -167,10 +200,13 @@ class KeywordIndex:
         costly part; one commit keeps the index in one segment (tantivy-py cannot merge segments, and a
         search over three took twice as long as over one on SciFact). The follower stops at ``ensure``
         or when the last load ends; the spool goes with the load (an unlinked temporary file)."""
+        if self._spool_type is None:
+            yield
+            return
         with self._lock:
             self._followers += 1
             if self._followers == 1:
-                self._spool = Spool()
+                self._spool = self._spool_type()
                 stop = threading.Event()
                 thread = threading.Thread(
                     target=self._follow_loop, args=(stop,), name="retrievo-keyword-follow", daemon=True
@@ -217,12 +253,11 @@ class KeywordIndex:
         spool = self._spool
         if spool is None:
             return
-        db = self._connect()
         # Autocommit: each statement reads a snapshot of its own and lets it go (a read transaction
         # held round after round kept SQLite from ever resetting the WAL: 1.5 GB of it at 500k rows).
-        db.isolation_level = None
+        db = self._source.connect()
         try:
-            current = _current_ids(db)
+            current = self._source.current_ids(db)
             if len(current) < KEYWORD_INDEX_MIN_ROWS // 2:  # a load halfway there: likely to pass it
                 return
             with self._lock:
@@ -235,11 +270,11 @@ class KeywordIndex:
             for begin in range(0, len(todo), BATCH):
                 if stop is not None and stop.is_set():
                     return  # the sync at the end tokenizes the rest: it need not wait for this round
-                spool.add(token_strings(db, todo[begin : begin + BATCH]))
+                spool.add(self._source.token_rows(db, todo[begin : begin + BATCH]))
         finally:
             db.close()
 
-    def _ready(self, db: sqlite3.Connection, generation: int, background: bool = True) -> _Loaded | None:
+    def _ready(self, db: Any, generation: Generation, background: bool = True) -> _Loaded | None:
         with self._lock:
             loaded = self._loaded
             if loaded is not None and loaded.generation == generation:
@@ -251,7 +286,7 @@ class KeywordIndex:
                 self._loaded = loaded
                 if loaded is not None and loaded.generation == generation:
                     return loaded
-            current = _current_ids(db)
+            current = self._source.current_ids(db)
             held = loaded.held if loaded is not None else np.zeros(0, dtype=np.int64)
             change = len(np.setdiff1d(current, held, assume_unique=True)) + len(
                 np.setdiff1d(held, current, assume_unique=True)
@@ -272,16 +307,16 @@ class KeywordIndex:
         self._syncing = True
 
         def work() -> None:
-            db = self._connect()
+            db = self._source.connect()
             try:
-                generation = _generation(db)
+                generation = self._source.generation(db)  # first: rows read later are as new or newer
                 with self._lock:
                     loaded = None if rebuild else self._loaded
                 if loaded is None:
                     index, held = self._fresh(), np.zeros(0, dtype=np.int64)
                 else:
                     index, held = loaded.index, loaded.held
-                synced = self._sync(db, index, held, _current_ids(db), generation)
+                synced = self._sync(db, index, held, self._source.current_ids(db), generation)
                 with self._lock:
                     self._loaded = synced
             except Exception:
@@ -296,11 +331,11 @@ class KeywordIndex:
 
     def _sync(
         self,
-        db: sqlite3.Connection,
+        db: Any,
         index: Any,
         held: npt.NDArray[np.int64],
         current: npt.NDArray[np.int64],
-        generation: int,
+        generation: Generation,
     ) -> _Loaded:
         import tantivy
 
@@ -309,10 +344,9 @@ class KeywordIndex:
         if len(gone) or len(new) or not self._meta.exists():
             self._meta.unlink(missing_ok=True)  # from here until the commit is recorded: "rebuild"
             writer = index.writer(WRITER_HEAP, 1)
-            # Tokenizing writes a scratch table: on a connection of its own (searches' are query-only).
-            # A chunk's row never changes, so it reads what ``db`` would.
-            scratch = self._connect()
-            scratch.isolation_level = None
+            # Tokens are read on a connection of its own (SQLite's searches are query-only, and its
+            # tokenizing writes a scratch table). A chunk's row never changes: it reads what ``db`` would.
+            scratch = self._source.connect()
             try:
                 for begin in range(0, len(gone), BATCH):
                     # (delete_documents_by_term does not match u64 terms in tantivy-py 0.27: by query it is)
@@ -321,7 +355,9 @@ class KeywordIndex:
                 spool = self._spool
                 spooled = np.intersect1d(new, spool.ids, assume_unique=True) if spool else new[:0]
                 rest = np.setdiff1d(new, spooled, assume_unique=True)
-                tokenized = (token_strings(scratch, rest[b : b + BATCH]) for b in range(0, len(rest), BATCH))
+                tokenized = (
+                    self._source.token_rows(scratch, rest[b : b + BATCH]) for b in range(0, len(rest), BATCH)
+                )
                 ahead = spool.take(spooled) if spool else iter(())
                 for chunk_id, collection_id, body in itertools.chain(
                     ahead, itertools.chain.from_iterable(tokenized)
@@ -353,12 +389,13 @@ class KeywordIndex:
         builder.add_text_field("body", tokenizer_name="whitespace", index_option="freq")
         return tantivy.Index(builder.build(), path=str(self._dir))
 
-    def _saved_generation(self) -> int | None:
+    def _saved_generation(self) -> Generation | None:
         try:
             saved = json.loads(self._meta.read_text())
         except (OSError, ValueError):
             return None
-        return int(saved["generation"]) if saved.get("format") == FORMAT else None
+        generation = saved.get("generation") if saved.get("format") == FORMAT else None
+        return generation if isinstance(generation, int | str) else None
 
     def _open_saved(self) -> _Loaded | None:
         """The index on disk with its ids, when its meta says it is whole; None means rebuild."""
@@ -379,7 +416,7 @@ class KeywordIndex:
             return None
         return _Loaded(generation, index, np.asarray(held, dtype=np.int64))
 
-    def _save(self, held: npt.NDArray[np.int64], generation: int) -> None:
+    def _save(self, held: npt.NDArray[np.int64], generation: Generation) -> None:
         temporary = self._ids.with_name(self._ids.name + ".tmp.npy")
         np.save(temporary, held)
         fsync_file(temporary)
@@ -416,18 +453,6 @@ class KeywordIndex:
 def _unreadable(exc: BaseException) -> bool:
     """A damaged side index: tantivy's errors, and its panics (pyo3's PanicException)."""
     return isinstance(exc, (ValueError, RuntimeError, OSError)) or type(exc).__name__ == "PanicException"
-
-
-def _generation(db: sqlite3.Connection) -> int:
-    return int(db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
-
-
-def _current_ids(db: sqlite3.Connection) -> npt.NDArray[np.int64]:
-    ids = np.fromiter(
-        (row[0] for row in db.execute("SELECT id FROM chunks WHERE superseded_at IS NULL")), dtype=np.int64
-    )
-    ids.sort()
-    return ids
 
 
 _STEM_CACHE: dict[str, tuple[str, ...]] = {}
