@@ -85,6 +85,7 @@ def make_engine(
             if not urls:
                 urls.append(request.getfixturevalue("postgres_url"))
             settings["store"] = urls[0]
+            settings.setdefault("cache_dir", tmp_path / "cache")
         config = Config.from_env(db=db or tmp_path / "index.db", **settings)
         engine = Engine(config, embedder=embedder or minilm, retry_embedder_after_s=0)
         engines.append(engine)

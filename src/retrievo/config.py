@@ -25,6 +25,11 @@ SETTINGS: tuple[Setting, ...] = (
         "store", "RETRIEVO_STORE", "postgresql://… to use PostgreSQL + pgvector instead of the --db file"
     ),
     Setting("ef_search", "RETRIEVO_EF_SEARCH", "PostgreSQL HNSW ef_search (default 100)"),
+    Setting(
+        "cache_dir",
+        "RETRIEVO_CACHE_DIR",
+        "folder for a PostgreSQL store's local keyword side indexes (default ~/.retrievo/cache)",
+    ),
     Setting("collection", "RETRIEVO_COLLECTION", "collection to read and write (default 'default')"),
     Setting("embedder", "RETRIEVO_EMBEDDER", "local | openai | ollama | none (default local)"),
     Setting("embed_url", "RETRIEVO_EMBED_URL", "base URL of an HTTP embedding provider"),
@@ -65,6 +70,7 @@ class Config:
     db: Path = DEFAULT_DB
     store: str | None = None
     ef_search: int = 100
+    cache_dir: Path | None = None
     collection: str = "default"
     embedder: str = "local"
     embed_url: str | None = None
@@ -116,7 +122,7 @@ class Config:
         typed: dict[str, Any] = {}
         for name, value in values.items():
             try:
-                if name == "db":
+                if name in ("db", "cache_dir"):
                     typed[name] = Path(value).expanduser()
                 elif name in ("max_file_bytes", "rrf_k", "ef_search", "rerank_depth"):
                     typed[name] = int(value)

@@ -9,8 +9,14 @@ from retrievo.store.base import Store
 def open_store(config: Config, create: bool) -> Store:
     if config.store:
         from retrievo.store.postgres import PostgresStore
+        from retrievo.store.postgres.keyword_source import DEFAULT_CACHE_DIR
 
-        return PostgresStore(config.store, create=create, ef_search=config.ef_search)
+        return PostgresStore(
+            config.store,
+            create=create,
+            ef_search=config.ef_search,
+            cache_dir=config.cache_dir or DEFAULT_CACHE_DIR,
+        )
     from retrievo.store.sqlite import SQLiteStore
 
     return SQLiteStore(config.db, create=create)

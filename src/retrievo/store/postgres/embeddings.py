@@ -140,9 +140,6 @@ class PostgresEmbeddings(embeddings.EmbeddingTable):
     def warm_side_index(self, collection: str, model_id: str) -> None:
         """Nothing to do ahead: the switch fills ``chunks.vector`` and builds the HNSW index itself."""
 
-    def sync_search_indexes(self, collection: str) -> None:
-        """Nothing beside the tables: postings and the HNSW index are written with the rows."""
-
     def rebuild_side_index(self, collection: str) -> None:
         info = self.get_collection(collection)
         if info is None or info.model_id is None or info.dimensions is None:

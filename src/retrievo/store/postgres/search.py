@@ -9,6 +9,7 @@ of the query's terms are read.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -28,9 +29,11 @@ VALID_AT = format_style(VALID_AT_QMARK)
 
 
 def query_stems(query: str) -> list[str]:
-    stems: dict[str, None] = {}
+    """Each query term's distinct stems, in order: a stem two terms share ("deaths", "death") is listed
+    twice and counts twice, as in FTS5, which scores each OR-ed term on its own."""
+    stems: list[str] = []
     for counts in shared_tokenizer().term_counts(query_terms(query)):
-        stems.update(dict.fromkeys(counts))
+        stems.extend(counts)
     # PostgreSQL cannot hold lexemes of 2 kB or more, so such a "word" is in no chunk either.
     return [stem for stem in stems if len(stem.encode()) < MAX_LEXEME_BYTES]
 
@@ -41,7 +44,8 @@ def keyword_search(
     stems = query_stems(query)
     if not stems or limit <= 0:
         return []
-    stems = prune(conn, collection_id, stems)
+    kept = set(prune(conn, collection_id, list(dict.fromkeys(stems))))
+    weights = Counter(stem for stem in stems if stem in kept)
     where, params = filter_sql(filters)
     restrict = (
         f" AND EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = p.chunk_id{where})"
@@ -53,15 +57,16 @@ def keyword_search(
                 SELECT chunk_count::float8 AS n, token_total::float8 / GREATEST(chunk_count, 1) AS avgdl
                 FROM collection_stats WHERE collection_id = %s),
             q AS (
-                SELECT t.term, GREATEST(ln((s.n - t.df + 0.5) / (t.df + 0.5)), 1e-6) AS idf
-                FROM term_stats t CROSS JOIN stats s
-                WHERE t.collection_id = %s AND t.term = ANY(%s) AND t.df > 0)
+                SELECT t.term, w.times * GREATEST(ln((s.n - t.df + 0.5) / (t.df + 0.5)), 1e-6) AS idf
+                FROM term_stats t JOIN unnest(%s::text[], %s::int[]) AS w(term, times) ON w.term = t.term
+                CROSS JOIN stats s
+                WHERE t.collection_id = %s AND t.df > 0)
             SELECT p.chunk_id,
                    SUM(q.idf * (p.tf * {K1 + 1}) / (p.tf + {K1} * ({1 - B} + {B} * p.token_count / s.avgdl))) AS score
             FROM postings p JOIN q ON q.term = p.term CROSS JOIN stats s
             WHERE p.collection_id = %s{restrict}
             GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %s""",
-        [collection_id, collection_id, stems, collection_id, *params, limit],
+        [collection_id, list(weights), list(weights.values()), collection_id, collection_id, *params, limit],
     ).fetchall()
     return [ArmHit(int(row[0]), rank, float(row[1])) for rank, row in enumerate(rows, start=1)]
 

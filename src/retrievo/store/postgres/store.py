@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,8 +41,9 @@ from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.code_index import CodeIndex
 from retrievo.store.postgres import history, postings, search, transfer, vector_index
 from retrievo.store.postgres.embeddings import PostgresEmbeddings
-from retrievo.store.postgres.filters import passing_chunk_ids
+from retrievo.store.postgres.filters import filter_sql, passing_chunk_ids
 from retrievo.store.postgres.keys import PostgresKeys
+from retrievo.store.postgres.keyword_source import DEFAULT_CACHE_DIR, PostgresKeywords
 from retrievo.store.postgres.migrations import apply_migrations
 from retrievo.store.postgres.rows import chunk_from_row, collection_status, configure
 from retrievo.store.queries import format_style
@@ -54,12 +57,19 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class PostgresStore(history.PointInTime, PostgresKeys, PostgresEmbeddings):
+class PostgresStore(history.PointInTime, PostgresKeys, PostgresKeywords, PostgresEmbeddings):
     def __init__(
-        self, url: str, create: bool = False, ef_search: int = DEFAULT_EF_SEARCH, max_size: int = 8
+        self,
+        url: str,
+        create: bool = False,
+        ef_search: int = DEFAULT_EF_SEARCH,
+        max_size: int = 8,
+        cache_dir: Path | None = DEFAULT_CACHE_DIR,
     ) -> None:
         self.path = redact(url)
         self.ef_search = ef_search
+        self._url, self._cache_dir, self._cache_key = url, cache_dir, None  # (the URL is never shown)
+        self._keyword_indexes, self._keyword_lock = {}, threading.Lock()
         self._bulk_loading: set[str] = set()
         try:
             with psycopg.connect(url, autocommit=True) as conn:
@@ -86,6 +96,7 @@ class PostgresStore(history.PointInTime, PostgresKeys, PostgresEmbeddings):
         )
 
     def close(self) -> None:
+        self.close_keyword_indexes()
         self._pool.close()
 
     @contextmanager
@@ -373,6 +384,10 @@ class PostgresStore(history.PointInTime, PostgresKeys, PostgresEmbeddings):
         with self._conn() as conn:
             if filters.as_of is not None:
                 return history.keyword_at(conn, collection_id, search.query_stems(query), filters, limit)
+            if not filter_sql(filters)[0]:
+                found = self.side_keyword_search(conn, collection_id, query, limit)
+                if found is not None:
+                    return found
             return search.keyword_search(conn, collection_id, query, filters, limit)
 
     def vector_search(
