@@ -9,6 +9,8 @@ everything but the model, and "rest" = hybrid − keyword − semantic (fusion, 
     .venv/bin/python benchmarks/profile_arms.py --dataset ../shared/data/scifact --db /tmp/ev/scifact.db
     # realistic text (benchmarks/realistic.py) with low-rank vectors, built in --keep
     .venv/bin/python benchmarks/profile_arms.py --sizes 100000 1000000 --keep /tmp/scale
+    # the same on PostgreSQL: one size per (empty) database; its keyword side index under --keep
+    .venv/bin/python benchmarks/profile_arms.py --sizes 100000 --keep /tmp/scale --store postgresql://…/r100k
 
 Side indexes are synced at the end of the build, inside its bulk load (as `retrievo index` does);
 "build s" includes it, "sync s" is that sync alone.
@@ -21,6 +23,7 @@ import json
 import platform
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -83,11 +86,11 @@ def dataset_run(folder: Path, db: Path, limit: int) -> dict[str, Any]:
     }
 
 
-def scale_run(size: int, folder: Path, limit: int) -> dict[str, Any]:
+def scale_run(size: int, folder: Path, limit: int, store_url: str | None = None) -> dict[str, Any]:
     db = folder / f"realistic-{size}.db"
-    config = config_for(db, None)
+    config = replace(config_for(db, store_url), cache_dir=folder / "pg-cache")
     build_s = sync_s = 0.0
-    if not db.exists():
+    if not _built(config):
         # As `retrievo index` does it: the side indexes synced at the end of the bulk load, inside it
         # (the keyword index has followed the load and tokenized most rows already).
         store = open_store(config, create=True)
@@ -105,7 +108,26 @@ def scale_run(size: int, folder: Path, limit: int) -> dict[str, Any]:
     store.sync_search_indexes("bench")  # nothing to do unless the index was built elsewhere
     store.close()
     figures = profile(engine, "bench", queries, [])
-    return {"size": size, "build_s": round(build_s, 1), "sync_s": round(sync_s, 1), **figures}
+    return {
+        "size": size,
+        "store": "postgresql" if store_url else "sqlite",
+        "build_s": round(build_s, 1),
+        "sync_s": round(sync_s, 1),
+        **figures,
+    }
+
+
+def _built(config: Config) -> bool:
+    if not config.store:
+        return config.db.exists()
+    try:
+        store = open_store(config, create=False)
+    except Exception:  # no retrievo tables yet
+        return False
+    try:
+        return store.get_collection("bench") is not None
+    finally:
+        store.close()
 
 
 def main() -> None:
@@ -118,6 +140,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=Path("/tmp/retrievo-scale"))
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--json", type=Path, help="Write the figures here too.")
+    parser.add_argument("--store", help="postgresql:// URL of a database for --sizes (one size each).")
     args = parser.parse_args()
     runs: list[dict[str, Any]] = []
     if args.dataset:
@@ -126,7 +149,7 @@ def main() -> None:
         )
     args.keep.mkdir(parents=True, exist_ok=True)
     for size in args.sizes:
-        runs.append(scale_run(size, args.keep, args.queries))
+        runs.append(scale_run(size, args.keep, args.queries, args.store))
     for run in runs:
         run["peak_rss_mb"] = round(peak_rss_mb())
         print(json.dumps(run))

@@ -75,6 +75,8 @@ def test_side_index_on_postgresql_ranks_as_sql_and_keeps_in_step(
     filtered = store.keyword_search("sci", "cell", Filters(path_glob="beir://1*"), 10)
     assert asked == ["cell"]
     assert [(h.chunk_id, h.score) for h in filtered] == exact("cell", 10, Filters(path_glob="beir://1*"))
+    engine.delete_collection("sci")
+    assert not list(cache.rglob("*.kw*")), "a deleted collection's side index goes with it"
     engine.close()
 
 

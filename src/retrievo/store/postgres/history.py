@@ -146,6 +146,9 @@ class PointInTime(history.PointInTimeReads):
     @abstractmethod
     def _collection_id(self, name: str) -> int: ...
 
+    @abstractmethod
+    def _forget_keyword_index(self, collection_id: int) -> None: ...
+
     def create_baseline(self, collection: str, name: str, note: str = "") -> Baseline:
         collection_id = self._collection_id(collection)
         try:
@@ -174,6 +177,7 @@ class PointInTime(history.PointInTimeReads):
             for statement in queries.DELETE_COLLECTION:
                 conn.execute(format_style(statement).encode(), (collection_id,))
             conn.execute(queries.DELETE_ORPHAN_EMBEDDINGS.encode())
+        self._forget_keyword_index(collection_id)
         return documents
 
     def rename_collection(self, name: str, new_name: str) -> None:

@@ -115,6 +115,22 @@ class PostgresKeywords:
         for index in indexes:
             index.close()
 
+    def _forget_keyword_index(self, collection_id: int) -> None:
+        """A deleted collection's side index goes with it (files too)."""
+        if self._cache_dir is None:
+            return
+        with self._keyword_lock:
+            index = self._keyword_indexes.pop(collection_id, None)
+        if index is None:
+            with self._conn() as conn:
+                index = KeywordIndex(str(self._folder(conn) / f"collection-{collection_id}"), _Gone())
+        index.close()
+        index.forget()
+
+    def _folder(self, conn: psycopg.Connection[Any]) -> Path:
+        assert self._cache_dir is not None
+        return self._cache_dir / "keyword" / self._database_key(conn)
+
     def _side_index(
         self, conn: psycopg.Connection[Any], collection_id: int
     ) -> tuple[KeywordIndex, str] | None:
@@ -130,7 +146,7 @@ class PostgresKeywords:
         with self._keyword_lock:
             index = self._keyword_indexes.get(collection_id)
             if index is None:
-                folder = self._cache_dir / "keyword" / self._database_key(conn)
+                folder = self._folder(conn)
                 folder.mkdir(parents=True, exist_ok=True)
                 source = PostgresKeywordSource(
                     lambda: psycopg.connect(self._url, autocommit=True), collection_id
@@ -150,3 +166,19 @@ class PostgresKeywords:
             info = conn.info
             self._cache_key = sha256_text(f"{info.host}:{info.port}/{info.dbname}/{oid}/{schema}")[:20]
         return self._cache_key
+
+
+class _Gone:
+    """The source of a deleted collection's index: nothing to read (it is only forgotten)."""
+
+    def connect(self) -> Any:
+        raise RuntimeError("the collection is deleted")
+
+    def generation(self, db: Any) -> str:
+        return ""
+
+    def current_ids(self, db: Any) -> npt.NDArray[np.int64]:
+        return np.zeros(0, dtype=np.int64)
+
+    def token_rows(self, db: Any, ids: npt.NDArray[np.int64]) -> list[tuple[int, int, str]]:
+        return []

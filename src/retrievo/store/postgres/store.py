@@ -57,7 +57,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class PostgresStore(history.PointInTime, PostgresKeys, PostgresKeywords, PostgresEmbeddings):
+class PostgresStore(PostgresKeywords, history.PointInTime, PostgresKeys, PostgresEmbeddings):
     def __init__(
         self,
         url: str,
