@@ -22,6 +22,7 @@ QUERIES = [
     "reciprocal rank fusion relevance",
     "chunks offsets hashes revisions",
     "multi-factor authentication hardware keys",
+    "indexed index indexing chunk chunks",  # a stem several terms share counts once per term, as in FTS5
 ]
 
 
