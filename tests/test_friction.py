@@ -355,14 +355,19 @@ def test_rst_asciidoc_and_notebooks_get_titles_and_heading_paths(make_engine: An
     assert evaluation.context == "Model training > Evaluation"
 
 
+def _rotation_note(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nQuarterly key rotation for the payment service.\n")
+    return docs
+
+
 def test_collections_delete_and_rename_keep_ids_and_lose_nothing_else(
     make_engine: Any, tmp_path: Path
 ) -> None:
     from retrievo.errors import CollectionNotFound
 
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text("# Alpha\n\nQuarterly key rotation for the payment service.\n")
+    docs = _rotation_note(tmp_path)
     engine = make_engine()
     engine.index([docs], collection="team")
     engine.index([docs], collection="other")
@@ -390,9 +395,7 @@ def test_collections_delete_and_rename_keep_ids_and_lose_nothing_else(
 def test_a_new_collection_under_a_renamed_ones_old_name_takes_nothing_from_it(
     make_engine: Any, tmp_path: Path
 ) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text("# Alpha\n\nQuarterly key rotation for the payment service.\n")
+    docs = _rotation_note(tmp_path)
     engine = make_engine()
     engine.index([docs], collection="team")
     engine.rename_collection("team", "platform")

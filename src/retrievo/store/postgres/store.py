@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -236,17 +236,8 @@ class PostgresStore(PostgresKeywords, history.PointInTime, PostgresKeys, Postgre
                 format_style(queries.DOCUMENT_ID_OF_SOURCE), (collection_id, document.source)
             )
             row = found.fetchone()
-            document_id = (
-                row[0]
-                if row
-                else ids.new_document_id(
-                    collection,
-                    document.source,
-                    lambda key: (
-                        conn.execute("SELECT 1 FROM documents WHERE id = %s", (key,)).fetchone() is not None
-                    ),
-                )
-            )
+            taken = _id_taken(conn)
+            document_id = row[0] if row else ids.new_document_id(collection, document.source, taken)
             stamp = history.tick(conn, collection_id)
             self._supersede(conn, collection_id, document_id, stamp)
             conn.execute(
@@ -498,3 +489,8 @@ class PostgresStore(PostgresKeywords, history.PointInTime, PostgresKeys, Postgre
         return IndexStatus(
             db=self.path, size_bytes=size, collections=tuple(collection_status(r) for r in rows)
         )
+
+
+def _id_taken(conn: psycopg.Connection[Any]) -> Callable[[str], bool]:
+    """Whether a document id is held (by any collection's document)."""
+    return lambda key: conn.execute("SELECT 1 FROM documents WHERE id = %s", (key,)).fetchone() is not None

@@ -6,7 +6,7 @@ import fcntl
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -196,17 +196,8 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         metadata = json.dumps(document.metadata)
         with self._transaction(batch=True) as db:
             found = db.execute(queries.DOCUMENT_ID_OF_SOURCE, (collection_id, document.source)).fetchone()
-            document_id = (
-                found[0]
-                if found
-                else ids.new_document_id(
-                    collection,
-                    document.source,
-                    lambda key: (
-                        db.execute("SELECT 1 FROM documents WHERE id = ?", (key,)).fetchone() is not None
-                    ),
-                )
-            )
+            taken = _id_taken(db)
+            document_id = found[0] if found else ids.new_document_id(collection, document.source, taken)
             stamp = history.tick(db, collection_id)
             number = 1
             if found:  # (a new document has nothing to supersede; with foreign keys on, a DELETE opens a
@@ -442,3 +433,8 @@ def _chunk_from_row(row: sqlite3.Row) -> Chunk:
         title=row["title"],
         kind=Kind(row["kind"]),
     )
+
+
+def _id_taken(db: sqlite3.Connection) -> Callable[[str], bool]:
+    """Whether a document id is held (by any collection's document)."""
+    return lambda key: db.execute("SELECT 1 FROM documents WHERE id = ?", (key,)).fetchone() is not None
