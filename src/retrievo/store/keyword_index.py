@@ -18,7 +18,7 @@ Same ranking as FTS5 (docs/benchmarks.md has the measured difference):
 
 The tables stay the source of truth: the side index is only used when it is in step with the table's
 generation and the search has no filter (filters and point-in-time reads go to the tables). When it is missing
-or unreadable it is rebuilt from the table in a background thread while FTS5 answers; a small change
+or unreadable it is rebuilt from the table in a background thread while the tables answer; a small change
 (``INLINE_SYNC_ROWS``) is applied before the search that first sees it. During a bulk load it
 ``follows`` the committed rows from a thread of its own, tokenizing them ahead of the sync at the end
 of the load (the load's Python keeps one core busy; the tokenizing runs in SQLite, outside the GIL, on
@@ -107,9 +107,7 @@ class KeywordIndex:
     def __init__(self, base: str, source: KeywordSource, spool: type[Spooling] | None = None) -> None:
         self._source = source
         self._spool_type = spool
-        self._dir = Path(f"{base}.kw")
-        self._meta = Path(f"{base}.kw.json")
-        self._ids = Path(f"{base}.kw.ids.npy")
+        self._dir, self._meta, self._ids = side_files(base)
         self._lock = threading.Lock()
         self._loaded: _Loaded | None = None
         self._syncing = False
@@ -344,17 +342,17 @@ class KeywordIndex:
         if len(gone) or len(new) or not self._meta.exists():
             self._meta.unlink(missing_ok=True)  # from here until the commit is recorded: "rebuild"
             writer = index.writer(WRITER_HEAP, 1)
+            spool = self._spool
+            spooled = np.intersect1d(new, spool.ids, assume_unique=True) if spool else new[:0]
+            rest = np.setdiff1d(new, spooled, assume_unique=True)
             # Tokens are read on a connection of its own (SQLite's searches are query-only, and its
             # tokenizing writes a scratch table). A chunk's row never changes: it reads what ``db`` would.
-            scratch = self._source.connect()
+            scratch = self._source.connect() if len(rest) else None
             try:
                 for begin in range(0, len(gone), BATCH):
                     # (delete_documents_by_term does not match u64 terms in tantivy-py 0.27: by query it is)
                     ids = [int(i) for i in gone[begin : begin + BATCH]]
                     writer.delete_documents_by_query(tantivy.Query.term_set_query(index.schema, "id", ids))
-                spool = self._spool
-                spooled = np.intersect1d(new, spool.ids, assume_unique=True) if spool else new[:0]
-                rest = np.setdiff1d(new, spooled, assume_unique=True)
                 tokenized = (
                     self._source.token_rows(scratch, rest[b : b + BATCH]) for b in range(0, len(rest), BATCH)
                 )
@@ -373,7 +371,8 @@ class KeywordIndex:
                 writer.rollback()
                 raise
             finally:
-                scratch.close()
+                if scratch is not None:
+                    scratch.close()
             index.reload()
             self._save(current, generation)
         return _Loaded(generation, index, current)
@@ -439,15 +438,25 @@ class KeywordIndex:
         """Drop the side index (files and memory); it is rebuilt from the table when next needed."""
         with self._lock:
             self._loaded = None
-            self._meta.unlink(missing_ok=True)
-            self._ids.unlink(missing_ok=True)
-            shutil.rmtree(self._dir, ignore_errors=True)
+            remove_files(self._dir, self._meta, self._ids)
 
     def wait(self) -> None:
         """Block until a background build started here is done (tests, benchmarks, `warm`)."""
         thread = self.sync_thread
         if thread is not None:
             thread.join()
+
+
+def side_files(base: str) -> tuple[Path, Path, Path]:
+    """The index folder, its meta file and its ids file for an index at ``base``."""
+    return Path(f"{base}.kw"), Path(f"{base}.kw.json"), Path(f"{base}.kw.ids.npy")
+
+
+def remove_files(folder: Path, meta: Path, ids: Path) -> None:
+    """Meta first: a kill midway leaves files without meta, which read as "rebuild"."""
+    meta.unlink(missing_ok=True)
+    ids.unlink(missing_ok=True)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _unreadable(exc: BaseException) -> bool:

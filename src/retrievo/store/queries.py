@@ -41,6 +41,7 @@ DELETE_COLLECTION = (
 DELETE_ORPHAN_EMBEDDINGS = "DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.embed_key = embeddings.embed_key)"
 # A document keeps its id for life, also after its collection is renamed (citations stay valid).
 DOCUMENT_ID_OF_SOURCE = "SELECT id FROM documents WHERE collection_id = ? AND source = ?"
+DOCUMENT_ID_TAKEN = "SELECT 1 FROM documents WHERE id = ?"  # by any collection's document
 
 COLLECTION_INFO = """
     SELECT name, model_id, dimensions, shadow_model_id, shadow_dimensions FROM collections WHERE name = ?"""

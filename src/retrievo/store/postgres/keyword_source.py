@@ -28,7 +28,7 @@ import psycopg
 from retrievo.ingest.hashing import sha256_text
 from retrievo.models import ArmHit
 from retrievo.store.fts_query import query_terms
-from retrievo.store.keyword_index import KEYWORD_INDEX_MIN_ROWS, KeywordIndex
+from retrievo.store.keyword_index import KEYWORD_INDEX_MIN_ROWS, KeywordIndex, remove_files, side_files
 
 DEFAULT_CACHE_DIR = Path.home() / ".retrievo" / "cache"
 
@@ -121,11 +121,10 @@ class PostgresKeywords:
             return
         with self._keyword_lock:
             index = self._keyword_indexes.pop(collection_id, None)
-        if index is None:
-            with self._conn() as conn:
-                index = KeywordIndex(str(self._folder(conn) / f"collection-{collection_id}"), _Gone())
-        index.close()
-        index.forget()
+        if index is not None:
+            index.close()
+        with self._conn() as conn:
+            remove_files(*side_files(str(self._folder(conn) / f"collection-{collection_id}")))
 
     def _folder(self, conn: psycopg.Connection[Any]) -> Path:
         assert self._cache_dir is not None
@@ -166,19 +165,3 @@ class PostgresKeywords:
             info = conn.info
             self._cache_key = sha256_text(f"{info.host}:{info.port}/{info.dbname}/{oid}/{schema}")[:20]
         return self._cache_key
-
-
-class _Gone:
-    """The source of a deleted collection's index: nothing to read (it is only forgotten)."""
-
-    def connect(self) -> Any:
-        raise RuntimeError("the collection is deleted")
-
-    def generation(self, db: Any) -> str:
-        return ""
-
-    def current_ids(self, db: Any) -> npt.NDArray[np.int64]:
-        return np.zeros(0, dtype=np.int64)
-
-    def token_rows(self, db: Any, ids: npt.NDArray[np.int64]) -> list[tuple[int, int, str]]:
-        return []

@@ -493,4 +493,4 @@ class PostgresStore(PostgresKeywords, history.PointInTime, PostgresKeys, Postgre
 
 def _id_taken(conn: psycopg.Connection[Any]) -> Callable[[str], bool]:
     """Whether a document id is held (by any collection's document)."""
-    return lambda key: conn.execute("SELECT 1 FROM documents WHERE id = %s", (key,)).fetchone() is not None
+    return lambda key: conn.execute(format_style(queries.DOCUMENT_ID_TAKEN), (key,)).fetchone() is not None

@@ -437,4 +437,4 @@ def _chunk_from_row(row: sqlite3.Row) -> Chunk:
 
 def _id_taken(db: sqlite3.Connection) -> Callable[[str], bool]:
     """Whether a document id is held (by any collection's document)."""
-    return lambda key: db.execute("SELECT 1 FROM documents WHERE id = ?", (key,)).fetchone() is not None
+    return lambda key: db.execute(queries.DOCUMENT_ID_TAKEN, (key,)).fetchone() is not None
