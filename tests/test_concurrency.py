@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from retrievo.config import Config
 from retrievo.embed.base import Embedder, Vectors
@@ -104,4 +105,51 @@ def test_parallel_searches_answer_as_serial_ones_while_a_writer_writes(
     assert not errors
     assert parallel == serial, "the same answers, whatever the threads and the writer do"
     assert engine.search("canteen menu", collection="other").hits, "the writer's work is visible after"
+    engine.close()
+
+
+class WaitingEmbedder(Embedder):
+    """Embeds a query only once the search's keyword arm has begun (or after two seconds)."""
+
+    model_id = "waiting-8"
+
+    def __init__(self) -> None:
+        self.keyword_started = threading.Event()
+        self.waiting = False
+        self.saw_keyword_arm: list[bool] = []
+
+    @property
+    def dimensions(self) -> int:
+        return 8
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        if self.waiting:
+            self.saw_keyword_arm.append(self.keyword_started.wait(timeout=2))
+        return np.array([[len(t) % 7 + 1, *range(1, 8)] for t in texts], dtype=np.float32)
+
+
+def test_a_hybrid_search_runs_its_keyword_arm_while_the_query_is_embedded(
+    tmp_path: Path, handbook: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waiting = WaitingEmbedder()
+    engine = Engine(Config.from_env(db=tmp_path / "index.db"), embedder=waiting)
+    engine.index([handbook])
+    expected = [hit.chunk.chunk_id for hit in engine.search("parental leave approval").hits]
+    store = engine._open_store(create=False)
+    keyword_search = store.keyword_search
+    threads: list[str] = []
+
+    def keyword_arm(*args: object, **kwargs: object) -> object:
+        threads.append(threading.current_thread().name)
+        waiting.keyword_started.set()
+        return keyword_search(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "keyword_search", keyword_arm)
+    waiting.waiting = True
+    found = engine.search("who approves parental leave?")
+    assert waiting.saw_keyword_arm == [True], "the keyword arm began before the query vector was made"
+    assert threads and threads[0] != threading.current_thread().name
+    assert found.search_mode == "hybrid" and found.hits
+    waiting.waiting = False
+    assert [hit.chunk.chunk_id for hit in engine.search("parental leave approval").hits] == expected
     engine.close()

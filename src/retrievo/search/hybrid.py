@@ -13,8 +13,10 @@ With ``explain``, each hit carries its arms' ranks and raw scores and the answer
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,6 +45,9 @@ KEYWORD, SEMANTIC, STRUCTURE = "keyword", "semantic", "structure"
 # the Anthropic code set (Pass@10 92.6 % vs 90.9 % at 1.0; held-out half equal): docs/benchmarks.md.
 STRUCTURE_BONUS = 0.5
 LEXICAL_ONLY = "lexical-only"
+# Threads that run hybrid searches' keyword and structural arms beside the dense arm (each search
+# waits for its own; more concurrent searches than this queue for a thread, the cores being busy anyway).
+ARM_THREADS = 8
 
 
 @dataclass(frozen=True)
@@ -81,26 +86,45 @@ def run_search(
     depth = max(options.depth, options.limit)
     arms: dict[str, list[ArmHit]] = {}
     reason = unavailable_reason
-    if (
+    semantic = (
         options.mode in (SearchMode.SEMANTIC, SearchMode.HYBRID)
         and embed_query is not None
         and reason is None
-    ):
+    )
+    keyword_text = " ".join([query, *options.expansions, *options.entities])
+
+    def keyword_arm() -> list[ArmHit]:
+        return store.keyword_search(collection, keyword_text, options.filters, depth)
+
+    def structure_arm() -> list[ArmHit]:
+        # The code structure index is kept for HEAD only: at a point in time the arm stays out.
+        if options.mode == SearchMode.HYBRID and options.structure and options.filters.as_of is None:
+            return structural_arm(store, collection, query, options.filters, depth, options.entities)
+        return []
+
+    # Hybrid: the keyword and structural arms run on another thread while this one embeds the query and
+    # walks the dense arm (the model, SQLite, tantivy, usearch and psycopg release the GIL).
+    beside = (
+        _side_by_side(keyword_arm, structure_arm) if semantic and options.mode == SearchMode.HYBRID else None
+    )
+    if semantic:
+        assert embed_query is not None
         try:
             model_id, vector = embed_query(query[:MAX_EMBED_QUERY_CHARS])
             arms[SEMANTIC] = store.vector_search(collection, model_id, vector, options.filters, depth)
         except EmbedderUnavailable as exc:
             reason = str(exc)
+        except BaseException:
+            if beside is not None:
+                beside.exception()  # waited for (not left running against a store the caller may close)
+            raise
     degraded = options.mode != SearchMode.KEYWORD and SEMANTIC not in arms
-    if options.mode in (SearchMode.KEYWORD, SearchMode.HYBRID) or degraded:
-        keyword_text = " ".join([query, *options.expansions, *options.entities])
-        arms[KEYWORD] = store.keyword_search(collection, keyword_text, options.filters, depth)
-    structural = (
-        structural_arm(store, collection, query, options.filters, depth, options.entities)
-        # The code structure index is kept for HEAD only: at a point in time the arm stays out.
-        if options.mode == SearchMode.HYBRID and options.structure and options.filters.as_of is None
-        else []
-    )
+    if beside is not None:
+        arms[KEYWORD], structural = beside.result()
+    else:
+        if options.mode in (SearchMode.KEYWORD, SearchMode.HYBRID) or degraded:
+            arms[KEYWORD] = keyword_arm()
+        structural = structure_arm()
     weights = options.weights
     if options.fusion == "adaptive" and weights is None:
         weights = adaptive_weights(arms)
@@ -168,6 +192,21 @@ def run_search(
         if options.explain and len(arms) > 1
         else None,
     )
+
+
+_ARMS: ThreadPoolExecutor | None = None
+_ARMS_LOCK = threading.Lock()
+
+
+def _side_by_side(
+    keyword_arm: Callable[[], list[ArmHit]], structure_arm: Callable[[], list[ArmHit]]
+) -> Future[tuple[list[ArmHit], list[ArmHit]]]:
+    """The keyword then the structural arm, on the shared arm threads (made on first use)."""
+    global _ARMS  # noqa: PLW0603 - one small pool per process, shared by every engine
+    with _ARMS_LOCK:
+        if _ARMS is None:
+            _ARMS = ThreadPoolExecutor(max_workers=ARM_THREADS, thread_name_prefix="retrievo-arm")
+    return _ARMS.submit(lambda: (keyword_arm(), structure_arm()))
 
 
 def _select(
