@@ -22,14 +22,14 @@ import numpy as np
 
 from retrievo.embed.local import MiniLMEmbedder
 from retrievo.evaluation.beir import load_beir
-from retrievo.store.sqlite.ann import EXPANSION_ADD, EXPANSION_SEARCH
+from retrievo.store.ann import EXPANSION_ADD, EXPANSION_SEARCH
 from retrievo.store.sqlite.vectors import decode_vectors
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
 
 def hnsw(vectors: np.ndarray, queries: np.ndarray, exact: np.ndarray, dtype: str) -> dict[str, float]:
-    import onnxruntime  # noqa: F401  (before usearch: see store/sqlite/ann.py)
+    import onnxruntime  # noqa: F401  (before usearch: see store/ann.py)
     from usearch.index import Index
 
     index = Index(

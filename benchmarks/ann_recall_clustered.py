@@ -16,7 +16,7 @@ import numpy as np
 from common import low_rank
 from usearch.index import Index
 
-from retrievo.store.sqlite.ann import EXPANSION_SEARCH
+from retrievo.store.ann import EXPANSION_SEARCH
 
 
 def clustered(count: int, dims: int, clusters: int, noise: float, seed: int) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 Exact is what the store does below ``ANN_MIN_VECTORS`` (``search.vector_search`` over the cached
 float32 matrix: one matrix-vector product, a partial sort); above it, the usearch HNSW index with the
-store's settings (``ann._new_index``: cosine, float16, ef 128), whose build the exact path never pays.
+store's settings (``store.ann._new_index``: cosine, float16, ef 128), whose build the exact path never pays.
 Low-rank vectors (``common.low_rank``, how real embeddings spread), 100 queries of their own, depth 100
 (what a default search asks each arm for).
 
@@ -23,7 +23,7 @@ from bench_query import DIMS
 from common import low_rank, p50_p95
 
 from retrievo.models import Filters
-from retrievo.store.sqlite.ann import ANN_MIN_VECTORS, _new_index
+from retrievo.store.ann import ANN_MIN_VECTORS, _new_index
 from retrievo.store.sqlite.search import vector_search
 from retrievo.store.sqlite.vectors import VectorMatrix
 

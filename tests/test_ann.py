@@ -67,7 +67,7 @@ def test_ann_search_matches_exact_search_and_follows_changes(
 def test_a_reopened_ann_index_searches_with_the_configured_breadth(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from retrievo.store.sqlite import ann
+    from retrievo.store import ann
 
     monkeypatch.setattr(sqlite_search, "ANN_MIN_VECTORS", 100)
     rng = np.random.default_rng(1)

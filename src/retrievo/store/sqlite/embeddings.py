@@ -12,8 +12,8 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.store import embeddings
+from retrievo.store.ann import ANN_MIN_VECTORS, AnnIndexes
 from retrievo.store.base import CollectionInfo
-from retrievo.store.sqlite.ann import ANN_MIN_VECTORS, AnnIndexes
 from retrievo.store.sqlite.vectors import decode_vectors, encode_vector
 
 SIDE_INDEX_AGREEMENT = 0.99  # cosine between a side-index vector (float16 HNSW) and the table's

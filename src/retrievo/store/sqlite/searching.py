@@ -12,11 +12,11 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.models import ArmHit, Filters
+from retrievo.store.ann import ANN_MIN_VECTORS, AnnIndexes
 from retrievo.store.base import CollectionInfo
 from retrievo.store.fts_query import query_terms
 from retrievo.store.keyword_index import KEYWORD_INDEX_MIN_ROWS, KeywordIndex
 from retrievo.store.sqlite import history
-from retrievo.store.sqlite.ann import ANN_MIN_VECTORS, AnnIndexes
 from retrievo.store.sqlite.filters import filter_sql
 from retrievo.store.sqlite.search import (
     current_rows,

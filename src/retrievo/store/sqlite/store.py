@@ -29,11 +29,12 @@ from retrievo.models import (
     RevisionText,
 )
 from retrievo.store import code_index, ids, queries
+from retrievo.store.ann import AnnIndexes
 from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.code_index import CodeIndex
 from retrievo.store.keyword_index import KeywordIndex
 from retrievo.store.sqlite import documents, history, transfer
-from retrievo.store.sqlite.ann import AnnIndexes
+from retrievo.store.sqlite.ann_source import SQLiteVectorSource
 from retrievo.store.sqlite.connection import Readers, connect
 from retrievo.store.sqlite.embeddings import SQLiteEmbeddings
 from retrievo.store.sqlite.filters import filter_sql
@@ -57,7 +58,7 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         self._db = connect(path, create)
         self._lock = threading.RLock()
         self._vectors = VectorCache()
-        self._ann = AnnIndexes(self.path)
+        self._ann = AnnIndexes(f"{self.path}.ann-", SQLiteVectorSource(self.path))
         self._readers = Readers(self.path)
         self._writing = threading.local()  # set while this thread holds a write transaction
         self._bulk = threading.local()  # this thread's bulk_load depth and open batch

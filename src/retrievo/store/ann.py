@@ -1,10 +1,12 @@
-"""Approximate nearest neighbours for large collections: a usearch HNSW index beside the SQLite file.
+"""Approximate nearest neighbours for large collections: a usearch HNSW index beside the store.
 
-Below ``ANN_MIN_VECTORS`` vectors exact numpy search is as fast and exact, so it is used instead.
-Above it, an HNSW graph (cosine, float16) is kept per (collection, model) in
-``<index file>.ann-<collection id>-<model hash>.usearch``, synced to the collection's current
-chunks whenever the index's generation changed: new chunks are added, superseded ones removed,
-nothing is rebuilt from scratch.
+Below ``ANN_MIN_VECTORS`` vectors exact search is as fast and exact, so it is used instead. Above it,
+an HNSW graph (cosine, float16) is kept per (collection, model) in ``<prefix><collection id>-<model
+hash>.usearch`` — beside the SQLite file (``<index file>.ann-``), or in the cache folder for a
+PostgreSQL database — synced to the collection's current chunks whenever the store's generation
+changed: new chunks are added, superseded ones removed, nothing is rebuilt from scratch. The store's
+tables stay the source of truth; a ``VectorSource`` reads them (``sqlite/ann_source.py``,
+``postgres/vector_source.py``).
 """
 
 from __future__ import annotations
@@ -13,18 +15,16 @@ import hashlib
 import json
 import logging
 import os
-import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from retrievo.errors import VectorIndexUnavailable
 from retrievo.store.files import fsync_file
-from retrievo.store.sqlite.vectors import decode_vectors
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +35,32 @@ EXPANSION_SEARCH = 128  # HNSW ef at query time: recall ≈ 0.97+ at 1M (docs/be
 EXPANSION_ADD = 128
 ADD_BATCH = 20_000  # under SQLite's 32,766 bound parameters
 
+Generation = int | str  # SQLite: the file's write counter; PostgreSQL: the collection's change stamps
+
+
+class VectorSource(Protocol):
+    """The store's current vectors, read on a connection (``db``) the caller holds."""
+
+    def connect(self) -> Any:
+        """A connection of its own (closed with ``.close()``), for a rebuild in the background."""
+
+    def generation(self, db: Any, collection_id: int) -> Generation:
+        """Changes whenever a chunk or a vector of the collection does."""
+
+    def dimensions(self, db: Any, collection_id: int, model_id: str) -> int: ...
+
+    def current_ids(self, db: Any, collection_id: int, model_id: str) -> npt.NDArray[np.int64]:
+        """The current chunks that have a vector of this model."""
+
+    def vectors(
+        self, db: Any, model_id: str, dimensions: int, ids: list[int]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(ids, vectors) of those of ``ids`` that have one."""
+
 
 @dataclass
 class _Entry:
-    generation: int
+    generation: Generation
     index: Any
     path: Path
     view: bool = False  # memory-mapped from the file, read-only: loaded whole before a change
@@ -47,8 +69,9 @@ class _Entry:
 class AnnIndexes:
     """One HNSW index per (collection, model), loaded lazily and kept in step with the store."""
 
-    def __init__(self, db_path: str) -> None:
-        self._db_path = db_path
+    def __init__(self, prefix: str, source: VectorSource) -> None:
+        self._prefix = prefix  # the files are <prefix><collection id>-<model hash>.usearch
+        self._source = source
         self._lock = threading.Lock()
         self._entries: dict[tuple[int, str], _Entry] = {}
         self._rebuilding: set[tuple[int, str]] = set()
@@ -56,10 +79,10 @@ class AnnIndexes:
 
     def search(
         self,
-        db: sqlite3.Connection,
+        db: Any,
         collection_id: int,
         model_id: str,
-        generation: int,
+        generation: Generation,
         query: npt.NDArray[np.float32],
         limit: int,
     ) -> list[tuple[int, float]]:
@@ -73,7 +96,7 @@ class AnnIndexes:
                 for key, distance in zip(matches.keys, matches.distances, strict=True)
             ]
 
-    def _synced(self, db: sqlite3.Connection, collection_id: int, model_id: str, generation: int) -> _Entry:
+    def _synced(self, db: Any, collection_id: int, model_id: str, generation: Generation) -> _Entry:
         key = (collection_id, model_id)
         entry = self._entries.get(key)
         if entry is not None and entry.generation == generation:
@@ -98,15 +121,15 @@ class AnnIndexes:
                 self._entries[key] = entry
                 return entry
             if entry is None:
-                index = _new_index(_dimensions(db, collection_id, model_id))
+                index = _new_index(self._source.dimensions(db, collection_id, model_id))
                 entry = _Entry(-1, index, path)
-        _sync(db, entry.index, collection_id, model_id)
+        _sync(self._source, db, entry.index, collection_id, model_id)
         entry.generation = generation
         _save(entry.index, path, generation, model_id)
         self._entries[key] = entry
         return entry
 
-    def synced_index(self, db: sqlite3.Connection, collection_id: int, model_id: str, generation: int) -> Any:
+    def synced_index(self, db: Any, collection_id: int, model_id: str, generation: Generation) -> Any:
         """The (collection, model) HNSW index brought up to date with the table, built if there is none."""
         with self._lock:
             return self._synced(db, collection_id, model_id, generation).index
@@ -117,34 +140,33 @@ class AnnIndexes:
     def forget(self, collection_id: int | None = None, model_id: str | None = None) -> None:
         """Drop the loaded indexes and files of a collection and/or a model (they are rebuilt on demand)."""
         digest = hashlib.sha256(model_id.encode()).hexdigest()[:8] if model_id is not None else "*"
-        pattern = (
-            f"{Path(self._db_path).name}.ann-{'*' if collection_id is None else collection_id}-{digest}.*"
-        )
+        prefix = Path(self._prefix)
+        pattern = f"{prefix.name}{'*' if collection_id is None else collection_id}-{digest}.*"
         with self._lock:
             for key in list(self._entries):
                 if collection_id in (None, key[0]) and model_id in (None, key[1]):
                     del self._entries[key]
-            for path in Path(self._db_path).parent.glob(pattern):
+            for path in prefix.parent.glob(pattern):
                 path.unlink(missing_ok=True)
 
     def _path(self, collection_id: int, model_id: str) -> Path:
         digest = hashlib.sha256(model_id.encode()).hexdigest()[:8]
-        return Path(f"{self._db_path}.ann-{collection_id}-{digest}.usearch")
+        return Path(f"{self._prefix}{collection_id}-{digest}.usearch")
 
     def _start_rebuild(self, key: tuple[int, str], path: Path) -> None:
-        """Rebuild from the vectors in the index file, on a connection of its own, then swap it in."""
+        """Rebuild from the store's vectors, on a connection of its own, then swap it in."""
         self._rebuilding.add(key)
         collection_id, model_id = key
 
         def rebuild() -> None:
             try:
-                db = sqlite3.connect(self._db_path, check_same_thread=False)
+                db = self._source.connect()
                 try:
-                    generation = int(
-                        db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
-                    )
-                    index = _new_index(_dimensions(db, collection_id, model_id))
-                    _sync(db, index, collection_id, model_id)
+                    generation = self._source.generation(
+                        db, collection_id
+                    )  # first: rows read later are newer
+                    index = _new_index(self._source.dimensions(db, collection_id, model_id))
+                    _sync(self._source, db, index, collection_id, model_id)
                 finally:
                     db.close()
                 _save(index, path, generation, model_id)
@@ -175,7 +197,7 @@ def _new_index(dims: int) -> Any:
     )
 
 
-def _restore(path: Path, generation: int) -> _Entry | None:
+def _restore(path: Path, generation: Generation) -> _Entry | None:
     """The saved index, None when there is none; _TornFile if unreadable (usearch checks the header
     and the size). In step with ``generation``: memory-mapped (a view: only the pages searches touch
     are read, 2.1 → 1.3 GB peak at 1M chunks); stale: loaded whole, generation -1, to be synced."""
@@ -199,7 +221,7 @@ def _restore(path: Path, generation: int) -> _Entry | None:
     return _Entry(generation if in_step else -1, index, path, view=in_step)
 
 
-def _save(index: Any, path: Path, generation: int, model_id: str) -> None:
+def _save(index: Any, path: Path, generation: Generation, model_id: str) -> None:
     """Atomically: a kill at any moment leaves the old file or the new one, never a torn one."""
     temporary = path.with_name(path.name + ".tmp")
     index.save(str(temporary))
@@ -212,37 +234,16 @@ def _save(index: Any, path: Path, generation: int, model_id: str) -> None:
     os.replace(temporary_meta, meta)
 
 
-def _dimensions(db: sqlite3.Connection, collection_id: int, model_id: str) -> int:
-    """The model's size: the served model's, or the shadow's while a migration builds its index."""
-    row = db.execute(
-        "SELECT CASE WHEN shadow_model_id = ? THEN shadow_dimensions ELSE dimensions END FROM collections WHERE id = ?",
-        (model_id, collection_id),
-    ).fetchone()
-    return int(row[0])
-
-
-def _sync(db: sqlite3.Connection, index: Any, collection_id: int, model_id: str) -> None:
-    current = np.array(
-        [row[0] for row in db.execute(
-            """SELECT c.id FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
-               WHERE c.collection_id = ? AND c.superseded_at IS NULL""",
-            (model_id, collection_id),
-        )],
-        dtype=np.int64,
-    )  # fmt: skip
+def _sync(source: VectorSource, db: Any, index: Any, collection_id: int, model_id: str) -> None:
+    current = source.current_ids(db, collection_id, model_id)
     held = np.asarray(index.keys, dtype=np.int64) if len(index) else np.zeros(0, dtype=np.int64)
     gone = np.setdiff1d(held, current, assume_unique=True)
     if len(gone):
         index.remove(gone)
     new = np.setdiff1d(current, held, assume_unique=True)
-    dims = index.ndim
     for begin in range(0, len(new), ADD_BATCH):
-        batch = [int(i) for i in new[begin : begin + ADD_BATCH]]
-        rows = db.execute(
-            f"""SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
-                WHERE c.id IN ({",".join("?" * len(batch))})""",
-            [model_id, *batch],
-        ).fetchall()
-        if rows:
-            vectors = decode_vectors([row[1] for row in rows], dims)
-            index.add(np.array([row[0] for row in rows], dtype=np.int64), vectors)
+        ids, vectors = source.vectors(
+            db, model_id, index.ndim, [int(i) for i in new[begin : begin + ADD_BATCH]]
+        )
+        if len(ids):
+            index.add(ids, vectors)
