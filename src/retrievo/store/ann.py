@@ -69,9 +69,13 @@ class _Entry:
 class AnnIndexes:
     """One HNSW index per (collection, model), loaded lazily and kept in step with the store."""
 
-    def __init__(self, prefix: str, source: VectorSource) -> None:
+    def __init__(self, prefix: str, source: VectorSource, inline_max: int | None = None) -> None:
+        """``inline_max``: a search that finds more changed vectors than this starts a sync in the
+        background and raises VectorIndexUnavailable meanwhile (for a store that can answer without the
+        index); None: every change is synced before the search that sees it."""
         self._prefix = prefix  # the files are <prefix><collection id>-<model hash>.usearch
         self._source = source
+        self._inline_max = inline_max
         self._lock = threading.Lock()
         self._entries: dict[tuple[int, str], _Entry] = {}
         self._rebuilding: set[tuple[int, str]] = set()
@@ -87,7 +91,7 @@ class AnnIndexes:
         limit: int,
     ) -> list[tuple[int, float]]:
         with self._lock:
-            entry = self._synced(db, collection_id, model_id, generation)
+            entry = self._synced(db, collection_id, model_id, generation, background=True)
             if len(entry.index) == 0:
                 return []
             matches = entry.index.search(query.astype(np.float32), min(limit, len(entry.index)))
@@ -96,14 +100,16 @@ class AnnIndexes:
                 for key, distance in zip(matches.keys, matches.distances, strict=True)
             ]
 
-    def _synced(self, db: Any, collection_id: int, model_id: str, generation: Generation) -> _Entry:
+    def _synced(
+        self, db: Any, collection_id: int, model_id: str, generation: Generation, background: bool = False
+    ) -> _Entry:
         key = (collection_id, model_id)
         entry = self._entries.get(key)
         if entry is not None and entry.generation == generation:
             return entry
         if key in self._rebuilding:
             raise VectorIndexUnavailable(
-                "the vector index beside the index file was unreadable and is being rebuilt; "
+                "the vector side index is being rebuilt (unreadable, or far behind the vectors); "
                 "keyword results only until it is done"
             )
         path = self._path(collection_id, model_id)
@@ -123,7 +129,11 @@ class AnnIndexes:
             if entry is None:
                 index = _new_index(self._source.dimensions(db, collection_id, model_id))
                 entry = _Entry(-1, index, path)
-        _sync(self._source, db, entry.index, collection_id, model_id)
+        current = self._source.current_ids(db, collection_id, model_id)
+        if background and self._inline_max is not None and _change(entry.index, current) > self._inline_max:
+            self._start_rebuild(key, path)
+            raise VectorIndexUnavailable("the vector side index is being built; the store answers meanwhile")
+        _sync(self._source, db, entry.index, collection_id, model_id, current)
         entry.generation = generation
         _save(entry.index, path, generation, model_id)
         self._entries[key] = entry
@@ -166,7 +176,10 @@ class AnnIndexes:
                         db, collection_id
                     )  # first: rows read later are newer
                     index = _new_index(self._source.dimensions(db, collection_id, model_id))
-                    _sync(self._source, db, index, collection_id, model_id)
+                    _sync(
+                        self._source, db, index, collection_id, model_id,
+                        self._source.current_ids(db, collection_id, model_id),
+                    )  # fmt: skip
                 finally:
                     db.close()
                 _save(index, path, generation, model_id)
@@ -234,9 +247,26 @@ def _save(index: Any, path: Path, generation: Generation, model_id: str) -> None
     os.replace(temporary_meta, meta)
 
 
-def _sync(source: VectorSource, db: Any, index: Any, collection_id: int, model_id: str) -> None:
-    current = source.current_ids(db, collection_id, model_id)
-    held = np.asarray(index.keys, dtype=np.int64) if len(index) else np.zeros(0, dtype=np.int64)
+def _held(index: Any) -> npt.NDArray[np.int64]:
+    return np.asarray(index.keys, dtype=np.int64) if len(index) else np.zeros(0, dtype=np.int64)
+
+
+def _change(index: Any, current: npt.NDArray[np.int64]) -> int:
+    held = _held(index)
+    return len(np.setdiff1d(current, held, assume_unique=True)) + len(
+        np.setdiff1d(held, current, assume_unique=True)
+    )
+
+
+def _sync(
+    source: VectorSource,
+    db: Any,
+    index: Any,
+    collection_id: int,
+    model_id: str,
+    current: npt.NDArray[np.int64],
+) -> None:
+    held = _held(index)
     gone = np.setdiff1d(held, current, assume_unique=True)
     if len(gone):
         index.remove(gone)

@@ -19,6 +19,11 @@ import psycopg
 from retrievo.store import embeddings
 from retrievo.store.base import CollectionInfo
 from retrievo.store.postgres import vector_index
+from retrievo.store.postgres.vector_source import (
+    VECTORS_CHANGED,
+    VECTORS_CHANGED_FOR_CHUNKS,
+    VECTORS_CHANGED_FOR_MODEL,
+)
 from retrievo.store.queries import format_style
 
 # Served vectors copied from the embeddings table (filled by put_embeddings / switch_model).
@@ -36,6 +41,9 @@ class PostgresEmbeddings(embeddings.EmbeddingTable):
 
     @abstractmethod
     def get_collection(self, name: str) -> CollectionInfo | None: ...
+
+    @abstractmethod
+    def forget_vector_index(self, collection_id: int) -> None: ...
 
     def _emb_rows(self, sql: str, params: Sequence[object] = ()) -> list[Sequence[Any]]:
         return list(self._rows(format_style(sql), params))
@@ -55,12 +63,14 @@ class PostgresEmbeddings(embeddings.EmbeddingTable):
                     ],
                 )
             # Keyed on chunks.embed_key so the planner walks its index, not the whole table.
-            conn.execute(
+            served = conn.execute(
                 """UPDATE chunks c SET vector = e.vector FROM embeddings e
                    WHERE c.embed_key = ANY(%s) AND e.embed_key = c.embed_key AND e.model_id = %s
                      AND c.collection_id IN (SELECT id FROM collections WHERE model_id = %s)""",
                 (list(keys), model_id, model_id),
             )
+            if served.rowcount:
+                conn.execute(VECTORS_CHANGED_FOR_MODEL, (model_id,))
 
     def rekey_chunks(self, pairs: Sequence[tuple[int, str]]) -> None:
         with self._transaction() as conn, conn.cursor() as cursor:
@@ -71,6 +81,7 @@ class PostgresEmbeddings(embeddings.EmbeddingTable):
                    WHERE c.id = %s""",
                 [(k, k, i) for i, k in pairs],
             )
+            cursor.execute(VECTORS_CHANGED_FOR_CHUNKS, ([i for i, _ in pairs],))
 
     def set_shadow_model(self, name: str, model_id: str | None, dimensions: int | None) -> None:
         with self._transaction() as conn:
@@ -102,6 +113,7 @@ class PostgresEmbeddings(embeddings.EmbeddingTable):
             )
             conn.execute("UPDATE chunks SET vector = NULL WHERE collection_id = %s", (collection_id,))
             conn.execute(SERVE_VECTORS, (collection_id, shadow))
+            conn.execute(VECTORS_CHANGED, (collection_id,))
             vector_index.create(conn, int(dims))
             if old_dims is not None and int(old_dims) != int(dims):
                 vector_index.drop_if_empty(conn, int(old_dims))
@@ -148,4 +160,6 @@ class PostgresEmbeddings(embeddings.EmbeddingTable):
         with self._transaction() as conn:
             conn.execute("UPDATE chunks SET vector = NULL WHERE collection_id = %s", (collection_id,))
             conn.execute(SERVE_VECTORS, (collection_id, info.model_id))
+            conn.execute(VECTORS_CHANGED, (collection_id,))
             vector_index.create(conn, int(info.dimensions))
+        self.forget_vector_index(collection_id)  # its vectors may have been the wrong ones too

@@ -149,6 +149,9 @@ class PointInTime(history.PointInTimeReads):
     @abstractmethod
     def _forget_keyword_index(self, collection_id: int) -> None: ...
 
+    @abstractmethod
+    def forget_vector_index(self, collection_id: int) -> None: ...
+
     def create_baseline(self, collection: str, name: str, note: str = "") -> Baseline:
         collection_id = self._collection_id(collection)
         try:
@@ -178,6 +181,7 @@ class PointInTime(history.PointInTimeReads):
                 conn.execute(format_style(statement).encode(), (collection_id,))
             conn.execute(queries.DELETE_ORPHAN_EMBEDDINGS.encode())
         self._forget_keyword_index(collection_id)
+        self.forget_vector_index(collection_id)
         return documents
 
     def rename_collection(self, name: str, new_name: str) -> None:

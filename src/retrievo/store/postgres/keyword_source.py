@@ -84,9 +84,6 @@ class PostgresKeywords:
     @abstractmethod
     def _conn(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
 
-    @abstractmethod
-    def _collection_id(self, name: str) -> int: ...
-
     def side_keyword_search(
         self, conn: psycopg.Connection[Any], collection_id: int, query: str, limit: int
     ) -> list[ArmHit] | None:
@@ -100,14 +97,11 @@ class PostgresKeywords:
             return None
         return [ArmHit(chunk_id, rank, score) for rank, (chunk_id, score) in enumerate(hits, start=1)]
 
-    def sync_search_indexes(self, collection: str) -> None:
-        """The collection's keyword side index, brought in step now (after indexing); postings and the
-        HNSW index are written with the rows."""
-        collection_id = self._collection_id(collection)
-        with self._conn() as conn:
-            found = self._side_index(conn, collection_id)
-            if found is not None:
-                found[0].ensure(conn, found[1])
+    def sync_keyword_index(self, conn: psycopg.Connection[Any], collection_id: int) -> None:
+        """The collection's keyword side index, brought in step now (after indexing)."""
+        found = self._side_index(conn, collection_id)
+        if found is not None:
+            found[0].ensure(conn, found[1])
 
     def close_keyword_indexes(self) -> None:
         with self._keyword_lock:

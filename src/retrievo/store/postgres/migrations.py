@@ -107,6 +107,10 @@ ALTER TABLE postings ADD PRIMARY KEY (collection_id, term, chunk_id) INCLUDE (tf
 
 M003_ROOTS = queries.ROOTS_SCHEMA
 
+# Bumped with every write of chunks.vector, in its transaction: the vector side index's generation is
+# the collection's change stamp and this (store/postgres/vector_source.py).
+M009_VECTORS_CHANGED = "ALTER TABLE collections ADD COLUMN vectors_changed BIGINT NOT NULL DEFAULT 0;"
+
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m001_initial", M001_INITIAL),
     ("m002_covering_postings", M002_COVERING_POSTINGS),
@@ -116,6 +120,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m006_api_keys", keys.SCHEMA),
     ("m007_jobs", jobs.SCHEMA),
     ("m008_model_shadow", embeddings.SHADOW_SCHEMA),
+    ("m009_vectors_changed", M009_VECTORS_CHANGED),
 )
 
 

@@ -43,9 +43,10 @@ from retrievo.store.postgres import history, postings, search, transfer, vector_
 from retrievo.store.postgres.embeddings import PostgresEmbeddings
 from retrievo.store.postgres.filters import filter_sql, passing_chunk_ids
 from retrievo.store.postgres.keys import PostgresKeys
-from retrievo.store.postgres.keyword_source import DEFAULT_CACHE_DIR, PostgresKeywords
+from retrievo.store.postgres.keyword_source import DEFAULT_CACHE_DIR
 from retrievo.store.postgres.migrations import apply_migrations
 from retrievo.store.postgres.rows import chunk_from_row, collection_status, configure
+from retrievo.store.postgres.vector_source import VECTORS_CHANGED_FOR_NAME, PostgresSideIndexes
 from retrievo.store.queries import format_style
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 from retrievo.store.transfer import Record
@@ -57,7 +58,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class PostgresStore(PostgresKeywords, history.PointInTime, PostgresKeys, PostgresEmbeddings):
+class PostgresStore(PostgresSideIndexes, history.PointInTime, PostgresKeys, PostgresEmbeddings):
     def __init__(
         self,
         url: str,
@@ -70,6 +71,7 @@ class PostgresStore(PostgresKeywords, history.PointInTime, PostgresKeys, Postgre
         self.ef_search = ef_search
         self._url, self._cache_dir, self._cache_key = url, cache_dir, None  # (the URL is never shown)
         self._keyword_indexes, self._keyword_lock = {}, threading.Lock()
+        self._ann, self._ann_lock = None, threading.Lock()
         self._bulk_loading: set[str] = set()
         try:
             with psycopg.connect(url, autocommit=True) as conn:
@@ -157,6 +159,7 @@ class PostgresStore(PostgresKeywords, history.PointInTime, PostgresKeys, Postgre
                      AND e.model_id = %s AND e.embed_key = c.embed_key""",
                 (name, model_id),
             )
+            conn.execute(VECTORS_CHANGED_FOR_NAME, (name,))
             if name not in self._bulk_loading:
                 vector_index.create(conn, int(dimensions))
 
@@ -389,9 +392,14 @@ class PostgresStore(PostgresKeywords, history.PointInTime, PostgresKeys, Postgre
             self._collection_id(collection)
         if info is None or info.model_id != model_id or info.dimensions is None:
             return []
+        collection_id = self._collection_id(collection)
         with self._conn() as conn:
+            if filters.as_of is None and not filter_sql(filters)[0]:
+                found = self.side_vector_search(conn, collection_id, model_id, vector, limit)
+                if found is not None:
+                    return found
             return search.vector_search(
-                conn, self._collection_id(collection), info.dimensions, vector, filters, limit, self.ef_search
+                conn, collection_id, info.dimensions, vector, filters, limit, self.ef_search
             )
 
     def get_chunks(self, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
