@@ -11,6 +11,7 @@ tables stay the source of truth; a ``VectorSource`` reads them (``sqlite/ann_sou
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -235,16 +236,20 @@ def _restore(path: Path, generation: Generation) -> _Entry | None:
 
 
 def _save(index: Any, path: Path, generation: Generation, model_id: str) -> None:
-    """Atomically: a kill at any moment leaves the old file or the new one, never a torn one."""
-    temporary = path.with_name(path.name + ".tmp")
-    index.save(str(temporary))
-    fsync_file(temporary)
-    os.replace(temporary, path)
-    meta = path.with_suffix(".json")
-    temporary_meta = meta.with_name(meta.name + ".tmp")
-    temporary_meta.write_text(json.dumps({"generation": generation, "model_id": model_id}))
-    fsync_file(temporary_meta)
-    os.replace(temporary_meta, meta)
+    """Atomically: a kill at any moment leaves the old file or the new one, never a torn one; the
+    graph and its generation are written under a lock on the file, so two processes saving at once
+    cannot leave one's graph labelled with the other's generation."""
+    with path.with_suffix(".lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        temporary = path.with_name(path.name + ".tmp")
+        index.save(str(temporary))
+        fsync_file(temporary)
+        os.replace(temporary, path)
+        meta = path.with_suffix(".json")
+        temporary_meta = meta.with_name(meta.name + ".tmp")
+        temporary_meta.write_text(json.dumps({"generation": generation, "model_id": model_id}))
+        fsync_file(temporary_meta)
+        os.replace(temporary_meta, meta)
 
 
 def _held(index: Any) -> npt.NDArray[np.int64]:

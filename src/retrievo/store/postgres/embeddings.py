@@ -117,6 +117,7 @@ class PostgresEmbeddings(embeddings.EmbeddingTable):
             vector_index.create(conn, int(dims))
             if old_dims is not None and int(old_dims) != int(dims):
                 vector_index.drop_if_empty(conn, int(old_dims))
+        self.forget_vector_index(collection_id)  # the old model's side index is of no more use
         info = self.get_collection(name)
         assert info is not None
         return info
