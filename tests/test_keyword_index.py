@@ -227,7 +227,7 @@ def test_side_index_follows_a_bulk_load_and_ends_in_step(
         for number, document in enumerate(documents, 1):
             write(document)
             if number == 2000:  # wait, inside the load, for the follower to take in what is committed
-                deadline = time.monotonic() + 30
+                deadline = time.monotonic() + 60  # generous: a loaded machine starves the follower
                 while tokenized["follower"] < 1000 and time.monotonic() < deadline:
                     time.sleep(0.1)
                 # a chunk the follower has spooled is superseded: its spooled tokens must not be added

@@ -112,6 +112,14 @@ def test_side_vector_index_on_postgresql_matches_exact_search_and_keeps_in_step(
     # Filters and point-in-time reads are pgvector's.
     store.vector_search("c", MODEL, query, Filters(path_glob="/b*"), 5)
     assert len(asked) == 1 and asked[0].path_glob == "/b*"
+
+    # `retrievo verify` checks the side index against chunks.vector; --fix builds it anew.
+    assert store.side_index_problems("c") == []
+    (entry,) = store._ann._entries.values()
+    entry.index.remove(late_id)
+    assert store.side_index_problems("c") == ["1 chunks with vectors are missing from the vector side index"]
+    store.rebuild_side_index("c")
+    assert store.side_index_problems("c") == []
     engine.delete_collection("c")
     assert not list(cache.rglob("ann-*")), "a deleted collection's side index goes with it"
     engine.close()

@@ -36,6 +36,8 @@ EXPANSION_SEARCH = 128  # HNSW ef at query time: recall ≈ 0.97+ at 1M (docs/be
 EXPANSION_ADD = 128
 ADD_BATCH = 20_000  # under SQLite's 32,766 bound parameters
 
+SIDE_INDEX_AGREEMENT = 0.99  # cosine between a side-index vector (float16 HNSW) and the table's
+
 Generation = int | str  # SQLite: the file's write counter; PostgreSQL: the collection's change stamps
 
 
@@ -282,3 +284,27 @@ def _sync(
         )
         if len(ids):
             index.add(ids, vectors)
+
+
+def disagreements(held: Any, ids: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32]) -> list[str]:
+    """Where a synced HNSW index disagrees with the table's current ``ids`` and their ``vectors``:
+    chunks it lacks or holds in excess, vectors that differ (for ``retrievo verify``)."""
+    keys = set(_held(held).tolist())
+    table = dict(zip(ids.tolist(), range(len(ids)), strict=True))
+    problems: list[str] = []
+    missing, extra = set(table) - keys, keys - set(table)
+    if missing:
+        problems.append(f"{len(missing)} chunks with vectors are missing from the vector side index")
+    if extra:
+        problems.append(f"the vector side index holds {len(extra)} chunks that are not current")
+    shared = sorted(set(table) & keys)
+    if shared:
+        ours = vectors[[table[i] for i in shared]]
+        theirs = np.vstack([np.asarray(held.get(i), dtype=np.float32) for i in shared])
+        cosine = np.sum(ours * theirs, axis=1) / (
+            np.linalg.norm(ours, axis=1) * np.linalg.norm(theirs, axis=1) + 1e-9
+        )
+        differ = int(np.sum(cosine < SIDE_INDEX_AGREEMENT))
+        if differ:
+            problems.append(f"{differ} vectors in the side index differ from the table's")
+    return problems

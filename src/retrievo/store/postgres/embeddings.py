@@ -45,6 +45,9 @@ class PostgresEmbeddings(embeddings.EmbeddingTable):
     @abstractmethod
     def forget_vector_index(self, collection_id: int) -> None: ...
 
+    @abstractmethod
+    def side_vector_problems(self, collection_id: int, model_id: str) -> list[str]: ...
+
     def _emb_rows(self, sql: str, params: Sequence[object] = ()) -> list[Sequence[Any]]:
         return list(self._rows(format_style(sql), params))
 
@@ -148,7 +151,7 @@ class PostgresEmbeddings(embeddings.EmbeddingTable):
         present = self._rows("SELECT to_regclass(%s)", (vector_index.index_name(int(info.dimensions)),))
         if present[0][0] is None:
             problems.append(f"the HNSW index for {info.dimensions} dimensions is missing")
-        return problems
+        return problems + self.side_vector_problems(self._collection_id(collection), info.model_id)
 
     def warm_side_index(self, collection: str, model_id: str) -> None:
         """Nothing to do ahead: the switch fills ``chunks.vector`` and builds the HNSW index itself."""

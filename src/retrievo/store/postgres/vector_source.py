@@ -26,7 +26,7 @@ import psycopg
 
 from retrievo.errors import VectorIndexUnavailable
 from retrievo.models import ArmHit
-from retrievo.store.ann import ANN_MIN_VECTORS, AnnIndexes
+from retrievo.store.ann import ANN_MIN_VECTORS, AnnIndexes, disagreements
 from retrievo.store.postgres.keyword_source import PostgresKeywords
 from retrievo.store.postgres.rows import configure
 
@@ -64,9 +64,8 @@ class PostgresVectorSource:
         row = db.execute("SELECT dimensions FROM collections WHERE id = %s", (collection_id,)).fetchone()
         return int(row[0]) if row and row[0] is not None else 0
 
-    def current_ids(
-        self, db: psycopg.Connection[Any], collection_id: int, model_id: str
-    ) -> npt.NDArray[np.int64]:
+    @staticmethod
+    def current_ids(db: psycopg.Connection[Any], collection_id: int, model_id: str) -> npt.NDArray[np.int64]:
         with db.cursor() as cursor:
             cursor.execute(
                 """SELECT c.id FROM chunks c JOIN collections col ON col.id = c.collection_id
@@ -78,8 +77,9 @@ class PostgresVectorSource:
         ids.sort()
         return ids
 
+    @staticmethod
     def vectors(
-        self, db: psycopg.Connection[Any], model_id: str, dimensions: int, ids: list[int]
+        db: psycopg.Connection[Any], model_id: str, dimensions: int, ids: list[int]
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         # As text, parsed by numpy: no per-row adapter (a million rows read in seconds, not minutes).
         rows = db.execute(
@@ -137,6 +137,25 @@ class PostgresVectors:
         found = self._side_vectors(conn, collection_id)
         if found is not None and model_id is not None:
             found[0].synced_index(conn, collection_id, model_id, found[1])
+
+    def side_vector_problems(self, collection_id: int, model_id: str) -> list[str]:
+        """Where the collection's side index (synced as a search would) disagrees with ``chunks.vector``;
+        nothing when it has none."""
+        with self._conn() as conn:
+            found = self._side_vectors(conn, collection_id)
+            if found is None:
+                return []
+            indexes, generation = found
+            held = indexes.synced_index(conn, collection_id, model_id, generation)
+            source = PostgresVectorSource
+            ids = source.current_ids(conn, collection_id, model_id)
+            read = [
+                source.vectors(conn, model_id, held.ndim, ids[b : b + 20_000].tolist())
+                for b in range(0, len(ids), 20_000)
+            ]
+        if not read:
+            return disagreements(held, ids, np.zeros((0, held.ndim), dtype=np.float32))
+        return disagreements(held, np.concatenate([r[0] for r in read]), np.concatenate([r[1] for r in read]))
 
     def forget_vector_index(self, collection_id: int) -> None:
         """A deleted (or repaired) collection's side indexes go, files too; built anew when needed."""

@@ -12,11 +12,9 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.store import embeddings
-from retrievo.store.ann import ANN_MIN_VECTORS, AnnIndexes
+from retrievo.store.ann import ANN_MIN_VECTORS, AnnIndexes, disagreements
 from retrievo.store.base import CollectionInfo
 from retrievo.store.sqlite.vectors import decode_vectors, encode_vector
-
-SIDE_INDEX_AGREEMENT = 0.99  # cosine between a side-index vector (float16 HNSW) and the table's
 
 
 class SQLiteEmbeddings(embeddings.EmbeddingTable):
@@ -107,25 +105,10 @@ class SQLiteEmbeddings(embeddings.EmbeddingTable):
             return []  # searched exactly from the table: there is no side index to disagree
         with self._lock:
             held = self._ann.synced_index(self._db_conn(), collection_id, info.model_id, self.generation())
-        keys = np.asarray(held.keys, dtype=np.int64) if len(held) else np.zeros(0, dtype=np.int64)
-        problems: list[str] = []
-        missing = set(table) - set(keys.tolist())
-        extra = set(keys.tolist()) - set(table)
-        if missing:
-            problems.append(f"{len(missing)} chunks with vectors are missing from the vector side index")
-        if extra:
-            problems.append(f"the vector side index holds {len(extra)} chunks that are not current")
-        shared = sorted(set(table) & set(keys.tolist()))
-        if shared and info.dimensions:
-            ours = decode_vectors([table[i] for i in shared], int(info.dimensions))
-            theirs = np.vstack([np.asarray(held.get(i), dtype=np.float32) for i in shared])
-            cosine = np.sum(ours * theirs, axis=1) / (
-                np.linalg.norm(ours, axis=1) * np.linalg.norm(theirs, axis=1) + 1e-9
-            )
-            differ = int(np.sum(cosine < SIDE_INDEX_AGREEMENT))
-            if differ:
-                problems.append(f"{differ} vectors in the side index differ from the table's")
-        return problems
+        ids = np.array(sorted(table), dtype=np.int64)
+        dims = int(info.dimensions or held.ndim)
+        vectors = decode_vectors([table[i] for i in ids.tolist()], dims) if len(ids) else np.zeros((0, dims))
+        return disagreements(held, ids, vectors.astype(np.float32))
 
     def rebuild_side_index(self, collection: str) -> None:
         """Throw the collection's HNSW files away and build them again from the table."""
