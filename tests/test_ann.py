@@ -16,7 +16,11 @@ DIMS = 32
 MODEL = "test-random-32"
 
 
-def _write(store: SQLiteStore, name: str, count: int, rng: np.random.Generator) -> np.ndarray:
+def _write(
+    store: SQLiteStore, name: str, count: int, rng: np.random.Generator, keys: list[str] | None = None
+) -> np.ndarray:
+    """One document of ``count`` chunks with random unit vectors (returned); with ``keys``, the chunks'
+    embedding keys are put there and no vector is stored."""
     texts = [f"chunk {name} {i} words" for i in range(count)]
     body = "\n".join(texts)
     drafts, offset = [], 0
@@ -26,6 +30,9 @@ def _write(store: SQLiteStore, name: str, count: int, rng: np.random.Generator) 
     store.write_revision(
         "c", LoadedDocument(source=f"/{name}", text=body, title=name), sha256_text(body), drafts, None
     )
+    if keys is not None:
+        keys.extend(embedding_key(d.context, d.text) for d in drafts)
+        return np.zeros((0, DIMS), dtype=np.float32)
     vectors = rng.standard_normal((count, DIMS)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     store.put_embeddings(MODEL, [embedding_key(d.context, d.text) for d in drafts], vectors)

@@ -13,35 +13,25 @@ import pytest
 
 from retrievo.config import Config
 from retrievo.engine import Engine
-from retrievo.ingest.hashing import embedding_key, sha256_text
-from retrievo.models import ChunkDraft, Filters, LoadedDocument
+from retrievo.models import Filters
 from retrievo.store.postgres import search as sql
 from retrievo.store.postgres import vector_source
-
-DIMS = 32
-MODEL = "test-random-32"
-
-
-def _write(store: Any, name: str, count: int, rng: np.random.Generator, embed: bool = True) -> list[str]:
-    """One document of ``count`` chunks with random unit vectors; returns their embedding keys."""
-    texts = [f"chunk {name} {i} words" for i in range(count)]
-    body = "\n".join(texts)
-    drafts, offset = [], 0
-    for text in texts:
-        drafts.append(ChunkDraft(text, offset, offset + len(text), 1, 1, name, "test", 1, sha256_text(text)))
-        offset += len(text) + 1
-    store.write_revision(
-        "c", LoadedDocument(source=f"/{name}", text=body, title=name), sha256_text(body), drafts, None
-    )
-    keys = [embedding_key(d.context, d.text) for d in drafts]
-    if embed:
-        _embed(store, keys, rng)
-    return keys
+from test_ann import DIMS, MODEL, _write
 
 
 def _embed(store: Any, keys: list[str], rng: np.random.Generator) -> None:
     vectors = rng.standard_normal((len(keys), DIMS)).astype(np.float32)
     store.put_embeddings(MODEL, keys, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+
+
+def _store(tmp_path: Path, url: str) -> tuple[Engine, Any, Path]:
+    """An engine on ``url`` with its cache folder under ``tmp_path``, and its store with collection "c"."""
+    cache = tmp_path / "cache"
+    engine = Engine(Config.from_env(store=url, collection="c", cache_dir=cache), embedder=None)
+    store: Any = engine._open_store(create=True)
+    store.ensure_collection("c")
+    store.set_collection_model("c", MODEL, DIMS)
+    return engine, store, cache
 
 
 def _unit(rng: np.random.Generator) -> np.ndarray:
@@ -53,11 +43,7 @@ def test_side_vector_index_on_postgresql_matches_exact_search_and_keeps_in_step(
     tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(vector_source, "ANN_MIN_VECTORS", 500)
-    cache = tmp_path / "cache"
-    engine = Engine(Config.from_env(store=postgres_url, collection="c", cache_dir=cache), embedder=None)
-    store: Any = engine._open_store(create=True)
-    store.ensure_collection("c")
-    store.set_collection_model("c", MODEL, DIMS)
+    engine, store, cache = _store(tmp_path, postgres_url)
     rng = np.random.default_rng(0)
     with store.bulk_load("c"):
         _write(store, "a", 800, rng)
@@ -91,7 +77,8 @@ def test_side_vector_index_on_postgresql_matches_exact_search_and_keeps_in_step(
 
     # Chunks removed leave it before the next search; chunks written now, embedded later, join it.
     store.remove_sources("c", ["/a"])
-    late = _write(store, "late", 40, rng, embed=False)
+    late: list[str] = []
+    _write(store, "late", 40, rng, keys=late)
     query = _unit(rng)
     paths = {
         c.path
@@ -130,11 +117,7 @@ def test_a_large_change_is_synced_in_the_background_while_pgvector_answers(
 ) -> None:
     monkeypatch.setattr(vector_source, "ANN_MIN_VECTORS", 100)
     monkeypatch.setattr(vector_source, "INLINE_SYNC_VECTORS", 50)
-    cache = tmp_path / "cache"
-    engine = Engine(Config.from_env(store=postgres_url, collection="c", cache_dir=cache), embedder=None)
-    store: Any = engine._open_store(create=True)
-    store.ensure_collection("c")
-    store.set_collection_model("c", MODEL, DIMS)
+    engine, store, _ = _store(tmp_path, postgres_url)
     rng = np.random.default_rng(1)
     _write(store, "a", 200, rng)
     store.sync_search_indexes("c")

@@ -241,6 +241,7 @@ def _save(index: Any, path: Path, generation: Generation, model_id: str) -> None
     """Atomically: a kill at any moment leaves the old file or the new one, never a torn one; the
     graph and its generation are written under a lock on the file, so two processes saving at once
     cannot leave one's graph labelled with the other's generation."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     with path.with_suffix(".lock").open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         temporary = path.with_name(path.name + ".tmp")

@@ -85,10 +85,16 @@ class PostgresKeywords:
     def _conn(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
 
     def side_keyword_search(
-        self, conn: psycopg.Connection[Any], collection_id: int, query: str, limit: int
+        self,
+        conn: psycopg.Connection[Any],
+        collection_id: int,
+        query: str,
+        limit: int,
+        state: tuple[Any, ...] | None = None,
     ) -> list[ArmHit] | None:
-        """Best first from the side index, or None: too small to need one, no cache folder, not in step."""
-        found = self._side_index(conn, collection_id)
+        """Best first from the side index, or None: too small to need one, no cache folder, not in step.
+        ``state``: the collection's (change stamp, chunk count) when already read."""
+        found = self._side_index(conn, collection_id, state)
         if found is None:
             return None
         index, generation = found
@@ -125,15 +131,18 @@ class PostgresKeywords:
         return self._cache_dir / "keyword" / self._database_key(conn)
 
     def _side_index(
-        self, conn: psycopg.Connection[Any], collection_id: int
+        self, conn: psycopg.Connection[Any], collection_id: int, state: tuple[Any, ...] | None = None
     ) -> tuple[KeywordIndex, str] | None:
         if self._cache_dir is None:
             return None
-        row = conn.execute(
-            """SELECT c.last_change_at, COALESCE(s.chunk_count, 0) FROM collections c
+        row = (
+            state
+            or conn.execute(
+                """SELECT c.last_change_at, COALESCE(s.chunk_count, 0) FROM collections c
                LEFT JOIN collection_stats s ON s.collection_id = c.id WHERE c.id = %s""",
-            (collection_id,),
-        ).fetchone()
+                (collection_id,),
+            ).fetchone()
+        )
         if row is None or int(row[1]) < KEYWORD_INDEX_MIN_ROWS:
             return None
         with self._keyword_lock:

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import psycopg
-from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from retrievo.errors import (
@@ -25,8 +24,6 @@ from retrievo.errors import (
 )
 from retrievo.ingest.hashing import embedding_key
 from retrievo.models import (
-    ArmHit,
-    Chunk,
     ChunkDraft,
     DocumentSummary,
     Filters,
@@ -39,14 +36,15 @@ from retrievo.secrets import redact, redact_all
 from retrievo.store import code_index, ids, queries
 from retrievo.store.base import CollectionInfo, DocumentState
 from retrievo.store.code_index import CodeIndex
-from retrievo.store.postgres import history, postings, search, transfer, vector_index
+from retrievo.store.postgres import history, postings, transfer, vector_index
 from retrievo.store.postgres.embeddings import PostgresEmbeddings
-from retrievo.store.postgres.filters import filter_sql, passing_chunk_ids
+from retrievo.store.postgres.filters import passing_chunk_ids
 from retrievo.store.postgres.keys import PostgresKeys
 from retrievo.store.postgres.keyword_source import DEFAULT_CACHE_DIR
 from retrievo.store.postgres.migrations import apply_migrations
-from retrievo.store.postgres.rows import chunk_from_row, collection_status, configure
-from retrievo.store.postgres.vector_source import VECTORS_CHANGED_FOR_NAME, PostgresSideIndexes
+from retrievo.store.postgres.rows import collection_status, configure
+from retrievo.store.postgres.searching import PostgresSearch
+from retrievo.store.postgres.vector_source import VECTORS_CHANGED_FOR_NAME
 from retrievo.store.queries import format_style
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 from retrievo.store.transfer import Record
@@ -58,7 +56,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class PostgresStore(PostgresSideIndexes, history.PointInTime, PostgresKeys, PostgresEmbeddings):
+class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresEmbeddings):
     def __init__(
         self,
         url: str,
@@ -370,49 +368,6 @@ class PostgresStore(PostgresSideIndexes, history.PointInTime, PostgresKeys, Post
                     conn.execute("UPDATE documents SET deleted_at = %s WHERE id = %s", (stamp, row[0]))
                     removed += 1
         return removed
-
-    # Search -------------------------------------------------------------------------------------
-
-    def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
-        collection_id = self._collection_id(collection)
-        with self._conn() as conn:
-            if filters.as_of is not None:
-                return history.keyword_at(conn, collection_id, search.query_stems(query), filters, limit)
-            if not filter_sql(filters)[0]:
-                found = self.side_keyword_search(conn, collection_id, query, limit)
-                if found is not None:
-                    return found
-            return search.keyword_search(conn, collection_id, query, filters, limit)
-
-    def vector_search(
-        self, collection: str, model_id: str, vector: npt.NDArray[np.float32], filters: Filters, limit: int
-    ) -> list[ArmHit]:
-        info = self.get_collection(collection)
-        if info is None:
-            self._collection_id(collection)
-        if info is None or info.model_id != model_id or info.dimensions is None:
-            return []
-        collection_id = self._collection_id(collection)
-        with self._conn() as conn:
-            if filters.as_of is None and not filter_sql(filters)[0]:
-                found = self.side_vector_search(conn, collection_id, model_id, vector, limit)
-                if found is not None:
-                    return found
-            return search.vector_search(
-                conn, collection_id, info.dimensions, vector, filters, limit, self.ef_search
-            )
-
-    def get_chunks(self, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
-        if not chunk_ids:
-            return {}
-        with self._conn() as conn, conn.cursor(row_factory=dict_row) as cursor:
-            rows = cursor.execute(
-                """SELECT c.*, d.source, d.title, d.kind, col.name AS collection FROM chunks c
-                   JOIN documents d ON d.id = c.document_id JOIN collections col ON col.id = c.collection_id
-                   WHERE c.id = ANY(%s)""",
-                (list(chunk_ids),),
-            ).fetchall()
-        return {row["id"]: chunk_from_row(row) for row in rows}
 
     # Documents --------------------------------------------------------------------------------
 

@@ -42,6 +42,11 @@ VECTORS_CHANGED_FOR_NAME = "UPDATE collections SET vectors_changed = vectors_cha
 
 GENERATION = """SELECT c.last_change_at, c.vectors_changed, COALESCE(s.chunk_count, 0) FROM collections c
                 LEFT JOIN collection_stats s ON s.collection_id = c.id WHERE c.id = %s"""
+# What a search needs of its collection, in one round trip: id, served model, dimensions, then the
+# side indexes' state (change stamp, vector counter, current chunks).
+SEARCH_STATE = """SELECT c.id, c.model_id, c.dimensions, c.last_change_at, c.vectors_changed,
+                         COALESCE(s.chunk_count, 0)
+                  FROM collections c LEFT JOIN collection_stats s ON s.collection_id = c.id WHERE c.name = %s"""
 
 
 class PostgresVectorSource:
@@ -118,9 +123,11 @@ class PostgresVectors:
         model_id: str,
         vector: npt.NDArray[np.float32],
         limit: int,
+        state: tuple[Any, ...] | None = None,
     ) -> list[ArmHit] | None:
-        """Best first from the side index, or None: too small to need one, no cache folder, being built."""
-        found = self._side_vectors(conn, collection_id)
+        """Best first from the side index, or None: too small to need one, no cache folder, being built.
+        ``state``: the collection's (change stamp, vector counter, chunk count) when already read."""
+        found = self._side_vectors(conn, collection_id, state)
         if found is None:
             return None
         indexes, generation = found
@@ -166,11 +173,11 @@ class PostgresVectors:
             indexes.forget(collection_id=collection_id)
 
     def _side_vectors(
-        self, conn: psycopg.Connection[Any], collection_id: int
+        self, conn: psycopg.Connection[Any], collection_id: int, state: tuple[Any, ...] | None = None
     ) -> tuple[AnnIndexes, str] | None:
         if self._cache_dir is None:
             return None
-        row = conn.execute(GENERATION, (collection_id,)).fetchone()
+        row = state if state is not None else conn.execute(GENERATION, (collection_id,)).fetchone()
         if row is None or int(row[2]) < ANN_MIN_VECTORS:
             return None
         indexes = self._vector_indexes(conn)
@@ -184,8 +191,7 @@ class PostgresVectors:
                         key = self._database_key(own)
                 else:
                     key = self._database_key(conn)
-                folder = self._cache_dir / "vector" / key
-                folder.mkdir(parents=True, exist_ok=True)
+                folder = self._cache_dir / "vector" / key  # made by the first save, not before
                 source = PostgresVectorSource(lambda: psycopg.connect(self._url, autocommit=True))
                 self._ann = AnnIndexes(str(folder / "ann-"), source, inline_max=INLINE_SYNC_VECTORS)
             return self._ann

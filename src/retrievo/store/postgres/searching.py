@@ -1,0 +1,70 @@
+"""The PostgreSQL store's searches: each arm from its side index when one can answer (unfiltered, current
+chunks, in step), from SQL otherwise; chunks read back for the answer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+from psycopg.rows import dict_row
+
+from retrievo.errors import CollectionNotFound
+from retrievo.models import ArmHit, Chunk, Filters
+from retrievo.store.postgres import history, search
+from retrievo.store.postgres.filters import filter_sql
+from retrievo.store.postgres.rows import chunk_from_row
+from retrievo.store.postgres.vector_source import SEARCH_STATE, PostgresSideIndexes
+
+
+class PostgresSearch(PostgresSideIndexes):
+    ef_search: int
+
+    def _search_state(self, conn: psycopg.Connection[Any], collection: str) -> tuple[Any, ...]:
+        row = conn.execute(SEARCH_STATE, (collection,)).fetchone()
+        if row is None:
+            self._collection_id(collection)  # raises CollectionNotFound
+            raise CollectionNotFound(f"collection {collection!r} does not exist")  # (removed meanwhile)
+        return tuple(row)
+
+    def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
+        with self._conn() as conn:
+            state = self._search_state(conn, collection)
+            collection_id = int(state[0])
+            if filters.as_of is not None:
+                return history.keyword_at(conn, collection_id, search.query_stems(query), filters, limit)
+            if not filter_sql(filters)[0]:
+                found = self.side_keyword_search(conn, collection_id, query, limit, (state[3], state[5]))
+                if found is not None:
+                    return found
+            return search.keyword_search(conn, collection_id, query, filters, limit)
+
+    def vector_search(
+        self, collection: str, model_id: str, vector: npt.NDArray[np.float32], filters: Filters, limit: int
+    ) -> list[ArmHit]:
+        with self._conn() as conn:
+            state = self._search_state(conn, collection)
+            collection_id, served, dimensions = int(state[0]), state[1], state[2]
+            if served != model_id or dimensions is None:
+                return []
+            if filters.as_of is None and not filter_sql(filters)[0]:
+                found = self.side_vector_search(conn, collection_id, model_id, vector, limit, state[3:])
+                if found is not None:
+                    return found
+            return search.vector_search(
+                conn, collection_id, dimensions, vector, filters, limit, self.ef_search
+            )
+
+    def get_chunks(self, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
+        if not chunk_ids:
+            return {}
+        with self._conn() as conn, conn.cursor(row_factory=dict_row) as cursor:
+            rows = cursor.execute(
+                """SELECT c.*, d.source, d.title, d.kind, col.name AS collection FROM chunks c
+                   JOIN documents d ON d.id = c.document_id JOIN collections col ON col.id = c.collection_id
+                   WHERE c.id = ANY(%s)""",
+                (list(chunk_ids),),
+            ).fetchall()
+        return {row["id"]: chunk_from_row(row) for row in rows}
