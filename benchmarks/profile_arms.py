@@ -74,7 +74,7 @@ def profile(engine: Engine, collection: str, queries: list[str], model_ms: list[
 
 def dataset_run(folder: Path, db: Path, limit: int) -> dict[str, Any]:
     if not db.exists():
-        evaluate(folder, db=db, modes=("keyword",), limit_queries=1)
+        evaluate(folder, db=db, modes=("hybrid",), limit_queries=1)  # embeds the corpus
     data = load_beir(folder, "test")
     queries = [text for _, text in list(data.queries.items())[:limit]]
     engine = Engine(Config.from_env(db=db, collection=f"eval-{data.name}"))
