@@ -14,7 +14,7 @@ import pytest
 
 from retrievo.models import Filters, LoadedDocument
 from retrievo.store import keyword_index
-from retrievo.store.sqlite import SQLiteStore, keyword_tokens
+from retrievo.store.sqlite import SQLiteStore, keyword_tokens, writing
 from retrievo.store.sqlite import search as fts5
 from retrievo.store.sqlite import searching as sqlite_search
 
@@ -213,6 +213,9 @@ def test_side_index_follows_a_bulk_load_and_ends_in_step(
         return rows
 
     monkeypatch.setattr(keyword_tokens, "token_strings", counted)
+    # Every write commits: the first 2,000 are committed when the test waits for the follower (with
+    # 0.5 s batches, a warm process wrote them all inside one uncommitted batch and the follower saw none).
+    monkeypatch.setattr(writing, "BATCH_S", 0.0)
 
     def write(document: LoadedDocument) -> None:
         draft = ChunkDraft(
@@ -227,7 +230,7 @@ def test_side_index_follows_a_bulk_load_and_ends_in_step(
         for number, document in enumerate(documents, 1):
             write(document)
             if number == 2000:  # wait, inside the load, for the follower to take in what is committed
-                deadline = time.monotonic() + 60  # generous: a loaded machine starves the follower
+                deadline = time.monotonic() + 30
                 while tokenized["follower"] < 1000 and time.monotonic() < deadline:
                     time.sleep(0.1)
                 # a chunk the follower has spooled is superseded: its spooled tokens must not be added
