@@ -153,3 +153,31 @@ def test_a_hybrid_search_runs_its_keyword_arm_while_the_query_is_embedded(
     waiting.waiting = False
     assert [hit.chunk.chunk_id for hit in engine.search("parental leave approval").hits] == expected
     engine.close()
+
+
+def test_a_forked_child_searches_with_arm_threads_of_its_own(tmp_path: Path, handbook: Path) -> None:
+    """A process forked after a hybrid search (a server's workers, say) gets a new arm pool; with the
+    parent's, whose threads do not exist in the child, its first hybrid search would wait forever."""
+    import subprocess
+    import sys
+
+    script = f"""
+import os, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from pathlib import Path
+from retrievo.config import Config
+from retrievo.engine import Engine
+from test_concurrency import WaitingEmbedder
+engine = Engine(Config.from_env(db=Path({str(tmp_path / "index.db")!r})), embedder=WaitingEmbedder())
+engine.index([Path({str(handbook)!r})])
+assert engine.search("parental leave").hits
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if engine.search("who approves expenses").search_mode == "hybrid" else 3)
+_, status = os.waitpid(pid, 0)
+print("child", os.waitstatus_to_exitcode(status))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0 and "child 0" in done.stdout, done.stderr

@@ -13,6 +13,7 @@ With ``explain``, each hit carries its arms' ranks and raw scores and the answer
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -196,6 +197,15 @@ def run_search(
 
 _ARMS: ThreadPoolExecutor | None = None
 _ARMS_LOCK = threading.Lock()
+
+
+def _forget_arm_threads() -> None:
+    """In a forked child the pool's threads do not exist: a new pool is made there on first use."""
+    global _ARMS, _ARMS_LOCK
+    _ARMS, _ARMS_LOCK = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_arm_threads)
 
 
 def _side_by_side(
