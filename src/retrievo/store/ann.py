@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.errors import VectorIndexUnavailable
-from retrievo.store.files import fsync_file
+from retrievo.store.files import Generation, fsync_file
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +37,6 @@ EXPANSION_ADD = 128
 ADD_BATCH = 20_000  # under SQLite's 32,766 bound parameters
 
 SIDE_INDEX_AGREEMENT = 0.99  # cosine between a side-index vector (float16 HNSW) and the table's
-
-Generation = int | str  # SQLite: the file's write counter; PostgreSQL: the collection's change stamps
 
 
 class VectorSource(Protocol):
@@ -175,9 +173,8 @@ class AnnIndexes:
             try:
                 db = self._source.connect()
                 try:
-                    generation = self._source.generation(
-                        db, collection_id
-                    )  # first: rows read later are newer
+                    # The generation first: the rows read after it are as new or newer.
+                    generation = self._source.generation(db, collection_id)
                     index = _new_index(self._source.dimensions(db, collection_id, model_id))
                     _sync(
                         self._source, db, index, collection_id, model_id,

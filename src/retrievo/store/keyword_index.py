@@ -46,7 +46,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from retrievo.store.files import fsync_file
+from retrievo.store.files import Generation, fsync_file
 from retrievo.store.fts_query import prune_common_terms
 from retrievo.store.tokenizer import shared_tokenizer
 
@@ -60,9 +60,6 @@ BATCH = 2_000
 WRITER_HEAP = 128_000_000
 K1, B = 1.2, 0.75
 FORMAT = 1
-
-
-Generation = int | str  # what changes whenever the indexed rows may have (compared for equality only)
 
 
 class KeywordSource(Protocol):

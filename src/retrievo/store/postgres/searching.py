@@ -4,30 +4,20 @@ chunks, in step), from SQL otherwise; chunks read back for the answer."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import psycopg
 from psycopg.rows import dict_row
 
-from retrievo.errors import CollectionNotFound
 from retrievo.models import ArmHit, Chunk, Filters
 from retrievo.store.postgres import history, search
 from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.rows import chunk_from_row
-from retrievo.store.postgres.vector_source import SEARCH_STATE, PostgresSideIndexes
+from retrievo.store.postgres.vector_source import PostgresSideIndexes
 
 
 class PostgresSearch(PostgresSideIndexes):
     ef_search: int
-
-    def _search_state(self, conn: psycopg.Connection[Any], collection: str) -> tuple[Any, ...]:
-        row = conn.execute(SEARCH_STATE, (collection,)).fetchone()
-        if row is None:
-            self._collection_id(collection)  # raises CollectionNotFound
-            raise CollectionNotFound(f"collection {collection!r} does not exist")  # (removed meanwhile)
-        return tuple(row)
 
     def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
         with self._conn() as conn:

@@ -24,9 +24,9 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 
-from retrievo.errors import VectorIndexUnavailable
+from retrievo.errors import CollectionNotFound, VectorIndexUnavailable
 from retrievo.models import ArmHit
-from retrievo.store.ann import ANN_MIN_VECTORS, AnnIndexes, disagreements
+from retrievo.store.ann import ADD_BATCH, ANN_MIN_VECTORS, AnnIndexes, disagreements
 from retrievo.store.postgres.keyword_source import PostgresKeywords
 from retrievo.store.postgres.rows import configure
 
@@ -154,14 +154,11 @@ class PostgresVectors:
                 return []
             indexes, generation = found
             held = indexes.synced_index(conn, collection_id, model_id, generation)
-            source = PostgresVectorSource
-            ids = source.current_ids(conn, collection_id, model_id)
+            ids = PostgresVectorSource.current_ids(conn, collection_id, model_id)
             read = [
-                source.vectors(conn, model_id, held.ndim, ids[b : b + 20_000].tolist())
-                for b in range(0, len(ids), 20_000)
-            ]
-        if not read:
-            return disagreements(held, ids, np.zeros((0, held.ndim), dtype=np.float32))
+                PostgresVectorSource.vectors(conn, model_id, held.ndim, ids[b : b + ADD_BATCH].tolist())
+                for b in range(0, len(ids), ADD_BATCH)
+            ] or [(ids, np.zeros((0, held.ndim), dtype=np.float32))]
         return disagreements(held, np.concatenate([r[0] for r in read]), np.concatenate([r[1] for r in read]))
 
     def forget_vector_index(self, collection_id: int) -> None:
@@ -203,13 +200,18 @@ class PostgresSideIndexes(PostgresKeywords, PostgresVectors):
     @abstractmethod
     def _collection_id(self, name: str) -> int: ...
 
+    def _search_state(self, conn: psycopg.Connection[Any], collection: str) -> tuple[Any, ...]:
+        """The collection's ``SEARCH_STATE`` row; CollectionNotFound when there is none."""
+        row = conn.execute(SEARCH_STATE, (collection,)).fetchone()
+        if row is None:
+            self._collection_id(collection)  # raises CollectionNotFound, saying how to make it
+            raise CollectionNotFound(f"collection {collection!r} does not exist")  # (removed meanwhile)
+        return tuple(row)
+
     def sync_search_indexes(self, collection: str) -> None:
         """The collection's side indexes (keywords, vectors), brought in step now (after indexing);
         postings and pgvector's HNSW index are written with the rows."""
-        collection_id = self._collection_id(collection)
         with self._conn() as conn:
-            self.sync_keyword_index(conn, collection_id)
-            model = conn.execute(
-                "SELECT model_id FROM collections WHERE id = %s", (collection_id,)
-            ).fetchone()
-            self.sync_vector_index(conn, collection_id, model[0] if model else None)
+            state = self._search_state(conn, collection)
+            self.sync_keyword_index(conn, int(state[0]))
+            self.sync_vector_index(conn, int(state[0]), state[1])
