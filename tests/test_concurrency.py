@@ -65,11 +65,64 @@ def test_concurrent_queries_share_model_calls_and_get_their_own_vectors() -> Non
     assert len(slow.batches) == before
 
 
+class Overlapping(SlowEmbedder):
+    """Records how many model calls run at once and the texts of each call."""
+
+    model_id = "overlapping-8"
+
+    def __init__(self, parallel: int) -> None:
+        super().__init__()
+        self.parallel_queries = parallel
+        self.calls: list[list[str]] = []
+        self.running = 0
+        self.most = 0
+        self._count = threading.Lock()
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        with self._count:
+            self.running += 1
+            self.most = max(self.most, self.running)
+            self.calls.append(list(texts))
+        try:
+            return super().embed_batch(texts)
+        finally:
+            with self._count:
+                self.running -= 1
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+def test_query_batches_run_side_by_side_up_to_the_embedders_word(parallel: int) -> None:
+    model = Overlapping(parallel)
+    queries = QueryEmbedder(model, retry_after_s=0)
+    texts = [f"question {'x' * (i % 3)} number {i}" for i in range(24)]
+    with ThreadPoolExecutor(24) as pool:
+        results = list(pool.map(queries.embed, texts))
+    assert model.most == parallel, "as many model calls at once as the embedder says, never more"
+    assert sorted(t for call in model.calls for t in call) == sorted(texts), "each query embedded once"
+    for text, (_, vector) in zip(texts, results, strict=True):
+        np.testing.assert_allclose(vector, model.embed_query(text), rtol=1e-6)
+
+
+def test_queries_of_different_lengths_go_to_the_model_in_groups_of_similar_length() -> None:
+    model = Overlapping(1)
+    texts = ["short one", "a" * 200, "short two", "b" * 210, "tiny", "c" * 40]
+    vectors = model.embed_queries(texts)
+    for call in model.calls:
+        lengths = [len(t) for t in call]
+        assert max(lengths) <= min(lengths) * 1.25 + 12, call
+    assert len(model.calls) == 3
+    for text, row in zip(texts, vectors, strict=True):
+        np.testing.assert_allclose(row, model.embed_query(text), rtol=1e-6)
+
+
 def test_a_batch_of_queries_embeds_as_each_query_alone(minilm: MiniLMEmbedder) -> None:
     together = minilm.embed_queries(QUESTIONS)
     for row, question in zip(together, QUESTIONS, strict=True):
         np.testing.assert_allclose(row, minilm.embed_query(question), atol=2e-3)
         assert float(row @ minilm.embed_query(question)) > 0.9999
+    # queries run on a one-thread session of their own: the same vectors as the documents' session
+    as_documents = minilm.embed_documents(QUESTIONS)
+    np.testing.assert_allclose(together, as_documents, atol=1e-5)
 
 
 def test_parallel_searches_answer_as_serial_ones_while_a_writer_writes(

@@ -96,6 +96,7 @@ def test_rest_search_is_the_mcp_search(server: Server, team: dict[str, Any]) -> 
     arguments = {"query": QUESTION, "limit": 3, "filters": {"collection": "hr"}}
     rest = post(server, "/api/search", arguments, team["all"])
     assert rest.status_code == 200, rest.text
+    assert rest.headers["content-type"] == "application/json"
     data = rest.json()
     assert data["results"][0]["path"].endswith("leave-policy.md")
     _, over_mcp = mcp_call(server, team["all"], "search", arguments)

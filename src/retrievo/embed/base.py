@@ -22,6 +22,9 @@ class Embedder(ABC):
 
     model_id: str
     batch_size: int = 32
+    # How many query batches may run at once (concurrent searches, ``embed/queries.py``): a local model
+    # says its cores; a remote one may say more.
+    parallel_queries: int = 1
     query_prefix: str = ""
     document_prefix: str = ""
 
@@ -47,15 +50,37 @@ class Embedder(ABC):
         return out
 
     def embed_query(self, text: str) -> Vectors:
-        vectors = _normalise(self.embed_batch([self.query_prefix + text]))
+        vectors = _normalise(self.embed_query_batch([self.query_prefix + text]))
         first: Vectors = vectors[0]
         return first
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
-        """Several queries in one batch (concurrent searches), one normalised row each."""
-        if len(texts) == 1:
-            return self.embed_query(texts[0])[None, :]
-        return _normalise(self.embed_batch([self.query_prefix + text for text in texts]))
+        """Several queries (concurrent searches), one normalised row each, in order.
+
+        Model calls of similar lengths: padding a short query to a long one's length costs more than
+        the batch saves (MiniLM on one core, SciFact's claims in batches of 18: 7.6 ms a query, against
+        4.6 alone and 2.9 in batches of equal length).
+        """
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for group in _similar_lengths(texts):
+            out[group] = _normalise(self.embed_query_batch([self.query_prefix + texts[i] for i in group]))
+        return out
+
+    def embed_query_batch(self, texts: Sequence[str]) -> Vectors:
+        """Queries (prefixed) to vectors; a model with a session tuned for short inputs overrides this."""
+        return self.embed_batch(texts)
+
+
+def _similar_lengths(texts: Sequence[str], slack: float = 1.25, room: int = 12) -> list[list[int]]:
+    """Indexes of ``texts`` in groups whose longest is at most ``slack`` × the shortest + ``room`` chars."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    groups: list[list[int]] = []
+    for i in order:
+        if groups and len(texts[i]) <= len(texts[groups[-1][0]]) * slack + room:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
 
 
 def _normalise(vectors: Vectors) -> Vectors:

@@ -48,6 +48,7 @@ class HttpEmbedder(Embedder):
         self._client = httpx.Client(timeout=timeout_s)
 
     provider = "http"
+    parallel_queries = 4  # a provider serves requests side by side
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"

@@ -1,13 +1,15 @@
 """Embedding queries for the engine: a small LRU of query vectors (seed 003) and the embedder's health.
 
 An agent repeating or paging a query pays for its embedding once. Concurrent searches share the model:
-the queries waiting while one batch runs go together in the next (one model call for many clients).
+the queries waiting while the model is busy go together in its next call, and as many calls run side by
+side as the embedder says (``parallel_queries``: one per core for the bundled model).
 A failing embedder is remembered for ``retry_after_s`` so every query does not pay for the failure
 (search degrades to keywords).
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import OrderedDict
@@ -20,6 +22,7 @@ from retrievo.embed.base import Embedder
 from retrievo.errors import EmbedderUnavailable
 
 QUERY_CACHE_SIZE = 512
+BATCH_MAX = 16  # queries in one model call: more only waits longer (a call grows with its longest query)
 
 
 class QueryEmbedder:
@@ -29,7 +32,8 @@ class QueryEmbedder:
         self._size = size
         self._cache: OrderedDict[tuple[str, str], npt.NDArray[np.float32]] = OrderedDict()
         self._lock = threading.Lock()
-        self._model_lock = threading.Lock()
+        # Model calls under way at once: the embedder's ``parallel_queries`` (one per core for MiniLM).
+        self._slots = threading.BoundedSemaphore(max(1, embedder.parallel_queries if embedder else 1))
         self._pending: dict[str, Future[npt.NDArray[np.float32]]] = {}
         self._failed_at: float | None = None
         self._reason: str | None = None
@@ -58,17 +62,22 @@ class QueryEmbedder:
         return embedder.model_id, vector
 
     def _batched(self, embedder: Embedder, query: str) -> npt.NDArray[np.float32]:
-        """This query's vector, computed in one batch with every query waiting at the same time."""
+        """This query's vector, computed in one model call with queries waiting at the same time.
+
+        Whoever gets a slot takes up to BATCH_MAX waiting queries (its own or others'); with its query
+        taken by another, a caller waits for that call rather than for a slot.
+        """
         with self._lock:
             waiting = self._pending.get(query)
             if waiting is None:
                 waiting = self._pending[query] = Future()
         while not waiting.done():
-            with self._model_lock:  # one batch at a time; whoever gets the model takes every query waiting
-                if waiting.done():
-                    break
+            with self._slots:
                 with self._lock:
-                    batch, self._pending = self._pending, {}
+                    taken = list(itertools.islice(self._pending, BATCH_MAX))
+                    batch = {text: self._pending.pop(text) for text in taken}
+                if not batch:
+                    break  # ours is in a call under way
                 try:
                     vectors = np.asarray(embedder.embed_queries(list(batch)), dtype=np.float32)
                 except BaseException as exc:

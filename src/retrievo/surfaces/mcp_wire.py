@@ -11,10 +11,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
+import pydantic_core
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
@@ -26,8 +26,10 @@ MAX_BYTES = int(os.environ.get("RETRIEVO_MCP_MAX_BYTES", "90000"))
 SMALLER = {"get_document": "max_chars", "get_context": "max_tokens", "getContext": "max_tokens"}
 
 
-def _compact(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+def _compact(data: Any) -> bytes:
+    """Compact UTF-8 JSON (what ``json.dumps(ensure_ascii=False, separators=(",", ":"))`` writes, in
+    pydantic-core's Rust: the answers are serialised on the server's event loop, under the GIL)."""
+    return pydantic_core.to_json(data)
 
 
 def fit(name: str, result: Any, cap: int = MAX_BYTES) -> Any:
@@ -36,10 +38,10 @@ def fit(name: str, result: Any, cap: int = MAX_BYTES) -> Any:
         return result
     data = dict(result.structured_content)
     text = _compact(data)
-    if len(text.encode()) > cap:
+    if len(text) > cap:
         lists = {key: value for key, value in data.items() if isinstance(value, list) and value}
         totals = {key: len(value) for key, value in lists.items()}
-        while lists and len(_compact(data).encode()) > cap:
+        while lists and len(_compact(data)) > cap:
             longest = max(lists, key=lambda key: len(_compact(lists[key])))
             lists[longest].pop()
             if not lists[longest]:
@@ -50,13 +52,11 @@ def fit(name: str, result: Any, cap: int = MAX_BYTES) -> Any:
         said = ", ".join(f"{n} of {totals[key]} {key}" for key, n in left_out.items())
         data["cut"] = f"{said} left out to stay under {cap} bytes; ask for fewer"
         text = _compact(data)
-    if len(text.encode()) > cap:
+    if len(text) > cap:
         smaller = SMALLER.get(name)
         advice = f"lower {smaller}" if smaller else "ask for less"
-        raise ToolError(
-            f"the answer would be {len(text.encode())} bytes, over this server's cap of {cap}; {advice}"
-        )
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+        raise ToolError(f"the answer would be {len(text)} bytes, over this server's cap of {cap}; {advice}")
+    return CallToolResult(content=[TextContent(type="text", text=text.decode())], structured_content=data)
 
 
 def _where(location: tuple[int | str, ...]) -> str:

@@ -13,7 +13,7 @@ from importlib.metadata import version
 import anyio
 import anyio.to_thread
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -81,7 +81,7 @@ def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = No
         return JSONResponse({"status": "ready"})
 
     @app.get("/api/status", tags=["tools"], summary="index_status (GET form).")
-    async def status(request: Request) -> JSONResponse:
+    async def status(request: Request) -> Response:
         server = servers.server(_rights(request, servers))
         return await call_tool(server, "index_status", {})
 

@@ -11,9 +11,10 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import TextContent
 
 from retrievo.access import Principal
 from retrievo.errors import (
@@ -49,7 +50,7 @@ def status_of(exc: BaseException) -> int:
     return 400
 
 
-async def call_tool(server: MCPServer, name: str, arguments: dict[str, Any]) -> JSONResponse:
+async def call_tool(server: MCPServer, name: str, arguments: dict[str, Any]) -> Response:
     try:
         result = await server.call_tool(name, arguments)
     except UnexpectedToolError:
@@ -60,6 +61,9 @@ async def call_tool(server: MCPServer, name: str, arguments: dict[str, Any]) -> 
     data = getattr(result, "structured_content", None)
     if data is None:  # every retrievo tool answers structured JSON
         return error(500, f"{name} gave no structured answer")
+    content = getattr(result, "content", [])
+    if len(content) == 1 and isinstance(content[0], TextContent):  # ``fit``: the structured JSON, compact
+        return Response(content[0].text, media_type="application/json")
     return JSONResponse(data)
 
 
@@ -81,7 +85,7 @@ def add_tool_routes(app: FastAPI, servers: McpServers, reference: MCPServer) -> 
     for tool in reference._tool_manager.list_tools():
         name = tool.name
 
-        async def endpoint(request: Request, name: str = name) -> JSONResponse:
+        async def endpoint(request: Request, name: str = name) -> Response:
             principal: Principal = request.state.principal
             server = servers.server(rights_of(principal, servers.settings))
             if server._tool_manager.get_tool(name) is None:
