@@ -66,6 +66,11 @@ class Breakable(MiniLMEmbedder):
             raise EmbedderUnavailable("benchmark switch: model down")
         return super().embed_batch(texts)
 
+    def embed_query_batch(self, texts: Any) -> Any:
+        if self.broken:
+            raise EmbedderUnavailable("benchmark switch: model down")
+        return super().embed_query_batch(texts)
+
 
 def queries(scratch: Path) -> dict[str, Any]:
     embedder = Breakable()

@@ -30,6 +30,11 @@ class Breakable(MiniLMEmbedder):
             raise EmbedderUnavailable("the model is down (test switch)")
         return super().embed_batch(texts)
 
+    def embed_query_batch(self, texts: Any) -> Any:
+        if self.broken:
+            raise EmbedderUnavailable("the model is down (test switch)")
+        return super().embed_query_batch(texts)
+
 
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> Path:

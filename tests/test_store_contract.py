@@ -14,6 +14,7 @@ import pytest
 
 from conftest import ROOT
 from retrievo import Config, Engine, IndexLockedError
+from retrievo.models import LoadedDocument
 
 QUERIES = [
     "parental leave approval",
@@ -126,3 +127,34 @@ def test_readers_keep_answering_while_an_indexer_writes(
     assert not errors, errors[0]
     assert report.documents_added == 60
     assert len(readers[0].search("note number 59", mode="keyword").hits) > 0
+
+
+def test_documents_written_together_read_as_if_written_one_by_one(make_engine: Any) -> None:
+    """``add_documents`` writes in groups (``Store.write_revisions``): new documents share statements, a
+    source given twice is a new revision of itself, one already held is superseded, counts are right."""
+
+    def doc(source: str, text: str) -> LoadedDocument:
+        return LoadedDocument(source=source, text=text, title=source)
+
+    engine = make_engine()
+    first = engine.add_documents([doc("mem://held", "the old canteen menu lists soup")], "c", embed=False)
+    assert first.documents_added == 1
+    engine.history.create("before", "c")
+    report = engine.add_documents(
+        [doc("mem://a", "alpha reactor cooling pumps"), doc("mem://held", "the new canteen menu lists salad"),
+         doc("mem://b", "bravo turbine blade inspection"), doc("mem://a", "alpha reactor cooling valves"),
+         doc("mem://c", "charlie turbine blade inspection")],
+        "c", embed=False,
+    )  # fmt: skip
+    assert (report.documents_added, report.documents_changed, report.chunks_written) == (3, 2, 5)
+    documents = {d.path: d for d in engine.documents("c")}
+    assert set(documents) == {"mem://held", "mem://a", "mem://b", "mem://c"}
+    assert len({d.document_id for d in documents.values()}) == 4
+    found = engine.search("turbine blade reactor canteen", "c", mode="keyword")
+    assert {hit.chunk.text for hit in found.hits} == {
+        "alpha reactor cooling valves", "the new canteen menu lists salad",
+        "bravo turbine blade inspection", "charlie turbine blade inspection",
+    }  # fmt: skip
+    assert not engine.search("pumps", "c", mode="keyword").hits, "the first mem://a left search"
+    then = engine.search("canteen soup salad", "c", mode="keyword", baseline="before").hits
+    assert [hit.chunk.text for hit in then] == ["the old canteen menu lists soup"]

@@ -26,7 +26,7 @@ from retrievo.errors import (
     SourceError,
 )
 from retrievo.history import History, resolve
-from retrievo.indexing import IndexProgress, NoProgress, index_root, ingest_document, update_paths
+from retrievo.indexing import IndexProgress, NoProgress, index_root, ingest_documents, update_paths
 from retrievo.ingest.chunkers import ChunkerName, parse_strategies
 from retrievo.ingest.roots import checked_path, resolve_inside_roots
 from retrievo.models import (
@@ -210,13 +210,16 @@ class Engine(CodeQueries, SimilarQueries, EmbeddingLifecycle):
         name = collection or self.config.collection
         progress = progress or NoProgress()
         with self._indexing(name, embed, progress) as (store, report):
-            for document in documents:
-                report.files_seen += 1
-                if not document.text.strip():
-                    report.skipped.append(SkippedFile(document.source, "empty: document has no text"))
-                    continue
-                ingest_document(store, report, document, name, chunker, False, None)
-                progress.file_done(document.source)
+
+            def with_text() -> Iterator[LoadedDocument]:
+                for document in documents:
+                    report.files_seen += 1
+                    if document.text.strip():
+                        yield document
+                    else:
+                        report.skipped.append(SkippedFile(document.source, "empty: document has no text"))
+
+            ingest_documents(store, report, with_text(), name, chunker, False, None, progress.file_done)
         return report
 
     def update_paths(

@@ -5,7 +5,7 @@ The engine holds the collection's writer lock around these; they never embed (th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
@@ -18,7 +18,9 @@ from retrievo.ingest.records.loader import MODEL_SUFFIXES, load_model_file
 from retrievo.ingest.records.readers import sniff
 from retrievo.ingest.sources import included, walk
 from retrievo.models import IndexReport, LoadedDocument, SkippedFile
-from retrievo.store.base import Store
+from retrievo.store.base import NewRevision, Store
+
+WRITE_GROUP = 64  # documents written together: one transaction, a few statements for the new ones
 
 
 class IndexProgress(Protocol):
@@ -169,8 +171,7 @@ def _ingest_model(
         report.skipped.append(SkippedFile(str(path), f"unreadable: {exc.strerror or exc}"))
         return existing
     modified = _modified(path)
-    for document in documents:
-        ingest_document(store, report, document, collection, "whole", force, modified)
+    ingest_documents(store, report, documents, collection, "whole", force, modified)
     current = [d.source for d in documents]
     wanted = set(current)
     report.documents_removed += store.remove_sources(collection, [s for s in existing if s not in wanted])
@@ -187,15 +188,51 @@ def ingest_document(
     modified: str | None,
 ) -> None:
     """Write one loaded document as a new revision, unless its content hash is unchanged."""
-    source_hash = sha256_text(loaded.text)
-    state = store.document_state(collection, loaded.source)
-    if state is not None and state.source_hash == source_hash and not force:
-        report.documents_unchanged += 1
-        return
-    drafts = chunk_document(loaded, chunker)
-    store.write_revision(collection, loaded, source_hash, drafts, modified)
-    report.chunks_written += len(drafts)
-    if state is None:
-        report.documents_added += 1
-    else:
-        report.documents_changed += 1
+    ingest_documents(store, report, [loaded], collection, chunker, force, modified)
+
+
+def ingest_documents(
+    store: Store,
+    report: IndexReport,
+    documents: Iterable[LoadedDocument],
+    collection: str,
+    chunker: str,
+    force: bool,
+    modified: str | None,
+    done: Callable[[str], None] | None = None,
+) -> None:
+    """``ingest_document`` for each, written WRITE_GROUP at a time (``Store.write_revisions``); ``done``
+    hears each source once it is written or found unchanged."""
+    pending: list[tuple[NewRevision, bool]] = []  # (revision, whether the document is new)
+    sources: set[str] = set()
+
+    def flush() -> None:
+        store.write_revisions(collection, [revision for revision, _ in pending])
+        for revision, new in pending:
+            report.chunks_written += len(revision.drafts)
+            if new:
+                report.documents_added += 1
+            else:
+                report.documents_changed += 1
+            if done is not None:
+                done(revision.document.source)
+        pending.clear()
+        sources.clear()
+
+    for loaded in documents:
+        if loaded.source in sources:  # its state is read after the first is written
+            flush()
+        source_hash = sha256_text(loaded.text)
+        state = store.document_state(collection, loaded.source)
+        if state is not None and state.source_hash == source_hash and not force:
+            report.documents_unchanged += 1
+            if done is not None:
+                done(loaded.source)
+            continue
+        revision = NewRevision(loaded, source_hash, chunk_document(loaded, chunker), modified)
+        pending.append((revision, state is None))
+        sources.add(loaded.source)
+        if len(pending) >= WRITE_GROUP:
+            flush()
+    if pending:
+        flush()

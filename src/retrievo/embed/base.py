@@ -17,7 +17,9 @@ class Embedder(ABC):
 
     Contract for subclasses: ``embed_batch`` receives at most ``batch_size`` texts (prefixes
     already applied) and returns one row per text, in order. It raises ``EmbedderUnavailable``
-    when the model or provider cannot answer; the engine then degrades to keyword search.
+    when the model or provider cannot answer; the engine then degrades to keyword search. Queries
+    go through ``embed_query_batch``, which is ``embed_batch`` unless a model runs queries its own way
+    (the bundled one: on a one-thread session; a subclass of it overrides both).
     """
 
     model_id: str
@@ -61,6 +63,8 @@ class Embedder(ABC):
         the batch saves (MiniLM on one core, SciFact's claims in batches of 18: 7.6 ms a query, against
         4.6 alone and 2.9 in batches of equal length).
         """
+        if len(texts) == 1:
+            return self.embed_query(texts[0])[None, :]
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         for group in _similar_lengths(texts):
             out[group] = _normalise(self.embed_query_batch([self.query_prefix + texts[i] for i in group]))

@@ -57,6 +57,16 @@ class DocumentState:
     file_hash: str | None = None  # SHA-256 of the file's bytes when its loader records it (PDFs)
 
 
+@dataclass(frozen=True)
+class NewRevision:
+    """A document's next revision as the store writes it: its text's hash and its chunks."""
+
+    document: LoadedDocument
+    source_hash: str
+    drafts: Sequence[ChunkDraft]
+    modified_at: str | None = None
+
+
 class Store(Protocol):
     path: str
 
@@ -84,6 +94,11 @@ class Store(Protocol):
         drafts: Sequence[ChunkDraft],
         modified_at: str | None,
     ) -> DocumentState: ...
+
+    def write_revisions(self, collection: str, revisions: Sequence[NewRevision]) -> list[DocumentState]:
+        """``write_revision`` for each, in order (a source given twice: the second supersedes the first),
+        in one transaction: a bulk load's documents a batch at a time."""
+        ...
 
     def sources_under(self, collection: str, prefix: str) -> list[str]:
         """Current sources equal to ``prefix``, inside it as a folder (``prefix/…``) or in it as a model

@@ -34,7 +34,7 @@ from retrievo.models import (
 )
 from retrievo.secrets import redact, redact_all
 from retrievo.store import code_index, ids, queries
-from retrievo.store.base import CollectionInfo, DocumentState
+from retrievo.store.base import CollectionInfo, DocumentState, NewRevision
 from retrievo.store.code_index import CodeIndex
 from retrievo.store.postgres import history, postings, transfer, vector_index
 from retrievo.store.postgres.embeddings import PostgresEmbeddings
@@ -221,6 +221,13 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
         if not rows:
             return None
         return DocumentState(rows[0][0], rows[0][1], rows[0][2], (rows[0][3] or {}).get("file_sha256"))
+
+    def write_revisions(self, collection: str, revisions: Sequence[NewRevision]) -> list[DocumentState]:
+        # Each in a transaction of its own, as ``write_revision`` writes it.
+        return [
+            self.write_revision(collection, r.document, r.source_hash, r.drafts, r.modified_at)
+            for r in revisions
+        ]
 
     def write_revision(
         self,

@@ -6,7 +6,7 @@ import fcntl
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,8 +15,6 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.errors import CollectionNotFound, ConfigError, IndexCorruptError, IndexLockedError
-from retrievo.ingest.hashing import embedding_key
-from retrievo.ingest.identifiers import keyword_terms
 from retrievo.models import (
     Chunk,
     ChunkDraft,
@@ -30,10 +28,11 @@ from retrievo.models import (
 )
 from retrievo.store import code_index, ids, queries
 from retrievo.store.ann import AnnIndexes
-from retrievo.store.base import CollectionInfo, DocumentState
+from retrievo.store.base import CollectionInfo, DocumentState, NewRevision
 from retrievo.store.code_index import CodeIndex
 from retrievo.store.keyword_index import KeywordIndex
 from retrievo.store.sqlite import documents, history, transfer
+from retrievo.store.sqlite import revisions as revisions_module
 from retrievo.store.sqlite.ann_source import SQLiteVectorSource
 from retrievo.store.sqlite.connection import Readers, connect
 from retrievo.store.sqlite.embeddings import SQLiteEmbeddings
@@ -193,74 +192,12 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         drafts: Sequence[ChunkDraft],
         modified_at: str | None,
     ) -> DocumentState:
-        collection_id = self._collection_id(collection)
-        metadata = json.dumps(document.metadata)
-        with self._transaction(batch=True) as db:
-            found = db.execute(queries.DOCUMENT_ID_OF_SOURCE, (collection_id, document.source)).fetchone()
-            taken = _id_taken(db)
-            document_id = found[0] if found else ids.new_document_id(collection, document.source, taken)
-            stamp = history.tick(db, collection_id)
-            number = 1
-            if found:  # (a new document has nothing to supersede; with foreign keys on, a DELETE opens a
-                # statement journal, which makes FTS5 flush its pending terms: a fifth of a bulk load)
-                self._supersede(db, document_id, stamp)
-                number = db.execute(
-                    "SELECT COALESCE(MAX(number), 0) + 1 FROM revisions WHERE document_id = ?", (document_id,)
-                ).fetchone()[0]
-            revision_id = ids.revision_id(document_id, number, source_hash)
-            db.execute(
-                """INSERT INTO documents (id, collection_id, source, kind, title, media_type, metadata,
-                       modified_at, created_at, current_revision_id)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                   ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, title = excluded.title,
-                       media_type = excluded.media_type, metadata = excluded.metadata,
-                       modified_at = excluded.modified_at, deleted_at = NULL,
-                       current_revision_id = excluded.current_revision_id""",
-                (document_id, collection_id, document.source, str(document.kind), document.title,
-                 document.media_type, metadata, modified_at, stamp, revision_id),
-            )  # fmt: skip
-            db.execute(
-                "INSERT INTO revisions (id, document_id, number, source_hash, text, created_at) VALUES (?,?,?,?,?,?)",
-                (revision_id, document_id, number, source_hash, document.text, stamp),
-            )
-            code_index.write_structure(db.executemany, collection_id, document_id, document.structure)
-            # The id SQLite would give (max + 1), taken first: FTS5 counts the tokens, then the row is
-            # written once with them (an UPDATE afterwards rewrote every chunk row: 14 % of a bulk load).
-            chunk_id = int(db.execute("SELECT COALESCE(MAX(id), 0) FROM chunks").fetchone()[0])
-            for ordinal, draft in enumerate(drafts):
-                chunk_id += 1
-                keywords = keyword_terms(draft.text, draft.context)
-                db.execute(
-                    "INSERT INTO chunks_fts (rowid, context, text, keywords) VALUES (?, ?, ?, ?)",
-                    (chunk_id, draft.context, draft.text, keywords),
-                )
-                size = db.execute("SELECT sz FROM chunks_fts_docsize WHERE id = ?", (chunk_id,)).fetchone()
-                db.execute(
-                    """INSERT INTO chunks (id, collection_id, document_id, revision_id, ordinal, text, context,
-                           start_offset, end_offset, line_start, line_end, chunk_hash, source_hash, chunker,
-                           chunker_version, embed_key, keywords, metadata, created_at, token_count)
-                       VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-                    (chunk_id, collection_id, document_id, revision_id, ordinal, draft.text, draft.context,
-                     draft.start, draft.end, draft.line_start, draft.line_end, draft.chunk_hash, source_hash,
-                     draft.chunker, draft.chunker_version, embedding_key(draft.context, draft.text), keywords,
-                     json.dumps(draft.metadata), stamp, history.token_count(size[0] if size else None)),
-                )  # fmt: skip
-        return DocumentState(document_id, source_hash, revision_id)
+        return self.write_revisions(collection, [NewRevision(document, source_hash, drafts, modified_at)])[0]
 
-    @staticmethod
-    def _supersede(db: sqlite3.Connection, document_id: str, stamp: str) -> None:
-        """Take a document's current chunks out of search; they stay stored for point-in-time reads."""
-        for statement in code_index.DELETE:
-            db.execute(statement, (document_id,))
-        history.supersede_search_rows(db, document_id)
-        db.execute(
-            "UPDATE chunks SET superseded_at = ? WHERE document_id = ? AND superseded_at IS NULL",
-            (stamp, document_id),
-        )
-        db.execute(
-            "UPDATE revisions SET superseded_at = ? WHERE document_id = ? AND superseded_at IS NULL",
-            (stamp, document_id),
-        )
+    def write_revisions(self, collection: str, revisions: Sequence[NewRevision]) -> list[DocumentState]:
+        collection_id = self._collection_id(collection)
+        with self._transaction(batch=True) as db:
+            return revisions_module.write(db, collection_id, collection, revisions)
 
     def sources_under(self, collection: str, prefix: str) -> list[str]:
         rows = self._read(
@@ -328,7 +265,7 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
                     (collection_id, source),
                 ).fetchone()
                 if row:
-                    self._supersede(db, row[0], stamp)
+                    revisions_module.supersede(db, row[0], stamp)
                     db.execute("UPDATE documents SET deleted_at = ? WHERE id = ?", (stamp, row[0]))
                     removed += 1
         return removed
@@ -434,8 +371,3 @@ def _chunk_from_row(row: sqlite3.Row) -> Chunk:
         title=row["title"],
         kind=Kind(row["kind"]),
     )
-
-
-def _id_taken(db: sqlite3.Connection) -> Callable[[str], bool]:
-    """Whether a document id is held (by any collection's document)."""
-    return lambda key: db.execute(queries.DOCUMENT_ID_TAKEN, (key,)).fetchone() is not None

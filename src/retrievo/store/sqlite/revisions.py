@@ -1,0 +1,165 @@
+"""Writing documents' revisions into the SQLite store: one at a time (a changed document supersedes its
+chunks), or documents new to the collection many at once, a few statements for all of them.
+
+A bulk load writes mostly new documents; statement by statement each cost a dozen round trips through
+Python and SQLite (SciFact's 5,183 abstracts: ~0.25 s of a 1.45 s load). Together they share one change
+stamp, one id lookup for chunks and one ``executemany`` per table. Either way each chunk's row is
+written once, with its FTS5 token count read back from ``chunks_fts_docsize`` after its tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+
+from retrievo.ingest.hashing import embedding_key
+from retrievo.ingest.identifiers import keyword_terms
+from retrievo.store import code_index, ids, queries
+from retrievo.store.base import DocumentState, NewRevision
+from retrievo.store.sqlite import history
+
+INSERT_DOCUMENT = """
+    INSERT INTO documents (id, collection_id, source, kind, title, media_type, metadata, modified_at,
+        created_at, current_revision_id)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, title = excluded.title,
+        media_type = excluded.media_type, metadata = excluded.metadata, modified_at = excluded.modified_at,
+        deleted_at = NULL, current_revision_id = excluded.current_revision_id"""
+INSERT_REVISION = (
+    "INSERT INTO revisions (id, document_id, number, source_hash, text, created_at) VALUES (?,?,?,?,?,?)"
+)
+INSERT_FTS = "INSERT INTO chunks_fts (rowid, context, text, keywords) VALUES (?, ?, ?, ?)"
+INSERT_CHUNK = """
+    INSERT INTO chunks (id, collection_id, document_id, revision_id, ordinal, text, context, start_offset,
+        end_offset, line_start, line_end, chunk_hash, source_hash, chunker, chunker_version, embed_key,
+        keywords, metadata, created_at, token_count)
+    VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
+
+
+def write(
+    db: sqlite3.Connection, collection_id: int, collection: str, revisions: Sequence[NewRevision]
+) -> list[DocumentState]:
+    """Each revision written, in order, inside the caller's write transaction; new documents together."""
+    states: list[DocumentState | None] = [None] * len(revisions)
+    fresh: list[tuple[int, str]] = []  # (position, document id) of documents new to the collection
+    sources: set[str] = set()
+    held: set[str] = set()  # their ids, not in the table yet
+    in_table = _id_taken(db)
+
+    def taken(key: str) -> bool:
+        return key in held or in_table(key)
+
+    for n, revision in enumerate(revisions):
+        source = revision.document.source
+        if source in sources:  # the same source twice: the first is written before the second reads it
+            _write_new(db, collection_id, revisions, fresh, states)
+            fresh.clear()
+            sources.clear()
+            held.clear()
+        found = db.execute(queries.DOCUMENT_ID_OF_SOURCE, (collection_id, source)).fetchone()
+        if found:
+            states[n] = _write_changed(db, collection_id, found[0], revision)
+        else:
+            document_id = ids.new_document_id(collection, source, taken)
+            fresh.append((n, document_id))
+            sources.add(source)
+            held.add(document_id)
+    _write_new(db, collection_id, revisions, fresh, states)
+    return [state for state in states if state is not None]
+
+
+def _write_changed(
+    db: sqlite3.Connection, collection_id: int, document_id: str, revision: NewRevision
+) -> DocumentState:
+    """A new revision of a document the collection holds: its current chunks leave search first."""
+    stamp = history.tick(db, collection_id)
+    # (only here: with foreign keys on, a DELETE opens a statement journal, which makes FTS5 flush its
+    # pending terms: a fifth of a bulk load when new documents went through it too)
+    supersede(db, document_id, stamp)
+    number = db.execute(
+        "SELECT COALESCE(MAX(number), 0) + 1 FROM revisions WHERE document_id = ?", (document_id,)
+    ).fetchone()[0]
+    states: list[DocumentState | None] = [None]
+    _insert(db, collection_id, [revision], [(0, document_id, int(number))], stamp, states)
+    assert states[0] is not None
+    return states[0]
+
+
+def supersede(db: sqlite3.Connection, document_id: str, stamp: str) -> None:
+    """Take a document's current chunks out of search; they stay stored for point-in-time reads."""
+    for statement in code_index.DELETE:
+        db.execute(statement, (document_id,))
+    history.supersede_search_rows(db, document_id)
+    for table in ("chunks", "revisions"):
+        db.execute(
+            f"UPDATE {table} SET superseded_at = ? WHERE document_id = ? AND superseded_at IS NULL",
+            (stamp, document_id),
+        )
+
+
+def _write_new(
+    db: sqlite3.Connection,
+    collection_id: int,
+    revisions: Sequence[NewRevision],
+    fresh: list[tuple[int, str]],
+    states: list[DocumentState | None],
+) -> None:
+    if fresh:
+        stamp = history.tick(db, collection_id)  # one change: they are committed together
+        _insert(db, collection_id, revisions, [(n, d, 1) for n, d in fresh], stamp, states)
+
+
+def _insert(
+    db: sqlite3.Connection,
+    collection_id: int,
+    revisions: Sequence[NewRevision],
+    targets: list[tuple[int, str, int]],
+    stamp: str,
+    states: list[DocumentState | None],
+) -> None:
+    """Rows for ``targets`` (position in ``revisions``, document id, revision number)."""
+    document_rows, revision_rows, fts_rows, chunk_rows = [], [], [], []
+    # The id SQLite would give (max + 1), taken first: FTS5 counts the tokens, then the row is written
+    # once with them (an UPDATE afterwards rewrote every chunk row: 14 % of a bulk load).
+    chunk_id = first = int(db.execute("SELECT COALESCE(MAX(id), 0) FROM chunks").fetchone()[0]) + 1
+    for n, document_id, number in targets:
+        revision = revisions[n]
+        document, source_hash = revision.document, revision.source_hash
+        revision_id = ids.revision_id(document_id, number, source_hash)
+        document_rows.append(
+            (document_id, collection_id, document.source, str(document.kind), document.title,
+             document.media_type, json.dumps(document.metadata), revision.modified_at, stamp, revision_id)
+        )  # fmt: skip
+        revision_rows.append((revision_id, document_id, number, source_hash, document.text, stamp))
+        for ordinal, draft in enumerate(revision.drafts):
+            keywords = keyword_terms(draft.text, draft.context)
+            fts_rows.append((chunk_id, draft.context, draft.text, keywords))
+            chunk_rows.append(
+                [chunk_id, collection_id, document_id, revision_id, ordinal, draft.text, draft.context,
+                 draft.start, draft.end, draft.line_start, draft.line_end, draft.chunk_hash, source_hash,
+                 draft.chunker, draft.chunker_version, embedding_key(draft.context, draft.text), keywords,
+                 json.dumps(draft.metadata), stamp, None]
+            )  # fmt: skip
+            chunk_id += 1
+        states[n] = DocumentState(document_id, source_hash, revision_id)
+    db.executemany(INSERT_DOCUMENT, document_rows)
+    db.executemany(INSERT_REVISION, revision_rows)
+    for n, document_id, _ in targets:
+        code_index.write_structure(
+            db.executemany, collection_id, document_id, revisions[n].document.structure
+        )
+    if not fts_rows:
+        return
+    db.executemany(INSERT_FTS, fts_rows)
+    sizes = dict(
+        db.execute("SELECT id, sz FROM chunks_fts_docsize WHERE id BETWEEN ? AND ?", (first, chunk_id - 1))
+    )
+    for row in chunk_rows:
+        row[-1] = history.token_count(sizes.get(row[0]))
+    db.executemany(INSERT_CHUNK, chunk_rows)
+
+
+def _id_taken(db: sqlite3.Connection) -> Callable[[str], bool]:
+    """Whether a document id is held (by any collection's document)."""
+    return lambda key: db.execute(queries.DOCUMENT_ID_TAKEN, (key,)).fetchone() is not None
