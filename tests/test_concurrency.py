@@ -234,3 +234,53 @@ print("child", os.waitstatus_to_exitcode(status))
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0 and "child 0" in done.stdout, done.stderr
+
+
+def test_a_server_runs_a_few_searches_at_once_and_other_tools_beside_them(
+    tmp_path: Path, handbook: Path, minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio
+
+    from retrievo.surfaces import mcp_server
+
+    monkeypatch.setattr(mcp_server, "SEARCH_SLOTS", 2)
+    engine = Engine(Config.from_env(db=tmp_path / "index.db"), embedder=minilm)
+    engine.index([handbook])
+    real = engine.search
+    release = threading.Event()
+    count = threading.Lock()
+    running, most = 0, 0
+
+    def held_search(*args: object, **kwargs: object) -> object:
+        nonlocal running, most
+        with count:
+            running += 1
+            most = max(most, running)
+        try:
+            release.wait(10)
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            with count:
+                running -= 1
+
+    engine.search = held_search  # type: ignore[method-assign]
+    server = mcp_server.build_server(engine)
+    answers: list[object] = []
+
+    async def main() -> None:
+        async def one(question: str) -> None:
+            answers.append(await server.call_tool("search", {"query": question}))
+
+        async with anyio.create_task_group() as group:
+            for question in QUESTIONS[:5]:
+                group.start_soon(one, question)
+            await anyio.sleep(0.3)
+            with anyio.fail_after(10):  # the searches hold every search slot; other tools still answer
+                status = await server.call_tool("index_status", {})
+            assert not getattr(status, "is_error", False)
+            assert running == 2, "two searches under way, the others waiting on the event loop"
+            release.set()
+
+    anyio.run(main)
+    assert most == 2 and len(answers) == 5
+    engine.close()

@@ -18,7 +18,7 @@ from retrievo.surfaces.mcp_schemas import (
     RecordSourceOut,
     SemanticSearchOutput,
 )
-from retrievo.surfaces.mcp_server import Query, Scope, call, document_uri, point_of
+from retrievo.surfaces.mcp_server import Query, Scope, document_uri, point_of, search_call
 
 
 def _filters(raw: RecordFilters | None) -> Filters:
@@ -41,7 +41,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         read_context: ReadContext | None = None,
         filters: RecordFilters | None = None,
     ) -> SemanticSearchOutput:
-        result = await call(
+        result = await search_call(
             engine.search, query, collection=scope.check(None), limit=top_k, filters=_filters(filters),
             min_score=min_score, **point_of(read_context),
         )  # fmt: skip
@@ -84,7 +84,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         read_context: ReadContext | None = None,
         filters: RecordFilters | None = None,
     ) -> GetContextOutput:
-        assembled = await call(
+        assembled = await search_call(
             engine.record_context, query, collection=scope.check(None), max_tokens=max_tokens,
             include_relationships=include_relationships, filters=_filters(filters), **point_of(read_context),
         )  # fmt: skip

@@ -11,7 +11,7 @@ from retrievo.engine import Engine
 from retrievo.registry import REGISTRY_COLLECTION
 from retrievo.search.registry import ENTITY_TYPES
 from retrievo.surfaces.mcp_schemas import ReadContext, SearchRegistryOutput
-from retrievo.surfaces.mcp_server import Query, Scope, call, point_of
+from retrievo.surfaces.mcp_server import Query, Scope, point_of, search_call
 from retrievo.surfaces.serialize import registry_result_to_dict
 
 EntityType = Literal["server", "agent", "tool"]
@@ -37,7 +37,7 @@ def register_registry_tools(server: MCPServer, engine: Engine, scope: Scope) -> 
         read_context: ReadContext | None = None,
     ) -> SearchRegistryOutput:
         collection = scope.check(REGISTRY_COLLECTION if scope.allowed is None else None)
-        result = await call(
+        result = await search_call(
             engine.registry.search, query, collection=collection, limit=limit,
             types=tuple(entity_types or ENTITY_TYPES), tags=tuple(tags or ()), include_disabled=include_disabled,
             **point_of(read_context),
