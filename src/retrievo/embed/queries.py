@@ -64,8 +64,8 @@ class QueryEmbedder:
     def _batched(self, embedder: Embedder, query: str) -> npt.NDArray[np.float32]:
         """This query's vector, computed in one model call with queries waiting at the same time.
 
-        Whoever gets a slot takes up to BATCH_MAX waiting queries (its own or others'); with its query
-        taken by another, a caller waits for that call rather than for a slot.
+        Whoever gets a slot takes the (up to) BATCH_MAX queries waiting longest, its own or others'; a
+        caller whose query another call took waits for that call once no query is left waiting.
         """
         with self._lock:
             waiting = self._pending.get(query)
@@ -73,6 +73,8 @@ class QueryEmbedder:
                 waiting = self._pending[query] = Future()
         while not waiting.done():
             with self._slots:
+                if waiting.done():
+                    break
                 with self._lock:
                     taken = list(itertools.islice(self._pending, BATCH_MAX))
                     batch = {text: self._pending.pop(text) for text in taken}
