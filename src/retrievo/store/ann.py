@@ -30,9 +30,10 @@ from retrievo.store.files import Generation, fsync_file
 log = logging.getLogger(__name__)
 
 ANN_MIN_VECTORS = 30_000  # exact p50 <= 3 ms below it, 2 cores (benchmarks/ann_threshold.py)
-EXPANSION_SEARCH = 128  # HNSW ef at query time: recall ≈ 0.97+ at 1M (docs/benchmarks.md)
-# HNSW ef while building (usearch's default). 64 builds 1.7-2x faster; recall@10 equal at 50k synthetic,
-# but 0.980 vs 0.987 at 100k through the store (docs/benchmarks.md): kept at 128.
+# HNSW ef at query time: recall@10 0.961 at 1M realistic chunks, 0.983 at 192 (docs/benchmarks.md).
+EXPANSION_SEARCH = 128
+# HNSW ef while building (usearch's default). 64 builds 1.6-2x faster; recall@10 equal at 50k synthetic,
+# but 0.980 vs 0.987 at 100k and 0.951 vs 0.961 at 1M through the store (docs/benchmarks.md): kept at 128.
 EXPANSION_ADD = 128
 ADD_BATCH = 20_000  # under SQLite's 32,766 bound parameters
 
