@@ -241,9 +241,9 @@ def test_a_server_runs_a_few_searches_at_once_and_other_tools_beside_them(
 ) -> None:
     import anyio
 
-    from retrievo.surfaces import mcp_server
+    from retrievo.surfaces import mcp_calls, mcp_server
 
-    monkeypatch.setattr(mcp_server, "SEARCH_SLOTS", 2)
+    monkeypatch.setattr(mcp_calls, "SEARCH_SLOTS", 2)
     engine = Engine(Config.from_env(db=tmp_path / "index.db"), embedder=minilm)
     engine.index([handbook])
     real = engine.search

@@ -12,8 +12,9 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.search.structure import MAX_DEPTH, GraphEdge
 from retrievo.store.code_index import SymbolHit
+from retrievo.surfaces.mcp_calls import call
 from retrievo.surfaces.mcp_schemas import EdgeOut, FindSymbolOutput, ReadContext, SymbolGraphOutput, SymbolOut
-from retrievo.surfaces.mcp_server import Scope, call
+from retrievo.surfaces.mcp_server import Scope
 
 HEAD_ONLY = (
     "the code structure index (symbols and their edges) is kept for the current revision only; to read "

@@ -10,7 +10,8 @@ from pydantic import BaseModel, Field
 
 from retrievo.engine import Engine
 from retrievo.jobs import Jobs
-from retrievo.surfaces.mcp_server import Scope, call
+from retrievo.surfaces.mcp_calls import call
+from retrievo.surfaces.mcp_server import Scope
 
 
 class VerifyOutput(BaseModel):

@@ -10,6 +10,7 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.models import Filters, Kind
 from retrievo.search.records import element_hit
+from retrievo.surfaces.mcp_calls import search_call
 from retrievo.surfaces.mcp_schemas import (
     ElementResult,
     GetContextOutput,
@@ -18,7 +19,7 @@ from retrievo.surfaces.mcp_schemas import (
     RecordSourceOut,
     SemanticSearchOutput,
 )
-from retrievo.surfaces.mcp_server import Query, Scope, document_uri, point_of, search_call
+from retrievo.surfaces.mcp_server import Query, Scope, document_uri, point_of
 
 
 def _filters(raw: RecordFilters | None) -> Filters:

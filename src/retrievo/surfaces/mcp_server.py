@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
-import anyio
 import anyio.to_thread
-from anyio.lowlevel import RunVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
@@ -28,6 +25,7 @@ from retrievo.models import Filters, SearchResult
 from retrievo.search.highlight import highlight
 from retrievo.secrets import redact
 from retrievo.surfaces.filters import filters_from_mapping
+from retrievo.surfaces.mcp_calls import call, search_call
 from retrievo.surfaces.mcp_schemas import (
     BaselineOut,
     ContextOutput,
@@ -44,7 +42,6 @@ from retrievo.surfaces.mcp_schemas import (
 from retrievo.surfaces.mcp_wire import RetrievoMCPServer
 from retrievo.surfaces.serialize import hit_to_dict, report_to_dict, status_to_dict
 
-T = TypeVar("T")
 log = logging.getLogger("retrievo.mcp")
 MAX_QUERY = 10_000
 INSTRUCTIONS = (
@@ -59,55 +56,6 @@ INSTRUCTIONS = (
 def document_uri(document_id: str, revision_id: str | None = None) -> str:
     base = f"retrievo://document/{document_id}"
     return f"{base}/revision/{revision_id}" if revision_id else base
-
-
-# Searches (CPU-bound: the query's embedding, the arms, the excerpts) run this many at once per
-# event loop; the rest wait their turn on the loop. Forty at once, anyio's default, spent a fifth more
-# CPU a search on two cores (GIL and thread hand-offs) for no more throughput: 100 clients at 100k
-# chunks, mean 840 -> 630 ms, 110 -> 143 searches a second (docs/benchmarks.md).
-SEARCH_SLOTS = max(2, 2 * (os.cpu_count() or 1))
-_SEARCHES: RunVar[anyio.CapacityLimiter] = RunVar("retrievo_searches")
-
-
-def searches_limiter() -> anyio.CapacityLimiter:
-    """This event loop's limiter of concurrent searches (made on first use)."""
-    try:
-        return _SEARCHES.get()
-    except LookupError:
-        limiter = anyio.CapacityLimiter(SEARCH_SLOTS)
-        _SEARCHES.set(limiter)
-        return limiter
-
-
-async def search_call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``call`` for a search: at most SEARCH_SLOTS of them run at once."""
-    return await _in_thread(function, args, kwargs, searches_limiter())
-
-
-async def call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run blocking engine work in a worker thread; turn every error into a message an agent can act on.
-
-    Our own errors keep their text (secrets redacted). Anything else is a defect: its traceback goes
-    to the server's log, and the agent gets its type and a pointer there, never an empty error.
-    """
-    return await _in_thread(function, args, kwargs, None)
-
-
-async def _in_thread(
-    function: Callable[..., T],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    limiter: anyio.CapacityLimiter | None,
-) -> T:
-    try:
-        return await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs), limiter=limiter)
-    except RetrievoError as exc:
-        raise ToolError(redact(str(exc))) from exc
-    except Exception as exc:
-        log.exception("unexpected error in a tool call")
-        raise ToolError(
-            f"internal error ({type(exc).__name__}); nothing was changed by it, the server's log has the details"
-        ) from exc
 
 
 class NotServed(ToolError):

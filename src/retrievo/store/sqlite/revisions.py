@@ -44,19 +44,24 @@ def write(
     states: list[DocumentState | None] = [None] * len(revisions)
     fresh: list[tuple[int, str]] = []  # (position, document id) of documents new to the collection
     sources: set[str] = set()
-    held: set[str] = set()  # their ids, not in the table yet
     in_table = _id_taken(db)
 
-    def taken(key: str) -> bool:
-        return key in held or in_table(key)
+    def taken(key: str) -> bool:  # by a document of this group (not in the table yet) or in the table
+        return any(key == document_id for _, document_id in fresh) or in_table(key)
+
+    def write_fresh() -> None:
+        if fresh:
+            stamp = history.tick(db, collection_id)  # one change: they are committed together
+            targets = [(revisions[n], document_id, 1) for n, document_id in fresh]
+            for (n, _), state in zip(fresh, _insert(db, collection_id, targets, stamp), strict=True):
+                states[n] = state
 
     for n, revision in enumerate(revisions):
         source = revision.document.source
         if source in sources:  # the same source twice: the first is written before the second reads it
-            _write_new(db, collection_id, revisions, fresh, states)
+            write_fresh()
             fresh.clear()
             sources.clear()
-            held.clear()
         found = db.execute(queries.DOCUMENT_ID_OF_SOURCE, (collection_id, source)).fetchone()
         if found:
             states[n] = _write_changed(db, collection_id, found[0], revision)
@@ -64,8 +69,7 @@ def write(
             document_id = ids.new_document_id(collection, source, taken)
             fresh.append((n, document_id))
             sources.add(source)
-            held.add(document_id)
-    _write_new(db, collection_id, revisions, fresh, states)
+    write_fresh()
     return [state for state in states if state is not None]
 
 
@@ -80,10 +84,7 @@ def _write_changed(
     number = db.execute(
         "SELECT COALESCE(MAX(number), 0) + 1 FROM revisions WHERE document_id = ?", (document_id,)
     ).fetchone()[0]
-    states: list[DocumentState | None] = [None]
-    _insert(db, collection_id, [revision], [(0, document_id, int(number))], stamp, states)
-    assert states[0] is not None
-    return states[0]
+    return _insert(db, collection_id, [(revision, document_id, int(number))], stamp)[0]
 
 
 def supersede(db: sqlite3.Connection, document_id: str, stamp: str) -> None:
@@ -98,33 +99,19 @@ def supersede(db: sqlite3.Connection, document_id: str, stamp: str) -> None:
         )
 
 
-def _write_new(
-    db: sqlite3.Connection,
-    collection_id: int,
-    revisions: Sequence[NewRevision],
-    fresh: list[tuple[int, str]],
-    states: list[DocumentState | None],
-) -> None:
-    if fresh:
-        stamp = history.tick(db, collection_id)  # one change: they are committed together
-        _insert(db, collection_id, revisions, [(n, d, 1) for n, d in fresh], stamp, states)
-
-
 def _insert(
     db: sqlite3.Connection,
     collection_id: int,
-    revisions: Sequence[NewRevision],
-    targets: list[tuple[int, str, int]],
+    targets: list[tuple[NewRevision, str, int]],
     stamp: str,
-    states: list[DocumentState | None],
-) -> None:
-    """Rows for ``targets`` (position in ``revisions``, document id, revision number)."""
+) -> list[DocumentState]:
+    """Rows for ``targets`` (revision, document id, revision number); their states, in order."""
     document_rows, revision_rows, fts_rows, chunk_rows = [], [], [], []
     # The id SQLite would give (max + 1), taken first: FTS5 counts the tokens, then the row is written
     # once with them (an UPDATE afterwards rewrote every chunk row: 14 % of a bulk load).
     chunk_id = first = int(db.execute("SELECT COALESCE(MAX(id), 0) FROM chunks").fetchone()[0]) + 1
-    for n, document_id, number in targets:
-        revision = revisions[n]
+    states: list[DocumentState] = []
+    for revision, document_id, number in targets:
         document, source_hash = revision.document, revision.source_hash
         revision_id = ids.revision_id(document_id, number, source_hash)
         document_rows.append(
@@ -142,15 +129,13 @@ def _insert(
                  json.dumps(draft.metadata), stamp, None]
             )  # fmt: skip
             chunk_id += 1
-        states[n] = DocumentState(document_id, source_hash, revision_id)
+        states.append(DocumentState(document_id, source_hash, revision_id))
     db.executemany(INSERT_DOCUMENT, document_rows)
     db.executemany(INSERT_REVISION, revision_rows)
-    for n, document_id, _ in targets:
-        code_index.write_structure(
-            db.executemany, collection_id, document_id, revisions[n].document.structure
-        )
+    for revision, document_id, _ in targets:
+        code_index.write_structure(db.executemany, collection_id, document_id, revision.document.structure)
     if not fts_rows:
-        return
+        return states
     db.executemany(INSERT_FTS, fts_rows)
     sizes = dict(
         db.execute("SELECT id, sz FROM chunks_fts_docsize WHERE id BETWEEN ? AND ?", (first, chunk_id - 1))
@@ -158,6 +143,7 @@ def _insert(
     for row in chunk_rows:
         row[-1] = history.token_count(sizes.get(row[0]))
     db.executemany(INSERT_CHUNK, chunk_rows)
+    return states
 
 
 def _id_taken(db: sqlite3.Connection) -> Callable[[str], bool]:
