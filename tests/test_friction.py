@@ -110,6 +110,22 @@ def test_excerpt_marks_words_not_anchors_html_or_link_targets() -> None:
     assert marked.count("**yield**") == 2  # the heading's word and the link's text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ärger über_das foo_bar Straße {#anchor} <b>tag</b> [x](http://y) keyboard Keyboarding KEYBOARD",
+        "İstanbul keyboard tag",  # İ lowers to two characters: the regex path
+        "tagtag tag-tag _tag tag_ 9tag tag9",
+    ],
+)
+def test_words_found_by_find_are_the_ones_the_regex_finds(text: str) -> None:
+    from retrievo.search import highlight as excerpts
+
+    stems = frozenset({"straße", "ärger", "foo", "bar", "keyboa", "tag", "anchor"})
+    found = [m.span() for m in excerpts._words_starting_with(text, stems)]
+    assert found == [m.span() for m in excerpts._candidates(stems).finditer(text)] and found
+
+
 def test_context_never_ends_with_a_block_too_small_to_be_evidence(make_engine: Any, handbook: Path) -> None:
     from retrievo.search.context import MIN_EVIDENCE_TOKENS
 

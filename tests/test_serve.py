@@ -290,7 +290,10 @@ def test_keys_on_both_stores(make_engine: Any) -> None:
     ring = KeyRing(lambda: engine._open_store(create=True))
     key, token = ring.create("ci", "write", ("b", "a", "a"))
     assert key.collections == ("a", "b") and key.scope == "write"
+    assert ring.remembered(token) is None, "a key not yet checked is not taken on trust"
     principal = ring.authenticate(token)
+    assert ring.remembered(token) == principal  # the server's event-loop fast path
+    assert ring.remembered(token + "x") is None and ring.remembered("not-a-key") is None
     assert principal.name == "ci" and principal.collections == frozenset({"a", "b"}) and principal.may("read")
     assert not principal.may("admin")
     with pytest.raises(ConfigError, match="already named"):
@@ -305,6 +308,7 @@ def test_keys_on_both_stores(make_engine: Any) -> None:
 
     with pytest.raises(AccessDenied):
         ring.authenticate(token)
+    assert ring.remembered(token) is None
     assert ring.list() == [] and ring.list(include_revoked=True)[0].revoked_at
     again, _ = ring.create("ci")  # a revoked key's name can be used again
     assert again.key_id != key.key_id

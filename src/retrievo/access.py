@@ -90,6 +90,17 @@ class KeyRing:
             self._known = {k: v for k, v in self._known.items() if v.principal.key_id != key.key_id}
         return key
 
+    def remembered(self, token: str) -> Principal | None:
+        """The principal of a token ``authenticate`` accepted less than RECHECK_S ago, else None: no store
+        read and no slow hash, so a server checks it on its event loop (a worker thread cost more)."""
+        if not token.startswith(PREFIX) or "." not in token or len(token) > 200:
+            return None
+        with self._lock:
+            remembered = self._known.get(hashlib.sha256(token.encode()).hexdigest())
+        if remembered is not None and time.monotonic() - remembered.checked < RECHECK_S:
+            return remembered.principal
+        return None
+
     def authenticate(self, token: str) -> Principal:
         """The principal of a valid, unrevoked token; AccessDenied (saying nothing more) otherwise."""
         denied = AccessDenied("a valid API key is required (Authorization: Bearer rtv_…)")

@@ -62,6 +62,9 @@ class Gate:
         token = bearer(scope)
         if not token:
             return None
+        known = self.keys.remembered(token)  # checked a moment ago: no thread hop
+        if known is not None:
+            return known
         try:
             return await anyio.to_thread.run_sync(self.keys.authenticate, token)
         except AccessDenied:
