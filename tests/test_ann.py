@@ -87,8 +87,17 @@ def test_a_reopened_ann_index_searches_with_the_configured_breadth(
     reopened = SQLiteStore(tmp_path / "ann.db")
     reopened.vector_search("c", MODEL, np.ones(DIMS, dtype=np.float32) / DIMS**0.5, Filters(), 5)
     entry = next(iter(reopened._ann._entries.values()))
-    assert entry.index.expansion_search == ann.EXPANSION_SEARCH
+    assert entry.index.expansion_search == ann.expansion_search(300) == ann.EXPANSION_SEARCH
     reopened.close()
+
+
+def test_a_bigger_graph_is_searched_wider() -> None:
+    from retrievo.store import ann
+
+    efforts = [ann.expansion_search(n) for n in (30_000, 100_000, 200_000, 1_000_000, 10_000_000)]
+    assert efforts[:2] == [ann.EXPANSION_SEARCH] * 2
+    assert efforts[2] == ann.EXPANSION_SEARCH + ann.EXPANSION_SEARCH_PER_DOUBLING
+    assert efforts == sorted(efforts) and 360 <= efforts[3] <= 390  # recall@10 0.97-0.99 at 1M (benchmarks.md)
 
 
 def test_the_ann_index_and_the_bundled_model_live_in_one_process(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import fcntl
 import hashlib
 import json
 import logging
+import math
 import os
 import threading
 from dataclasses import dataclass
@@ -30,14 +31,24 @@ from retrievo.store.files import Generation, fsync_file
 log = logging.getLogger(__name__)
 
 ANN_MIN_VECTORS = 30_000  # exact p50 <= 3 ms below it, 2 cores (benchmarks/ann_threshold.py)
-# HNSW ef at query time: recall@10 0.961 at 1M realistic chunks, 0.983 at 192 (docs/benchmarks.md).
-EXPANSION_SEARCH = 128
-# HNSW ef while building (usearch's default). 64 builds 1.6-2x faster; recall@10 equal at 50k synthetic,
-# but 0.980 vs 0.987 at 100k and 0.951 vs 0.961 at 1M through the store (docs/benchmarks.md): kept at 128.
-EXPANSION_ADD = 128
+# HNSW ef while building. usearch's default, 128, took 727 s of a 1M sync on 2 cores; 32 builds ~3x
+# faster (1M: 174 s in memory) and the search effort below buys the recall back (docs/benchmarks.md,
+# seventh round: recall@10 0.987 at 100k, 0.985 at 1M, against 0.991 / 0.961 with 128 and ef 128).
+EXPANSION_ADD = 32
+# HNSW ef at query time, by the graph's size: a bigger graph needs a wider search for the same recall.
+EXPANSION_SEARCH = 160  # up to EXPANSION_SEARCH_FROM vectors
+EXPANSION_SEARCH_FROM = 100_000
+EXPANSION_SEARCH_PER_DOUBLING = 64  # 224 at 200k, 373 at 1M
 ADD_BATCH = 20_000  # under SQLite's 32,766 bound parameters
 
 SIDE_INDEX_AGREEMENT = 0.99  # cosine between a side-index vector (float16 HNSW) and the table's
+
+
+def expansion_search(size: int) -> int:
+    """The HNSW search effort (ef) for a graph of ``size`` vectors."""
+    if size <= EXPANSION_SEARCH_FROM:
+        return EXPANSION_SEARCH
+    return round(EXPANSION_SEARCH + EXPANSION_SEARCH_PER_DOUBLING * math.log2(size / EXPANSION_SEARCH_FROM))
 
 
 class VectorSource(Protocol):
@@ -136,6 +147,7 @@ class AnnIndexes:
             self._start_rebuild(key, path)
             raise VectorIndexUnavailable("the vector side index is being built; the store answers meanwhile")
         _sync(self._source, db, entry.index, collection_id, model_id, current)
+        entry.index.expansion_search = expansion_search(len(entry.index))
         entry.generation = generation
         _save(entry.index, path, generation, model_id)
         self._entries[key] = entry
@@ -181,6 +193,7 @@ class AnnIndexes:
                         self._source, db, index, collection_id, model_id,
                         self._source.current_ids(db, collection_id, model_id),
                     )  # fmt: skip
+                    index.expansion_search = expansion_search(len(index))
                 finally:
                     db.close()
                 _save(index, path, generation, model_id)
@@ -229,7 +242,7 @@ def _restore(path: Path, generation: Generation) -> _Entry | None:
     if index is None:
         raise _TornFile("usearch could not read it")
     # Not kept in the saved file. usearch has a setter its type hints do not show.
-    index.expansion_search = EXPANSION_SEARCH  # type: ignore[misc]
+    index.expansion_search = expansion_search(len(index))  # type: ignore[misc]
     if not in_step:
         index.expansion_add = EXPANSION_ADD  # type: ignore[misc]
     return _Entry(generation if in_step else -1, index, path, view=in_step)
