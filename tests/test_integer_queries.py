@@ -16,6 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 from retrievo.embed import integer
 from retrievo.embed.integer import OUTLIER_CHANNELS, IntegerRewriteError, integer_query_model
 from retrievo.embed.local import MiniLMEmbedder
+from retrievo.errors import ConfigError
 
 REFERENCE = Path(__file__).parent / "data" / "minilm_reference_vectors.json"
 LICENSE = Path(integer.__file__).parent / "data" / "minilm" / "LICENSE"
@@ -106,3 +107,6 @@ def test_the_environment_can_keep_queries_on_the_float_graph(monkeypatch: pytest
     vector = embedder.embed_query("who approves expenses")
     assert embedder.query_kernels == "float" and not embedder.integer_queries
     np.testing.assert_allclose(vector, embedder.embed_documents(["who approves expenses"])[0], atol=1e-5)
+    monkeypatch.setenv("RETRIEVO_QUERY_KERNELS", "flaot")
+    with pytest.raises(ConfigError, match="RETRIEVO_QUERY_KERNELS must be integer or float, not 'flaot'"):
+        MiniLMEmbedder()
