@@ -97,7 +97,9 @@ def test_a_bigger_graph_is_searched_wider() -> None:
     efforts = [ann.expansion_search(n) for n in (30_000, 100_000, 200_000, 1_000_000, 10_000_000)]
     assert efforts[:2] == [ann.EXPANSION_SEARCH] * 2
     assert efforts[2] == ann.EXPANSION_SEARCH + ann.EXPANSION_SEARCH_PER_DOUBLING
-    assert efforts == sorted(efforts) and 360 <= efforts[3] <= 390  # recall@10 0.97-0.99 at 1M (benchmarks.md)
+    assert (
+        efforts == sorted(efforts) and 360 <= efforts[3] <= 390
+    )  # recall@10 0.97-0.99 at 1M (benchmarks.md)
 
 
 def test_the_ann_index_and_the_bundled_model_live_in_one_process(tmp_path: Path) -> None:
