@@ -281,3 +281,33 @@ def test_side_index_tokens_are_fts5s_tokens(tmp_path: Path) -> None:
     assert [Counter(body.split()) for _, _, body in got] == expected
     assert got[len(documents)][2] == "", "an empty chunk is indexed, with no tokens"
     store.close()
+
+
+def test_the_rows_left_at_a_sync_are_tokenized_side_by_side_in_order(
+    indexed: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pieces tokenized on threads of their own, one a core (here forced to three): the very rows, in the
+    very order, that one connection gives."""
+    import threading
+
+    import numpy as np
+
+    store = SQLiteStore(indexed[0])
+    index = store._keywords
+    db = index._source.connect()
+    ids = index._source.current_ids(db)
+    threads: set[str] = set()
+    token_rows = index._source.token_rows
+
+    def watched(connection: object, piece: np.ndarray) -> list[tuple[int, int, str]]:
+        threads.add(threading.current_thread().name)
+        return token_rows(connection, piece)
+
+    monkeypatch.setattr(keyword_index.os, "cpu_count", lambda: 3)
+    monkeypatch.setattr(index._source, "token_rows", watched)
+    together = [row for rows in index._tokenized(ids) for row in rows]
+    assert together == token_rows(db, ids) and len(together) == 2500
+    assert len(threads) == 3 and all(name.startswith("retrievo-keyword-tokens") for name in threads)
+    assert list(index._tokenized(ids[:0])) == []
+    db.close()
+    store.close()

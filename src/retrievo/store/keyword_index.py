@@ -17,14 +17,13 @@ Same ranking as FTS5 (docs/benchmarks.md has the measured difference):
   then within a few per cent), FTS5 exactly.
 
 The tables stay the source of truth: the side index is only used when it is in step with the table's
-generation and the search has no filter (filters and point-in-time reads go to the tables). When it is missing
-or unreadable it is rebuilt from the table in a background thread while the tables answer; a small change
-(``INLINE_SYNC_ROWS``) is applied before the search that first sees it. During a bulk load it
-``follows`` the committed rows from a thread of its own, tokenizing them ahead of the sync at the end
-of the load (the load's Python keeps one core busy; the tokenizing runs in SQLite, outside the GIL, on
-the other), which then only adds them. Crash safety: the meta file
-naming the generation is removed before a change and written (atomically) after tantivy's commit, so a
-kill at any moment leaves either a consistent pair or no meta — which means "rebuild".
+generation and the search has no filter (filters and point-in-time reads go to the tables). When it is
+missing or unreadable it is rebuilt from the table in a background thread while the tables answer; a
+small change (``INLINE_SYNC_ROWS``) is applied before the search that first sees it. During a bulk load
+it ``follows`` the committed rows from a thread of its own, tokenizing them (in SQLite, outside the GIL,
+on the core the load's Python leaves) ahead of the sync at its end, which then only adds them. Crash
+safety: the meta file naming the generation is removed before a change and written (atomically) after
+tantivy's commit, so a kill at any moment leaves a consistent pair or no meta — which means "rebuild".
 """
 
 from __future__ import annotations
@@ -38,6 +37,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +57,10 @@ KEYWORD_INDEX_MIN_ROWS = 2_000
 INLINE_SYNC_ROWS = 20_000  # a larger change is applied in the background while FTS5 answers
 FOLLOW_S = 0.2  # during a bulk load, the pause between two catch-ups with the committed rows
 BATCH = 2_000
+FOLLOW_BATCH = 500  # rows a follower round tokenizes: the sync at a load's end waits for the one under way
+# At a sync, the rows left to tokenize are split over the cores, at least this many a piece: the store's
+# work, outside the GIL (a chunk's row never changes). SciFact's end sync: 0.22 -> 0.15 s for 2,183 rows.
+PIECE_MIN = 400
 WRITER_HEAP = 128_000_000
 K1, B = 1.2, 0.75
 FORMAT = 1
@@ -265,10 +269,10 @@ class KeywordIndex:
             todo = np.setdiff1d(
                 np.setdiff1d(current, held, assume_unique=True), spool.ids, assume_unique=True
             )
-            for begin in range(0, len(todo), BATCH):
+            for begin in range(0, len(todo), FOLLOW_BATCH):
                 if stop is not None and stop.is_set():
                     return  # the sync at the end tokenizes the rest: it need not wait for this round
-                spool.add(self._source.token_rows(db, todo[begin : begin + BATCH]))
+                spool.add(self._source.token_rows(db, todo[begin : begin + FOLLOW_BATCH]))
         finally:
             db.close()
 
@@ -345,17 +349,12 @@ class KeywordIndex:
             spool = self._spool
             spooled = np.intersect1d(new, spool.ids, assume_unique=True) if spool else new[:0]
             rest = np.setdiff1d(new, spooled, assume_unique=True)
-            # Tokens are read on a connection of its own (SQLite's searches are query-only, and its
-            # tokenizing writes a scratch table). A chunk's row never changes: it reads what ``db`` would.
-            scratch = self._source.connect() if len(rest) else None
             try:
                 for begin in range(0, len(gone), BATCH):
                     # (delete_documents_by_term does not match u64 terms in tantivy-py 0.27: by query it is)
                     ids = [int(i) for i in gone[begin : begin + BATCH]]
                     writer.delete_documents_by_query(tantivy.Query.term_set_query(index.schema, "id", ids))
-                tokenized = (
-                    self._source.token_rows(scratch, rest[b : b + BATCH]) for b in range(0, len(rest), BATCH)
-                )
+                tokenized = self._tokenized(rest)
                 ahead = spool.take(spooled) if spool else iter(())
                 for chunk_id, collection_id, body in itertools.chain(
                     ahead, itertools.chain.from_iterable(tokenized)
@@ -370,12 +369,28 @@ class KeywordIndex:
             except BaseException:
                 writer.rollback()
                 raise
-            finally:
-                if scratch is not None:
-                    scratch.close()
             index.reload()
             self._save(current, generation)
         return _Loaded(generation, index, current)
+
+    def _tokenized(self, ids: npt.NDArray[np.int64]) -> Iterator[list[tuple[int, int, str]]]:
+        """Token rows of ``ids`` in order: a piece a core side by side, each on a connection of its own."""
+        if not len(ids):
+            return
+        workers = min(os.cpu_count() or 1, max(1, len(ids) // PIECE_MIN))
+        count = max(workers, math.ceil(len(ids) / BATCH))  # pieces of equal size, none over BATCH
+        pieces = [piece for piece in np.array_split(ids, count) if len(piece)]
+
+        def rows(piece: npt.NDArray[np.int64]) -> list[tuple[int, int, str]]:
+            db = self._source.connect()
+            try:
+                return self._source.token_rows(db, piece)
+            finally:
+                db.close()
+
+        with ThreadPoolExecutor(workers, thread_name_prefix="retrievo-keyword-tokens") as pool:
+            for begin in range(0, len(pieces), workers):  # one piece a core in memory at a time
+                yield from pool.map(rows, pieces[begin : begin + workers])
 
     def _fresh(self) -> Any:
         import tantivy
