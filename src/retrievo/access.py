@@ -90,27 +90,30 @@ class KeyRing:
             self._known = {k: v for k, v in self._known.items() if v.principal.key_id != key.key_id}
         return key
 
+    def _recall(self, token: str) -> tuple[str, _Remembered | None] | None:
+        """(the token's digest, what this ring remembers of it); None for a token not shaped like a key."""
+        if not token.startswith(PREFIX) or "." not in token or len(token) > 200:
+            return None
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        with self._lock:
+            return digest, self._known.get(digest)
+
     def remembered(self, token: str) -> Principal | None:
         """The principal of a token ``authenticate`` accepted less than RECHECK_S ago, else None: no store
         read and no slow hash, so a server checks it on its event loop (a worker thread cost more)."""
-        if not token.startswith(PREFIX) or "." not in token or len(token) > 200:
-            return None
-        with self._lock:
-            remembered = self._known.get(hashlib.sha256(token.encode()).hexdigest())
-        if remembered is not None and time.monotonic() - remembered.checked < RECHECK_S:
-            return remembered.principal
-        return None
+        recalled = self._recall(token)
+        entry = recalled[1] if recalled is not None else None
+        return entry.principal if entry is not None and _fresh(entry, time.monotonic()) else None
 
     def authenticate(self, token: str) -> Principal:
         """The principal of a valid, unrevoked token; AccessDenied (saying nothing more) otherwise."""
         denied = AccessDenied("a valid API key is required (Authorization: Bearer rtv_…)")
-        if not token.startswith(PREFIX) or "." not in token or len(token) > 200:
+        recalled = self._recall(token)
+        if recalled is None:
             raise denied
-        digest = hashlib.sha256(token.encode()).hexdigest()
+        digest, remembered = recalled
         now = time.monotonic()
-        with self._lock:
-            remembered = self._known.get(digest)
-        if remembered is not None and now - remembered.checked < RECHECK_S:
+        if remembered is not None and _fresh(remembered, now):
             return remembered.principal
         key_id = token[len(PREFIX) :].split(".", 1)[0]
         found = self._store().key_secret(key_id)
@@ -126,6 +129,10 @@ class KeyRing:
         with self._lock:
             self._known[digest] = _Remembered(principal, now)
         return principal
+
+
+def _fresh(remembered: _Remembered, now: float) -> bool:
+    return now - remembered.checked < RECHECK_S
 
 
 @dataclass

@@ -84,8 +84,8 @@ def integer_query_model(path: Path, outliers: tuple[int, ...] = OUTLIER_CHANNELS
         weight_q, column_scale = weight
         x = node.input[0]
         source = producer.get(x)
-        split = bool(outliers) and source is not None and source.op_type == "LayerNormalization"
-        split = split and initializers[weight_q].dims[0] == HIDDEN
+        from_norm = source is not None and source.op_type == "LayerNormalization"
+        split = bool(outliers) and from_norm and initializers[weight_q].dims[0] == HIDDEN
         if x not in quantised:
             quantised[x] = quantise(x, split)
         q = quantised[x]

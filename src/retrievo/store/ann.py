@@ -147,7 +147,6 @@ class AnnIndexes:
             self._start_rebuild(key, path)
             raise VectorIndexUnavailable("the vector side index is being built; the store answers meanwhile")
         _sync(self._source, db, entry.index, collection_id, model_id, current)
-        entry.index.expansion_search = expansion_search(len(entry.index))
         entry.generation = generation
         _save(entry.index, path, generation, model_id)
         self._entries[key] = entry
@@ -193,7 +192,6 @@ class AnnIndexes:
                         self._source, db, index, collection_id, model_id,
                         self._source.current_ids(db, collection_id, model_id),
                     )  # fmt: skip
-                    index.expansion_search = expansion_search(len(index))
                 finally:
                     db.close()
                 _save(index, path, generation, model_id)
@@ -296,6 +294,7 @@ def _sync(
         )
         if len(ids):
             index.add(ids, vectors)
+    index.expansion_search = expansion_search(len(index))  # the graph's size may have changed
 
 
 def disagreements(held: Any, ids: npt.NDArray[np.int64], vectors: npt.NDArray[np.float32]) -> list[str]:

@@ -7,14 +7,7 @@ FTS5 scores every row that holds any query term, so on a large index its latency
 matching rows. tantivy (the engine inside LanceDB's full-text search) keeps impact-ordered postings
 with per-block maxima and skips the blocks that cannot reach the top k (block-max WAND).
 
-Same ranking as FTS5 (docs/benchmarks.md has the measured difference):
-- it indexes the very tokens FTS5 makes (``shared_tokenizer``: porter + unicode61, read back through
-  ``fts5vocab``), joined by spaces under tantivy's whitespace tokenizer, one field for the three FTS5
-  columns (FTS5's ``bm25()`` with equal weights sums the columns' term frequencies and lengths);
-- tantivy's idf is ``ln(1 + (N - n + 0.5) / (n + 0.5))`` and FTS5's ``max(ln((N - n + 0.5) / (n + 0.5)),
-  1e-6)``: each term's query is boosted by their ratio, so the sum is FTS5's; k1 = 1.2, b = 0.75 in both.
-- The one residual difference: tantivy stores a document's length in one byte (exact to 40 tokens,
-  then within a few per cent), FTS5 exactly.
+Same ranking as FTS5: ``keyword_ranking.py``.
 
 The tables stay the source of truth: the side index is only used when it is in step with the table's
 generation and the search has no filter (filters and point-in-time reads go to the tables). When it is
@@ -47,8 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.store.files import Generation, fsync_file
-from retrievo.store.fts_query import prune_common_terms
-from retrievo.store.tokenizer import shared_tokenizer
+from retrievo.store.keyword_ranking import ranked
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +54,6 @@ FOLLOW_BATCH = 500  # rows a follower round tokenizes: the sync at a load's end 
 # work, outside the GIL (a chunk's row never changes). SciFact's end sync: 0.22 -> 0.15 s for 2,183 rows.
 PIECE_MIN = 400
 WRITER_HEAP = 128_000_000
-K1, B = 1.2, 0.75
 FORMAT = 1
 
 
@@ -135,7 +126,7 @@ class KeywordIndex:
         if loaded is None:
             return None
         try:
-            return self._search(loaded, collection_id, terms, limit)
+            return ranked(loaded.index, collection_id, terms, limit)
         except BaseException as exc:
             if not _unreadable(exc):
                 raise
@@ -144,45 +135,6 @@ class KeywordIndex:
                 self._meta.unlink(missing_ok=True)
                 self._loaded = None
             return None
-
-    def _search(
-        self, loaded: _Loaded, collection_id: int | None, terms: list[str], limit: int
-    ) -> list[tuple[int, float]]:
-        import tantivy
-
-        index = loaded.index
-        searcher = index.searcher()
-        total = int(searcher.num_docs)
-        if total == 0 or limit <= 0:
-            return []
-        stems = _stems(tuple(terms))
-        frequency = {
-            term: max((searcher.doc_freq("body", s) for s in stems[term]), default=0) for term in terms
-        }
-        kept = prune_common_terms(terms, frequency, total)
-        clauses = []
-        # One clause per query term, as FTS5 scores each OR-ed phrase: "neurons neuron" counts "neuron" twice.
-        for stem in (s for term in kept for s in stems[term]):
-            n = int(searcher.doc_freq("body", stem))
-            if n == 0:
-                continue
-            ratio = _fts5_idf(n, total) / _tantivy_idf(n, total)
-            term_query = tantivy.Query.term_query(index.schema, "body", stem, index_option="freq")
-            clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(term_query, ratio)))
-        if not clauses:
-            return []
-        query = tantivy.Query.boolean_query(clauses)
-        if collection_id is not None:
-            only = tantivy.Query.const_score_query(
-                tantivy.Query.term_query(index.schema, "col", collection_id), 0.0
-            )
-            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, only)])
-        found = searcher.search(query, limit, count=False).hits
-        if not found:
-            return []
-        ids = searcher.fast_field_values("id", [address for _, address in found])
-        ranked = [(int(chunk_id), float(score)) for (score, _), chunk_id in zip(found, ids, strict=True)]
-        return sorted(ranked, key=lambda hit: (-hit[1], hit[0]))
 
     # Keeping in step ------------------------------------------------------------------------------
 
@@ -477,26 +429,3 @@ def remove_files(folder: Path, meta: Path, ids: Path) -> None:
 def _unreadable(exc: BaseException) -> bool:
     """A damaged side index: tantivy's errors, and its panics (pyo3's PanicException)."""
     return isinstance(exc, (ValueError, RuntimeError, OSError)) or type(exc).__name__ == "PanicException"
-
-
-_STEM_CACHE: dict[str, tuple[str, ...]] = {}
-STEM_CACHE_SIZE = 50_000
-
-
-def _stems(terms: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
-    """Each query term's FTS5 tokens; the terms not seen before are tokenized in one round trip."""
-    missing = [term for term in terms if term not in _STEM_CACHE]
-    if missing:
-        if len(_STEM_CACHE) > STEM_CACHE_SIZE:
-            _STEM_CACHE.clear()
-        for term, counts in zip(missing, shared_tokenizer().term_counts(missing), strict=True):
-            _STEM_CACHE[term] = tuple(counts)
-    return {term: _STEM_CACHE[term] for term in terms}
-
-
-def _fts5_idf(n: int, total: int) -> float:
-    return max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6)
-
-
-def _tantivy_idf(n: int, total: int) -> float:
-    return math.log(1 + (total - n + 0.5) / (n + 0.5))
