@@ -5,7 +5,9 @@ synced at its end, as `retrievo index` does), then given vectors stored. Prints 
 SQLite statements that took longest (each statement timed on the store's writer connection);
 ``--cprofile`` prints Python's profile instead of the statement table.
 
-    .venv/bin/python benchmarks/profile_build.py [--cprofile]
+    .venv/bin/python benchmarks/profile_build.py [--cprofile] [--size 20000]
+
+``--size`` builds the peers benchmark's realistic corpus (benchmarks/realistic.py) at that size instead.
 """
 
 from __future__ import annotations
@@ -44,15 +46,31 @@ class TimedConnection(sqlite3.Connection):
         CALLS[key] += 1
         return cursor
 
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        started = time.perf_counter()
+        cursor = super().executemany(sql, parameters)
+        key = "(many) " + " ".join(sql.split())[:93]
+        SECONDS[key] += time.perf_counter() - started
+        CALLS[key] += 1
+        return cursor
+
 
 def _timed_connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
     kwargs.setdefault("factory", TimedConnection)
     return _CONNECT(*args, **kwargs)
 
 
-def build() -> dict[str, float]:
-    with (DATA / "corpus.jsonl").open(encoding="utf-8") as handle:
-        records = [json.loads(line) for line in handle]
+def build(size: int | None = None) -> dict[str, float]:
+    if size is None:
+        with (DATA / "corpus.jsonl").open(encoding="utf-8") as handle:
+            records = [json.loads(line) for line in handle]
+    else:  # the peers benchmark's realistic corpus at that size
+        from realistic import realistic_texts
+
+        records = [
+            {"_id": str(n), "text": text, "title": f"Document {n // 1000}"}
+            for n, text in enumerate(realistic_texts(size))
+        ]
     documents = [
         LoadedDocument(source=f"peers://{r['_id']}", text=r["text"], title=r["title"]) for r in records
     ]
@@ -87,14 +105,15 @@ def main() -> None:
     )
     parser.add_argument("--cprofile", action="store_true")
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument("--size", type=int, help="The realistic corpus at this size instead of SciFact.")
     args = parser.parse_args()
     if args.cprofile:
         profiler = cProfile.Profile()
-        phases = profiler.runcall(build)
+        phases = profiler.runcall(build, args.size)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.top * 3)
     else:
         connection.sqlite3.connect = _timed_connect  # type: ignore[attr-defined]  (the store's writer)
-        phases = build()
+        phases = build(args.size)
         for sql, seconds in SECONDS.most_common(args.top):
             print(f"{seconds:7.3f} s {CALLS[sql]:7d}×  {sql}")
     for name, seconds in phases.items():

@@ -12,10 +12,8 @@ Same ranking as FTS5: ``keyword_ranking.py``.
 The tables stay the source of truth: the side index is only used when it is in step with the table's
 generation and the search has no filter (filters and point-in-time reads go to the tables). When it is
 missing or unreadable it is rebuilt from the table in a background thread while the tables answer; a
-small change (``INLINE_SYNC_ROWS``) is applied before the search that first sees it. During a bulk load
-it ``follows`` the committed rows from a thread of its own, tokenizing them (in SQLite, outside the GIL,
-on the core the load's Python leaves) ahead of the sync at its end, which then only adds them. Crash
-safety: the meta file naming the generation is removed before a change and written (atomically) after
+small change (``INLINE_SYNC_ROWS``) is applied before the search that first sees it; after indexing,
+the sync at the load's end adds what it wrote in one commit (one segment). Crash safety: the meta file naming the generation is removed before a change and written (atomically) after
 tantivy's commit, so a kill at any moment leaves a consistent pair or no meta — which means "rebuild".
 """
 
@@ -28,10 +26,8 @@ import math
 import os
 import shutil
 import threading
-import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -47,11 +43,9 @@ log = logging.getLogger(__name__)
 # Below this many current chunks FTS5 alone is about as fast (a few ms), and no side files are made.
 KEYWORD_INDEX_MIN_ROWS = 2_000
 INLINE_SYNC_ROWS = 20_000  # a larger change is applied in the background while FTS5 answers
-FOLLOW_S = 0.2  # during a bulk load, the pause between two catch-ups with the committed rows
 BATCH = 2_000
-FOLLOW_BATCH = 500  # rows a follower round tokenizes: the sync at a load's end waits for the one under way
-# At a sync, the rows left to tokenize are split over the cores, at least this many a piece: the store's
-# work, outside the GIL (a chunk's row never changes). SciFact's end sync: 0.22 -> 0.15 s for 2,183 rows.
+# At a sync, the rows to tokenize are split over the cores, at least this many a piece: each piece is
+# read on a connection of its own (the SQL outside the GIL; PostgreSQL's in its own processes).
 PIECE_MIN = 400
 WRITER_HEAP = 128_000_000
 FORMAT = 1
@@ -75,16 +69,6 @@ class KeywordSource(Protocol):
         ...
 
 
-class Spooling(Protocol):
-    """Token rows made ahead of a sync (``sqlite/keyword_tokens.Spool``)."""
-
-    ids: npt.NDArray[np.int64]
-
-    def add(self, rows: list[tuple[int, int, str]]) -> None: ...
-    def take(self, wanted: npt.NDArray[np.int64]) -> Iterable[tuple[int, int, str]]: ...
-    def close(self) -> None: ...
-
-
 @dataclass
 class _Loaded:
     generation: Generation
@@ -96,17 +80,13 @@ class KeywordIndex:
     """One tantivy index at ``base`` (files ``base.kw``, ``base.kw.json``, ``base.kw.ids.npy``) holding
     the current chunks its source names."""
 
-    def __init__(self, base: str, source: KeywordSource, spool: type[Spooling] | None = None) -> None:
+    def __init__(self, base: str, source: KeywordSource) -> None:
         self._source = source
-        self._spool_type = spool
         self._dir, self._meta, self._ids = side_files(base)
         self._lock = threading.Lock()
         self._loaded: _Loaded | None = None
         self._syncing = False
         self.sync_thread: threading.Thread | None = None
-        self._followers = 0  # bulk loads under way that this index follows
-        self._follow: tuple[threading.Event, threading.Thread] | None = None
-        self._spool: Spooling | None = None  # while following: rows tokenized ahead of the sync
 
     # Search -------------------------------------------------------------------------------------
 
@@ -140,93 +120,8 @@ class KeywordIndex:
 
     def ensure(self, db: Any, generation: Generation) -> None:
         """Bring the side index in step now, in this thread, however large the change (after indexing)."""
-        self._stop_following()
         self.wait()
         self._ready(db, generation, background=False)
-
-    @contextmanager
-    def following(self) -> Iterator[None]:
-        """While a bulk load runs: every FOLLOW_S or so, tokenize the rows it committed, from a thread of
-        its own, into a spool that the sync at its end (``ensure``) adds in one commit. Tokenizing is the
-        costly part; one commit keeps the index in one segment (tantivy-py cannot merge segments, and a
-        search over three took twice as long as over one on SciFact). The follower stops at ``ensure``
-        or when the last load ends; the spool goes with the load (an unlinked temporary file)."""
-        if self._spool_type is None:
-            yield
-            return
-        with self._lock:
-            self._followers += 1
-            if self._followers == 1:
-                self._spool = self._spool_type()
-                stop = threading.Event()
-                thread = threading.Thread(
-                    target=self._follow_loop, args=(stop,), name="retrievo-keyword-follow", daemon=True
-                )
-                self._follow = (stop, thread)
-                thread.start()
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._followers -= 1
-                last = self._followers == 0
-            if last:
-                self._stop_following()
-                with self._lock:
-                    spool, self._spool = self._spool, None
-                if spool is not None:
-                    spool.close()
-
-    def _follow_loop(self, stop: threading.Event) -> None:
-        pause = FOLLOW_S
-        while not stop.wait(pause):
-            started = time.monotonic()
-            try:
-                self.catch_up(stop)
-            except Exception:
-                log.exception(
-                    "following the bulk load in %s failed; the sync at its end does the work", self._dir
-                )
-                return
-            # With a core to spare the follower keeps up (SciFact's load 1.65 -> 1.45 s); on one core it
-            # takes at most half of it from the load.
-            spare = (os.cpu_count() or 1) > 1
-            pause = FOLLOW_S if spare else max(FOLLOW_S, time.monotonic() - started)
-
-    def _stop_following(self) -> None:
-        with self._lock:
-            follow, self._follow = self._follow, None
-        if follow is not None:
-            follow[0].set()
-            follow[1].join()
-
-    def catch_up(self, stop: threading.Event | None = None) -> None:
-        """Tokenize into the spool the committed rows that neither the index nor the spool holds (on a
-        connection of its own), a batch at a time until ``stop`` is set. Nothing below half of
-        KEYWORD_INDEX_MIN_ROWS rows."""
-        spool = self._spool
-        if spool is None:
-            return
-        # Autocommit: each statement reads a snapshot of its own and lets it go (a read transaction
-        # held round after round kept SQLite from ever resetting the WAL: 1.5 GB of it at 500k rows).
-        db = self._source.connect()
-        try:
-            current = self._source.current_ids(db)
-            if len(current) < KEYWORD_INDEX_MIN_ROWS // 2:  # a load halfway there: likely to pass it
-                return
-            with self._lock:
-                if self._loaded is None and not self._syncing:
-                    self._loaded = self._open_saved()
-                held = self._loaded.held if self._loaded is not None else np.zeros(0, dtype=np.int64)
-            todo = np.setdiff1d(
-                np.setdiff1d(current, held, assume_unique=True), spool.ids, assume_unique=True
-            )
-            for begin in range(0, len(todo), FOLLOW_BATCH):
-                if stop is not None and stop.is_set():
-                    return  # the sync at the end tokenizes the rest: it need not wait for this round
-                spool.add(self._source.token_rows(db, todo[begin : begin + FOLLOW_BATCH]))
-        finally:
-            db.close()
 
     def _ready(self, db: Any, generation: Generation, background: bool = True) -> _Loaded | None:
         with self._lock:
@@ -298,19 +193,12 @@ class KeywordIndex:
         if len(gone) or len(new) or not self._meta.exists():
             self._meta.unlink(missing_ok=True)  # from here until the commit is recorded: "rebuild"
             writer = index.writer(WRITER_HEAP, 1)
-            spool = self._spool
-            spooled = np.intersect1d(new, spool.ids, assume_unique=True) if spool else new[:0]
-            rest = np.setdiff1d(new, spooled, assume_unique=True)
             try:
                 for begin in range(0, len(gone), BATCH):
                     # (delete_documents_by_term does not match u64 terms in tantivy-py 0.27: by query it is)
                     ids = [int(i) for i in gone[begin : begin + BATCH]]
                     writer.delete_documents_by_query(tantivy.Query.term_set_query(index.schema, "id", ids))
-                tokenized = self._tokenized(rest)
-                ahead = spool.take(spooled) if spool else iter(())
-                for chunk_id, collection_id, body in itertools.chain(
-                    ahead, itertools.chain.from_iterable(tokenized)
-                ):
+                for chunk_id, collection_id, body in itertools.chain.from_iterable(self._tokenized(new)):
                     document = tantivy.Document()
                     document.add_unsigned("id", chunk_id)
                     document.add_unsigned("col", collection_id)
@@ -396,7 +284,6 @@ class KeywordIndex:
 
     def close(self) -> None:
         """Let go of the loaded index (its memory maps); a background build is waited for first."""
-        self._stop_following()
         self.wait()
         with self._lock:
             self._loaded = None

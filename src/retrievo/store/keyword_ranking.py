@@ -1,8 +1,8 @@
 """The keyword side index's ranking: FTS5's BM25 computed by tantivy.
 
 Same ranking as FTS5 (docs/benchmarks.md has the measured difference):
-- it indexes the very tokens FTS5 makes (``shared_tokenizer``: porter + unicode61, read back through
-  ``fts5vocab``), joined by spaces under tantivy's whitespace tokenizer, one field for the three FTS5
+- it indexes the very tokens FTS5 makes (``shared_tokenizer``: FTS5's porter + unicode61 called
+  directly, with FTS5's cut of very long terms; tested against an FTS5 table), joined by spaces under tantivy's whitespace tokenizer, one field for the three FTS5
   columns (FTS5's ``bm25()`` with equal weights sums the columns' term frequencies and lengths);
 - tantivy's idf is ``ln(1 + (N - n + 0.5) / (n + 0.5))`` and FTS5's ``max(ln((N - n + 0.5) / (n + 0.5)),
   1e-6)``: each term's query is boosted by their ratio, so the sum is FTS5's; k1 = 1.2, b = 0.75 in both.

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sqlite3
 from abc import abstractmethod
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -52,10 +51,6 @@ class SQLiteSearch:
 
     @abstractmethod
     def get_collection(self, name: str) -> CollectionInfo | None: ...
-
-    def _bulk_companion(self) -> AbstractContextManager[None]:
-        """Beside a bulk load: the keyword side index follows its committed rows (see keyword_index)."""
-        return self._keywords.following()
 
     def sync_search_indexes(self, collection: str) -> None:
         """The tantivy keyword index and the collection's HNSW file, synced (built the first time)."""

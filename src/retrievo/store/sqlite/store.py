@@ -38,7 +38,7 @@ from retrievo.store.sqlite.connection import Readers, connect
 from retrievo.store.sqlite.embeddings import SQLiteEmbeddings
 from retrievo.store.sqlite.filters import filter_sql
 from retrievo.store.sqlite.keys import SQLiteKeys
-from retrievo.store.sqlite.keyword_tokens import Spool, SQLiteKeywordSource
+from retrievo.store.sqlite.keyword_tokens import SQLiteKeywordSource
 from retrievo.store.sqlite.searching import SQLiteSearch
 from retrievo.store.sqlite.vectors import VectorCache, VectorMatrix
 from retrievo.store.sqlite.writing import SQLiteWrites
@@ -61,7 +61,7 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         self._readers = Readers(self.path)
         self._writing = threading.local()  # set while this thread holds a write transaction
         self._bulk = threading.local()  # this thread's bulk_load depth and open batch
-        self._keywords = KeywordIndex(self.path, SQLiteKeywordSource(self.path), Spool)
+        self._keywords = KeywordIndex(self.path, SQLiteKeywordSource(self.path))
         self._counts: dict[tuple[int, str], tuple[int, int]] = {}
         self._indexed_rows: tuple[int, int] | None = None
         self._history_vectors: dict[tuple[int, str, str, int], VectorMatrix] = {}

@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 BATCH_S = 0.5  # inside bulk_load, how long writes share one transaction
 
@@ -23,8 +23,6 @@ class SQLiteWrites:
     _lock: threading.RLock
     _writing: threading.local  # .active: this thread is inside a write transaction
     _bulk: threading.local  # .depth (bulk_load nesting), .open, .started (its batch)
-    # What runs beside an outermost bulk load (the search mixin: its keyword index following the rows).
-    _bulk_companion: Callable[[], AbstractContextManager[None]]
 
     @contextmanager
     def _transaction(self, batch: bool = False) -> Iterator[sqlite3.Connection]:
@@ -112,8 +110,7 @@ class SQLiteWrites:
         bulk = self._bulk
         bulk.depth = getattr(bulk, "depth", 0) + 1
         try:
-            with self._bulk_companion() if bulk.depth == 1 else nullcontext():
-                yield
+            yield
         finally:
             bulk.depth -= 1
             if not bulk.depth:
