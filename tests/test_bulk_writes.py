@@ -123,3 +123,45 @@ def test_a_plain_write_inside_a_bulk_load_commits_the_batch_first(
         _write(store, 0)
         store.mark_indexed("c")
         assert _committed(tmp_path / "i.db") == ["mem://doc-0"]
+
+
+def test_a_group_with_repeated_sources_and_held_ids_writes_each_in_order(store: SQLiteStore) -> None:
+    """One ``write_revisions`` group: a source twice (the second is its next revision), a source the
+    collection holds (a new revision), and a source whose first-choice id another collection's document
+    holds (a salted id) — the same outcome as writing them one by one."""
+    from retrievo.store.base import NewRevision
+    from retrievo.store.ids import document_id
+
+    def revision(source: str, text: str) -> NewRevision:
+        loaded = LoadedDocument(source=source, text=text, title="")
+        return NewRevision(loaded, sha256_text(text), chunk_document(loaded, "whole"), None)
+
+    store.write_revisions("c", [revision("mem://x", "renamed away")])
+    store.rename_collection("c", "other")  # keeps its documents' ids: c's first choice for mem://x is held
+    store.ensure_collection("c")
+    store.write_revisions("c", [revision("mem://old", "first text")])
+    states = store.write_revisions(
+        "c",
+        [
+            revision("mem://a", "a one"),
+            revision("mem://old", "second text"),
+            revision("mem://x", "x one"),
+            revision("mem://a", "a two"),
+            revision("mem://b", "b one"),
+        ],
+    )
+    assert len(states) == 5
+    assert states[0].document_id == states[3].document_id, "the repeated source is one document"
+    assert states[2].document_id != document_id("c", "mem://x"), "a held id is not taken over"
+    assert len({s.document_id for s in states}) == 4
+    rows = store._read(
+        """SELECT d.source, r.number, r.text FROM documents d JOIN revisions r ON r.document_id = d.id
+           WHERE d.collection_id = ? ORDER BY d.source, r.number""",
+        (store._collection_id("c"),),
+    )
+    assert [tuple(row) for row in rows] == [
+        ("mem://a", 1, "a one"), ("mem://a", 2, "a two"), ("mem://b", 1, "b one"),
+        ("mem://old", 1, "first text"), ("mem://old", 2, "second text"), ("mem://x", 1, "x one"),
+    ]  # fmt: skip
+    current = {hit.chunk_id for hit in store.keyword_search("c", "two", Filters(), 10)}
+    assert len(current) == 1 and not store.keyword_search("c", "first", Filters(), 10)

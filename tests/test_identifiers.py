@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from retrievo.ingest.identifiers import identifier_terms, split_identifier
 from retrievo.store.fts_query import query_terms
 
@@ -21,3 +26,27 @@ def test_identifier_terms_lists_parts_of_compound_identifiers_once() -> None:
 
 def test_queries_match_identifier_parts_too() -> None:
     assert query_terms("What does DiffExecutor do?") == ["does", "diffexecutor", "do", "diff", "executor"]
+
+
+def reference_identifier_terms(text: str) -> str:
+    """The plain definition: every identifier, in order, once; the parts of those with more than one."""
+    words: list[str] = []
+    for identifier in dict.fromkeys(re.findall(r"[A-Za-z_][A-Za-z0-9_]*[A-Za-z0-9]", text)):
+        parts = split_identifier(identifier)
+        if len(parts) > 1:
+            words.extend(parts)
+    return " ".join(words)
+
+
+IDENTIFIER_TEXT = st.text(
+    alphabet=st.sampled_from("abcXYZ_019 .-(é中\n") | st.characters(), max_size=120
+) | st.lists(st.sampled_from(["word", "Word", "WORD", "runTarget", "run_target", "HTTPError", "x2", "2x",
+                              "_a", "a_", "__init__", "é", "caféBar", "ABc", "AbC", " ", ".", "-"]),
+             max_size=30).map("".join)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(IDENTIFIER_TEXT)
+def test_identifier_terms_equal_the_plain_definition(text: str) -> None:
+    """Plain words are blanked before the identifiers are listed: the same terms, in the same order."""
+    assert identifier_terms(text) == reference_identifier_terms(text)

@@ -12,6 +12,10 @@ import re
 import unicodedata
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[A-Za-z0-9]")
+# A whole run of [A-Za-z0-9_] that is one lowercase or Capitalized word: no parts to add, and most of
+# any prose. Blanked in C before the identifiers are listed (the other runs are left as they were), so
+# Python sees only the candidates: 20,000 realistic chunks 0.83 -> 0.54 s.
+_PLAIN_WORD = re.compile(r"\b[A-Za-z][a-z]+\b", re.ASCII)
 _WORD = re.compile(r"\w+")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
@@ -44,7 +48,7 @@ def keyword_terms(text: str, context: str = "") -> str:
 def identifier_terms(text: str) -> str:
     """Space-separated parts of every compound identifier in ``text`` (each identifier once)."""
     words: list[str] = []
-    for identifier in dict.fromkeys(_IDENTIFIER.findall(text)):
+    for identifier in dict.fromkeys(_IDENTIFIER.findall(_PLAIN_WORD.sub(" ", text))):
         if identifier.isalpha() and (identifier[1:].islower() or identifier.isupper()):
             continue  # "word", "Word", "WORD": one part, nothing to add (most of any prose)
         parts = split_identifier(identifier)

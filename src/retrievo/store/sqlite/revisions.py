@@ -43,11 +43,14 @@ def write(
     """Each revision written, in order, inside the caller's write transaction; new documents together."""
     states: list[DocumentState | None] = [None] * len(revisions)
     fresh: list[tuple[int, str]] = []  # (position, document id) of documents new to the collection
+    fresh_ids: set[str] = set()
     sources: set[str] = set()
+    # Read for the whole group at once: each source's document, and which first-choice ids are held.
+    known, held = _known(db, collection_id, collection, [r.document.source for r in revisions])
     in_table = _id_taken(db)
 
     def taken(key: str) -> bool:  # by a document of this group (not in the table yet) or in the table
-        return any(key == document_id for _, document_id in fresh) or in_table(key)
+        return key in fresh_ids or (held[key] if key in held else in_table(key))
 
     def write_fresh() -> None:
         if fresh:
@@ -60,14 +63,19 @@ def write(
         source = revision.document.source
         if source in sources:  # the same source twice: the first is written before the second reads it
             write_fresh()
+            held.update(dict.fromkeys(fresh_ids, True))
             fresh.clear()
+            fresh_ids.clear()
             sources.clear()
-        found = db.execute(queries.DOCUMENT_ID_OF_SOURCE, (collection_id, source)).fetchone()
+            found = db.execute(queries.DOCUMENT_ID_OF_SOURCE, (collection_id, source)).fetchone()
+        else:
+            found = (known[source],) if source in known else None
         if found:
             states[n] = _write_changed(db, collection_id, found[0], revision)
         else:
             document_id = ids.new_document_id(collection, source, taken)
             fresh.append((n, document_id))
+            fresh_ids.add(document_id)
             sources.add(source)
     write_fresh()
     return [state for state in states if state is not None]
@@ -144,6 +152,27 @@ def _insert(
         row[-1] = history.token_count(sizes.get(row[0]))
     db.executemany(INSERT_CHUNK, chunk_rows)
     return states
+
+
+def _known(
+    db: sqlite3.Connection, collection_id: int, collection: str, sources: list[str]
+) -> tuple[dict[str, str], dict[str, bool]]:
+    """({source: its document id} for the sources the collection holds, {first-choice id of each other
+    source: whether a document holds it}), in two statements."""
+    known: dict[str, str] = dict(
+        db.execute(
+            "SELECT source, id FROM documents WHERE collection_id = ? AND source IN (SELECT value FROM json_each(?))",
+            (collection_id, json.dumps(sources)),
+        ).fetchall()
+    )
+    firsts = [ids.document_id(collection, source) for source in sources if source not in known]
+    held = {
+        row[0]
+        for row in db.execute(
+            "SELECT id FROM documents WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(firsts),)
+        )
+    }
+    return known, {key: key in held for key in firsts}
 
 
 def _id_taken(db: sqlite3.Connection) -> Callable[[str], bool]:
