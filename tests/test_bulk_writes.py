@@ -165,3 +165,23 @@ def test_a_group_with_repeated_sources_and_held_ids_writes_each_in_order(store: 
     ]  # fmt: skip
     current = {hit.chunk_id for hit in store.keyword_search("c", "two", Filters(), 10)}
     assert len(current) == 1 and not store.keyword_search("c", "first", Filters(), 10)
+
+
+def test_fts5_writes_its_pending_terms_in_16_mb_pieces_on_new_and_migrated_indexes(tmp_path: Path) -> None:
+    """m008: FTS5's ``hashsize`` (a bulk load's pending terms before a segment is written) is 16 MB, in
+    the table's own config: a new index has it, and an index made before the migration gets it."""
+    path = tmp_path / "h.db"
+    SQLiteStore(path, create=True).close()
+
+    def hashsize() -> int | None:
+        with sqlite3.connect(path) as db:
+            row = db.execute("SELECT v FROM chunks_fts_config WHERE k = 'hashsize'").fetchone()
+        return None if row is None else int(row[0])
+
+    assert hashsize() == 16 * 1024 * 1024
+    with sqlite3.connect(path) as db:  # as an index made before m008
+        db.execute("DELETE FROM chunks_fts_config WHERE k = 'hashsize'")
+        db.execute("DELETE FROM migrations WHERE name = 'm008_fts_hashsize'")
+    assert hashsize() is None
+    SQLiteStore(path).close()
+    assert hashsize() == 16 * 1024 * 1024

@@ -85,6 +85,11 @@ INSERT INTO meta (key, value) VALUES ('generation', '0');
 
 M002_ROOTS = queries.ROOTS_SCHEMA
 
+# FTS5 writes its pending terms out as a segment each time they pass ``hashsize`` (1 MB by default), and
+# merges segments as it goes; 16 MB made a bulk load of 20,000 realistic chunks 3.03 -> 2.83 s (issue 18,
+# eighth round). Kept in the table's own config, so it holds for every connection.
+M008_FTS_HASHSIZE = "INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('hashsize', 16777216);"
+
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m001_initial", M001_INITIAL),
     ("m002_roots", M002_ROOTS),
@@ -93,6 +98,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m005_api_keys", keys.SCHEMA),
     ("m006_jobs", jobs.SCHEMA),
     ("m007_model_shadow", embeddings.SHADOW_SCHEMA),
+    ("m008_fts_hashsize", M008_FTS_HASHSIZE),
 )
 
 
