@@ -220,7 +220,11 @@ def test_a_bulk_load_ends_with_the_side_index_in_step(
         for number, document in enumerate(documents, 1):
             write(document)
             if number == 2000:  # a chunk written earlier in the load is superseded
-                write(LoadedDocument(documents[0].source, documents[0].text + " zqxwrevised", documents[0].title))
+                write(
+                    LoadedDocument(
+                        documents[0].source, documents[0].text + " zqxwrevised", documents[0].title
+                    )
+                )
         store.sync_search_indexes("sci")
     loaded = store._keywords._loaded
     assert loaded is not None and loaded.generation == store.generation()
