@@ -13,8 +13,9 @@ The tables stay the source of truth: the side index is only used when it is in s
 generation and the search has no filter (filters and point-in-time reads go to the tables). When it is
 missing or unreadable it is rebuilt from the table in a background thread while the tables answer; a
 small change (``INLINE_SYNC_ROWS``) is applied before the search that first sees it; after indexing,
-the sync at the load's end adds what it wrote in one commit (one segment). Crash safety: the meta file naming the generation is removed before a change and written (atomically) after
-tantivy's commit, so a kill at any moment leaves a consistent pair or no meta — which means "rebuild".
+the sync at the load's end adds what it wrote in one commit (one segment). Crash safety: the meta file
+naming the generation is removed before a change and written (atomically) after tantivy's commit, so a
+kill at any moment leaves a consistent pair or no meta — which means "rebuild".
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ class Fts5Tokenizer:
             include_offsets=False,
             include_colocated=False,
         )
-        if any(len(token) > _LONG for token in found):
+        if found and max(map(len, found)) > _LONG:  # (in C: this runs for every chunk)
             found = [_stored(token) for token in found]
         return found
 
@@ -61,9 +61,6 @@ class Fts5Tokenizer:
     def term_counts(self, texts: Sequence[str]) -> list[Counter[str]]:
         """For each text, how often each (stemmed, folded) term occurs in it."""
         return [Counter(self.tokens(text)) for text in texts]
-
-    def terms(self, text: str) -> list[str]:
-        return list(self.term_counts([text])[0])
 
 
 def _stored(token: str) -> str:
