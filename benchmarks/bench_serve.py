@@ -1,7 +1,11 @@
 """`retrievo serve` under load, keys on: 100 concurrent REST clients and 100 concurrent MCP clients
-(the official SDK client over streamable HTTP; then the same MCP calls from a lean httpx client, whose
-CPU does not crowd the server's on a small machine) searching a 100k-chunk index, query embedding
-included; and what authentication costs per request.
+searching a 100k-chunk index, query embedding included; and what authentication costs per request.
+
+The clients run on the server's own cores, so what they spend is taken from the server. Each load
+says the server's and the clients' CPU a call. REST is driven by a lean keep-alive client
+(`lean_http.py`, ~0.1 ms a call) and, as before the ninth round, by httpx with one pool (~4 ms a
+call); MCP by 100 official SDK clients over streamable HTTP and by the lean client sending the SDK's
+very requests.
 
     .venv/bin/python benchmarks/bench_serve.py --size 100000 --keep /tmp/bench-serve [--workers 2]
 
@@ -15,14 +19,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import random
-import ssl
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,6 +35,7 @@ import httpx
 import httpx2
 from bench_query import build
 from common import free_port, synthetic_texts, wait_healthy
+from lean_http import Connection
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import LATEST_PROTOCOL_VERSION as VERSION
@@ -45,7 +50,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @contextmanager
-def server(config: Config, *options: str) -> Iterator[str]:
+def server(config: Config, *options: str) -> Iterator[tuple[str, int]]:
+    """(URL, process id) of a fresh server on the index."""
     port = free_port()
     where = ["--store", config.store] if config.store else ["--db", str(config.db)]
     command = [sys.executable, "-m", "retrievo.surfaces.cli", "serve", "--port", str(port), "--collection",
@@ -54,7 +60,7 @@ def server(config: Config, *options: str) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, process, 120)
-        yield url
+        yield url, process.pid
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -69,9 +75,56 @@ def summary(latencies: list[float], errors: int, wall: float) -> dict[str, float
     }  # fmt: skip
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (its threads included)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(pid: int, load: Awaitable[dict[str, float]]) -> dict[str, float]:
+    """A load's summary with the server's and this process's (the clients') CPU milliseconds a call."""
+    server_before, clients_before = cpu_seconds(pid), time.process_time()
+    result = asyncio.run(load)  # type: ignore[arg-type]
+    calls = result["calls"]
+    result["server_cpu_ms_per_call"] = round((cpu_seconds(pid) - server_before) * 1000 / calls, 2)
+    result["client_cpu_ms_per_call"] = round((time.process_time() - clients_before) * 1000 / calls, 2)
+    return result
+
+
 async def rest_load(
     url: str, key: str, queries: list[str], clients: int, per_client: int
 ) -> dict[str, float]:
+    """Each client a keep-alive connection of its own (`lean_http`), all searching at once."""
+    latencies: list[float] = []
+    errors = 0
+    auth = {"Authorization": f"Bearer {key}"}
+    connections = [await Connection.open(url) for _ in range(clients)]
+
+    async def one_client(number: int) -> None:
+        nonlocal errors
+        for i in range(per_client):
+            query = queries[(number * per_client + i) % len(queries)]
+            started = time.perf_counter()
+            status, answer = await connections[number].post_json(
+                "/api/search", {"query": query, "limit": 10}, auth
+            )
+            if status == 200 and answer["results"]:
+                latencies.append((time.perf_counter() - started) * 1000)
+            else:
+                errors += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one_client(n) for n in range(clients)))
+    wall = time.perf_counter() - started
+    for connection in connections:
+        await connection.close()
+    return summary(latencies, errors, wall)
+
+
+async def rest_httpx_load(
+    url: str, key: str, queries: list[str], clients: int, per_client: int
+) -> dict[str, float]:
+    """The REST load of rounds one to eight: httpx, one pool of ``clients`` connections."""
     latencies: list[float] = []
     errors = 0
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -125,7 +178,7 @@ async def mcp_load(url: str, key: str, queries: list[str], clients: int, per_cli
 
 
 def lean_request(method: str, params: dict[str, Any], number: int, name: str | None = None) -> dict[str, Any]:
-    """Headers and body of one request as the official SDK client sends it (protocol 2026-07-28:
+    """Headers and JSON body of one request as the official SDK client sends it (protocol 2026-07-28:
     stateless, a ``_meta`` envelope in every request, ``Mcp-Method`` / ``Mcp-Name`` headers)."""
     meta = {"io.modelcontextprotocol/protocolVersion": VERSION,
             "io.modelcontextprotocol/clientInfo": {"name": "bench-lean", "version": "1"},
@@ -140,8 +193,9 @@ async def mcp_lean_load(
     url: str, key: str, queries: list[str], clients: int, per_client: int
 ) -> dict[str, float]:
     """The requests the official SDK client sends (``lean_request``: ``server/discover``, then each
-    ``tools/call search``, ``tools/list`` once after the first call), sent by a lean client: httpx and
-    JSON, as the REST load sends its requests. All clients connect (discover) first, then all search.
+    ``tools/call search``, ``tools/list`` once after the first call), sent by the lean client
+    (``lean_http``, a keep-alive connection per client), as the REST load sends its requests. All
+    clients connect (discover) first, then all search.
 
     The SDK's client spends 6.5-10 ms of CPU a call (seventh round), more than the server; on this
     2-core machine the 100 clients' CPU is taken from the server's. This load shows what the server
@@ -150,19 +204,21 @@ async def mcp_lean_load(
     errors = 0
     ready = asyncio.Event()
     connected = 0
-    tls = ssl.create_default_context()  # made once: each client loading the CA bundle cost ~10 ms
 
     async def one_client(number: int) -> None:
         nonlocal errors, connected
-        # A connection of its own, as each SDK client has (one pool for all 100 spent more CPU choosing a
-        # connection than on the calls: httpcore scans every connection for every queued request).
         auth = {"Authorization": f"Bearer {key}"}
-        async with httpx.AsyncClient(headers=auth, timeout=120, verify=tls) as http:
+        connection = await Connection.open(url)
+        try:
 
             async def rpc(method: str, params: dict[str, Any], number: int, name: str | None = None) -> Any:
-                answer = await http.post(f"{url}/mcp", **lean_request(method, params, number, name))
-                answer.raise_for_status()
-                return answer.json()
+                request = lean_request(method, params, number, name)
+                status, answer = await connection.post_json(
+                    "/mcp", request["json"], {**request["headers"], **auth}
+                )
+                if status != 200:
+                    raise RuntimeError(f"MCP answered HTTP {status}: {answer}")
+                return answer
 
             assert "result" in await rpc("server/discover", {}, 1)
             connected += 1
@@ -181,6 +237,8 @@ async def mcp_lean_load(
                     errors += 1
                 if i == 0:
                     assert "result" in await rpc("tools/list", {}, 3)
+        finally:
+            await connection.close()
 
     started = time.perf_counter()
     await asyncio.gather(*(one_client(n) for n in range(clients)))
@@ -197,8 +255,12 @@ async def same_answer_both_ways(url: str, key: str, query: str) -> bool:
     call = lean_request(
         "tools/call", {"name": "search", "arguments": {"query": query, "limit": 10}}, 1, "search"
     )
-    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=120) as http:
-        lean = (await http.post(f"{url}/mcp", **call)).json()["result"]["structuredContent"]
+    connection = await Connection.open(url)
+    _, answer = await connection.post_json(
+        "/mcp", call["json"], {**call["headers"], "Authorization": f"Bearer {key}"}
+    )
+    await connection.close()
+    lean = answer["result"]["structuredContent"]
     ids = [[hit["chunk_id"] for hit in answer["results"]] for answer in (official, lean)]
     return bool(ids[0]) and ids[0] == ids[1]
 
@@ -264,10 +326,10 @@ def main() -> None:
     results: dict[str, Any] = {
         "size": args.size, "store": "postgresql" if args.store else "sqlite", "workers": args.workers,
         "clients": args.clients, "text": "realistic" if args.realistic else "synthetic", "per_client": args.per_client, "machine": f"{platform.machine()}, "
-        f"{__import__('os').cpu_count()} cores, Python {platform.python_version()}",
+        f"{os.cpu_count()} cores, Python {platform.python_version()}",
         "auth_cold_verify_ms": round(cold_ms, 1), "auth_cached_check_us": round(warm_us, 2),
     }  # fmt: skip
-    with server(config, "--workers", str(args.workers)) as url:
+    with server(config, "--workers", str(args.workers)) as (url, pid):
         started = time.perf_counter()
         for _ in range(
             args.workers * 2
@@ -275,24 +337,31 @@ def main() -> None:
             httpx.post(f"{url}/api/search", json={"query": "warm up", "limit": 1},
                        headers={"Authorization": f"Bearer {key}"}, timeout=600)  # fmt: skip
         results["warm_up_s"] = round(time.perf_counter() - started, 1)
-        results["rest_one_client"] = asyncio.run(rest_load(url, key, queries[-50:], 1, 50))
-        results["rest"] = asyncio.run(rest_load(url, key, queries, args.clients, args.per_client))
+        results["rest_one_client"] = measured(pid, rest_load(url, key, queries[-50:], 1, 50))
+        results["rest"] = measured(pid, rest_load(url, key, queries, args.clients, args.per_client))
         print("REST", results["rest"], file=sys.stderr)
-        # Other queries than the REST run's, so that no query vector comes from the server's cache.
+        # Each load its own queries, so that no query vector comes from the server's cache.
         calls = args.clients * args.per_client
         mcp_queries = queries[calls:] + queries[:calls]
-        results["mcp"] = asyncio.run(mcp_load(url, key, mcp_queries, args.clients, args.per_client))
+        results["mcp"] = measured(pid, mcp_load(url, key, mcp_queries, args.clients, args.per_client))
         print("MCP", results["mcp"], file=sys.stderr)
         results["mcp_lean_same_answer"] = asyncio.run(same_answer_both_ways(url, key, queries[0]))
         keyed = sequential(url, key, document_id, 300)
-    with server(config, "--workers", str(args.workers)) as url:  # a fresh server: nothing cached
+    with server(config, "--workers", str(args.workers)) as (url, pid):  # a fresh server: nothing cached
         for _ in range(args.workers * 2):
             httpx.post(f"{url}/api/search", json={"query": "warm up", "limit": 1},
                        headers={"Authorization": f"Bearer {key}"}, timeout=600)  # fmt: skip
         # The SDK clients' very queries, now from the lean client.
-        results["mcp_lean"] = asyncio.run(mcp_lean_load(url, key, mcp_queries, args.clients, args.per_client))
+        results["mcp_lean"] = measured(
+            pid, mcp_lean_load(url, key, mcp_queries, args.clients, args.per_client)
+        )
         print("MCP, lean client", results["mcp_lean"], file=sys.stderr)
-    with server(config, "--workers", str(args.workers), "--no-auth") as url:
+        # The REST queries again, on this fresh server: nothing cached.
+        results["rest_httpx"] = measured(
+            pid, rest_httpx_load(url, key, queries, args.clients, args.per_client)
+        )
+        print("REST, httpx client", results["rest_httpx"], file=sys.stderr)
+    with server(config, "--workers", str(args.workers), "--no-auth") as (url, _):
         open_ = sequential(url, None, document_id, 300)
     results["auth_overhead"] = {
         "with_key_p50_ms": round(statistics.median(keyed[50:]), 2),

@@ -16,8 +16,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,6 +50,7 @@ LEXICAL_ONLY = "lexical-only"
 # Threads that run hybrid searches' keyword and structural arms beside the dense arm (each search
 # waits for its own; more concurrent searches than this queue for a thread, the cores being busy anyway).
 ARM_THREADS = 8
+CORES = os.cpu_count() or 1
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,45 @@ def run_search(
     unavailable_reason: str | None = None,
 ) -> SearchResult:
     """``embed_query`` returns (model_id, vector) or raises EmbedderUnavailable."""
+    with _under_way() as searches:
+        beside = arms_beside(searches)
+        return _run_search(store, collection, query, options, embed_query, unavailable_reason, beside)
+
+
+def arms_beside(searches: int, cores: int = CORES) -> bool:
+    """Whether a hybrid search runs its keyword and structural arms on another thread while it embeds
+    the query: only while each of the ``searches`` under way can have two cores. Beyond, the cores are
+    busy anyway and the hand-off only costs (100 concurrent searches at 100k chunks, 2 cores: mean
+    446-459 -> 422-438 ms, docs/benchmarks.md "Ninth round")."""
+    return 2 * searches <= max(cores, 2)
+
+
+_SEARCHES = [0]  # hybrid searches under way in this process
+_SEARCHES_LOCK = threading.Lock()
+
+
+@contextmanager
+def _under_way() -> Iterator[int]:
+    """Counts this search among those under way while it runs; gives the count, this one included."""
+    with _SEARCHES_LOCK:
+        _SEARCHES[0] += 1
+        count = _SEARCHES[0]
+    try:
+        yield count
+    finally:
+        with _SEARCHES_LOCK:
+            _SEARCHES[0] -= 1
+
+
+def _run_search(
+    store: Store,
+    collection: str,
+    query: str,
+    options: SearchOptions,
+    embed_query: QueryEmbedder | None,
+    unavailable_reason: str | None,
+    arms_on_another_thread: bool,
+) -> SearchResult:
     started = time.perf_counter()
     query = clean_query(query)
     depth = max(options.depth, options.limit)
@@ -104,9 +145,12 @@ def run_search(
         return []
 
     # Hybrid: the keyword and structural arms run on another thread while this one embeds the query and
-    # walks the dense arm (the model, SQLite, tantivy, usearch and psycopg release the GIL).
+    # walks the dense arm (the model, SQLite, tantivy, usearch and psycopg release the GIL), unless the
+    # cores are busy with other searches (``arms_beside``).
     beside = (
-        _side_by_side(keyword_arm, structure_arm) if semantic and options.mode == SearchMode.HYBRID else None
+        _side_by_side(keyword_arm, structure_arm)
+        if semantic and options.mode == SearchMode.HYBRID and arms_on_another_thread
+        else None
     )
     if semantic:
         assert embed_query is not None
@@ -201,8 +245,9 @@ _ARMS_LOCK = threading.Lock()
 
 def _forget_arm_threads() -> None:
     """In a forked child the pool's threads do not exist: a new pool is made there on first use."""
-    global _ARMS, _ARMS_LOCK
+    global _ARMS, _ARMS_LOCK, _SEARCHES_LOCK
     _ARMS, _ARMS_LOCK = None, threading.Lock()
+    _SEARCHES[0], _SEARCHES_LOCK = 0, threading.Lock()
 
 
 os.register_at_fork(after_in_child=_forget_arm_threads)

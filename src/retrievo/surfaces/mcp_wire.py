@@ -1,7 +1,8 @@
 """What goes over the wire to an agent: compact answers under a size cap, errors it can act on.
 
 - The SDK writes a tool's text content as indented JSON repeating ``structuredContent``; here it is
-  compact JSON (same data, about a third fewer bytes).
+  compact JSON (same data, about a third fewer bytes), and a tool's typed answer is dumped once
+  (not also rendered indented and validated again).
 - No answer exceeds ``RETRIEVO_MCP_MAX_BYTES`` (default 90,000 bytes, under Claude Code's 25k-token
   cap): result lists are shortened from the end and ``cut`` says so; any other answer over the cap
   is an error naming the argument that makes it smaller.
@@ -15,11 +16,11 @@ import os
 from typing import Any
 
 import pydantic_core
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as MCPTool
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 MAX_SHOWN_INPUT = 60
 MAX_BYTES = int(os.environ.get("RETRIEVO_MCP_MAX_BYTES", "90000"))
@@ -122,9 +123,26 @@ class RetrievoMCPServer(MCPServer):
                 f"invalid arguments for {name}: unknown argument {unknown[0]!r}; {name} takes: {', '.join(accepted)}"
             )
         try:
-            return fit(name, await super().call_tool(name, arguments, context))
+            return fit(name, await self._called(name, arguments, context))
         except ToolError as exc:
             cause = exc.__cause__
             if not isinstance(cause, ValidationError):
                 raise
             raise ToolError(describe(name, cause, accepted)) from None
+
+    async def _called(self, name: str, arguments: dict[str, Any], context: Any) -> Any:
+        """The tool's answer as the SDK's ``call_tool`` gives it, but a typed answer (an instance of the
+        tool's own output model) is dumped once: the SDK would also render it as indented JSON, which
+        ``fit`` replaces, and validate it again (~0.15 ms of a search's 7-8 ms of server CPU)."""
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            return await super().call_tool(name, arguments, context)
+        if context is None:
+            context = Context(mcp_server=self, subscriptions=self._subscriptions)
+        result = await tool.run(arguments, context, convert_result=False)
+        meta = tool.fn_metadata
+        if type(result) is meta.output_model and isinstance(result, BaseModel) and not meta.wrap_output:
+            return CallToolResult(
+                content=[], structured_content=result.model_dump(mode="json", by_alias=True)
+            )
+        return meta.convert_result(result)
