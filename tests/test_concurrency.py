@@ -7,7 +7,9 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
+import anyio
 import numpy as np
 import pytest
 
@@ -16,6 +18,7 @@ from retrievo.embed.base import Embedder, Vectors
 from retrievo.embed.local import MiniLMEmbedder
 from retrievo.embed.queries import QueryEmbedder
 from retrievo.engine import Engine
+from retrievo.errors import CollectionNotFound
 
 QUESTIONS = [
     "How do I request parental leave?",
@@ -225,6 +228,7 @@ sys.path.insert(0, {str(Path(__file__).parent)!r})
 from pathlib import Path
 from retrievo.config import Config
 from retrievo.engine import Engine
+from retrievo.errors import CollectionNotFound
 from test_concurrency import WaitingEmbedder
 engine = Engine(Config.from_env(db=Path({str(tmp_path / "index.db")!r})), embedder=WaitingEmbedder())
 engine.index([Path({str(handbook)!r})])
@@ -288,4 +292,70 @@ def test_a_server_runs_a_few_searches_at_once_and_other_tools_beside_them(
 
     anyio.run(main)
     assert most == 2 and len(answers) == 5
+    engine.close()
+
+
+def test_hybrid_arms_go_beside_only_while_each_search_can_have_two_cores() -> None:
+    from retrievo.search.hybrid import arms_beside
+
+    assert arms_beside(1, cores=2) and not arms_beside(2, cores=2)
+    assert arms_beside(4, cores=8) and not arms_beside(5, cores=8)
+    assert arms_beside(1, cores=1), "alone, a search embeds while its keyword arm runs"
+
+
+def test_busy_searches_run_their_arms_inline_with_the_same_answers(
+    tmp_path: Path, handbook: Path, minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retrievo.search import hybrid
+
+    engine = Engine(Config.from_env(db=tmp_path / "index.db"), embedder=minilm)
+    engine.index([handbook])
+    handed: list[int] = []
+    real = hybrid._side_by_side
+
+    def spy(*arms: Any) -> Any:
+        handed.append(1)
+        return real(*arms)
+
+    monkeypatch.setattr(hybrid, "_side_by_side", spy)
+    monkeypatch.setattr(hybrid, "CORES", 64)
+    beside = [[(h.chunk.chunk_id, h.score) for h in engine.search(q).hits] for q in QUESTIONS]
+    assert len(handed) == len(QUESTIONS), "alone on many cores: the arms went to another thread"
+    monkeypatch.setattr(hybrid, "CORES", 1)
+    with hybrid._under_way():  # another search under way on one core: this one keeps its arms
+        inline = [[(h.chunk.chunk_id, h.score) for h in engine.search(q).hits] for q in QUESTIONS]
+    assert len(handed) == len(QUESTIONS) and inline == beside and all(beside)
+    with pytest.raises(CollectionNotFound):
+        engine.search("anything", collection="no-such-collection")
+    assert hybrid._SEARCHES[0] == 0, "every search, failed ones too, left the count"
+    engine.close()
+
+
+def test_a_typed_tool_answer_is_the_sdks_structured_content_with_compact_text(
+    tmp_path: Path, handbook: Path, minilm: MiniLMEmbedder
+) -> None:
+    import json
+
+    from mcp.server.mcpserver import MCPServer
+
+    from retrievo.surfaces import mcp_server
+
+    engine = Engine(Config.from_env(db=tmp_path / "index.db"), embedder=minilm)
+    engine.index([handbook])
+    server = mcp_server.build_server(engine)
+
+    async def both() -> tuple[Any, Any]:
+        arguments = {"query": QUESTIONS[0], "limit": 3}
+        return await server.call_tool("search", arguments), await MCPServer.call_tool(
+            server, "search", arguments
+        )
+
+    ours, sdks = anyio.run(both)
+    for answer in (ours.structured_content, sdks.structured_content):
+        assert answer.pop("search_duration_ms") >= 0  # the one field that differs between two searches
+    assert ours.structured_content == sdks.structured_content and ours.structured_content["results"]
+    (text,) = ours.content
+    shown = json.loads(text.text)
+    shown.pop("search_duration_ms")
+    assert shown == sdks.structured_content and "\n" not in text.text, "compact text, the same data"
     engine.close()

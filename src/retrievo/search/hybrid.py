@@ -89,12 +89,12 @@ def run_search(
         return _run_search(store, collection, query, options, embed_query, unavailable_reason, beside)
 
 
-def arms_beside(searches: int, cores: int = CORES) -> bool:
+def arms_beside(searches: int, cores: int | None = None) -> bool:
     """Whether a hybrid search runs its keyword and structural arms on another thread while it embeds
     the query: only while each of the ``searches`` under way can have two cores. Beyond, the cores are
     busy anyway and the hand-off only costs (100 concurrent searches at 100k chunks, 2 cores: mean
     446-459 -> 422-438 ms, docs/benchmarks.md "Ninth round")."""
-    return 2 * searches <= max(cores, 2)
+    return 2 * searches <= max(cores or CORES, 2)
 
 
 _SEARCHES = [0]  # hybrid searches under way in this process
