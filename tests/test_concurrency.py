@@ -359,3 +359,37 @@ def test_a_typed_tool_answer_is_the_sdks_structured_content_with_compact_text(
     shown.pop("search_duration_ms")
     assert shown == sdks.structured_content and "\n" not in text.text, "compact text, the same data"
     engine.close()
+
+
+def test_a_search_looks_at_the_collections_table_once(
+    tmp_path: Path, handbook: Path, minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each statement lets the GIL go and waits to get it back under load: a search's lookups of the
+    collection come from memory for the generation it looked at once (ten of a search's twelve
+    statements were such lookups at 100k chunks)."""
+    from retrievo.search import hybrid
+
+    engine = Engine(Config.from_env(db=tmp_path / "index.db"), embedder=minilm)
+    engine.index([handbook])
+    engine.search(QUESTIONS[0])  # the model loaded, the side indexes synced
+    store = engine._open_store(create=False)
+    statements: list[str] = []
+    traced: set[int] = set()
+    readers = store._readers.get  # type: ignore[attr-defined]
+
+    def traced_reader() -> Any:
+        connection = readers()
+        if id(connection) not in traced:
+            traced.add(id(connection))
+            connection.set_trace_callback(statements.append)
+        return connection
+
+    monkeypatch.setattr(store._readers, "get", traced_reader)  # type: ignore[attr-defined]
+    monkeypatch.setattr(hybrid, "CORES", 1)
+    with hybrid._under_way():  # busy: the arms run on this thread
+        for question in QUESTIONS:
+            statements.clear()
+            assert engine.search(question).hits
+            lookups = [sql for sql in statements if "FROM collections" in sql or "FROM meta" in sql]
+            assert lookups == ["SELECT value FROM meta WHERE key = 'generation'"], statements
+    engine.close()

@@ -61,7 +61,13 @@ def fts5_hits(
 ) -> list[tuple[int, float]]:
     db = store._reader()
     hits = fts5.keyword_search(
-        db, store._collection_id(collection), query, filters, limit, fts5.current_rows(db)
+        db,
+        store._collection_id(collection),
+        query,
+        filters,
+        limit,
+        fts5.current_rows(db),
+        store._only_collection(),
     )
     return [(hit.chunk_id, hit.score) for hit in hits]
 

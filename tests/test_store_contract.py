@@ -14,6 +14,7 @@ import pytest
 
 from conftest import ROOT
 from retrievo import Config, Engine, IndexLockedError
+from retrievo.errors import CollectionNotFound
 from retrievo.models import LoadedDocument
 
 QUERIES = [
@@ -158,3 +159,29 @@ def test_documents_written_together_read_as_if_written_one_by_one(make_engine: A
     assert not engine.search("pumps", "c", mode="keyword").hits, "the first mem://a left search"
     then = engine.search("canteen soup salad", "c", mode="keyword", baseline="before").hits
     assert [hit.chunk.text for hit in then] == ["the old canteen menu lists soup"]
+
+
+def test_searches_see_collections_changed_by_another_engine_and_by_their_own_writes(
+    make_engine: Any, handbook: Path
+) -> None:
+    reader, writer = make_engine(), make_engine()
+    writer.index([handbook])
+    question = "parental leave approvals"
+    before = [hit.chunk.chunk_id for hit in reader.search(question).hits]
+    assert before  # the reader's lookups are now remembered, on SQLite
+    writer.rename_collection("default", "renamed")
+    assert [hit.chunk.chunk_id for hit in reader.search(question, collection="renamed").hits] == before
+    with pytest.raises(CollectionNotFound):
+        reader.search(question)
+    with pytest.raises(CollectionNotFound):
+        reader.search(question, collection="second")  # remembered as missing, on SQLite
+    writer.index([handbook], collection="second")
+    assert reader.search(question, collection="second").hits
+    with reader.reading():  # one look at the index, then a write of its own on this thread
+        with pytest.raises(CollectionNotFound):
+            reader.search(question, collection="third")
+        reader.index([handbook], collection="third")
+        assert reader.search(question, collection="third").hits, "its own commit is seen at once"
+    writer.delete_collection("second")
+    with pytest.raises(CollectionNotFound):
+        reader.search(question, collection="second")

@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +23,7 @@ from retrievo.errors import (
     CollectionNotFound,
     ConfigError,
     DocumentNotFound,
+    RetrievoError,
     SourceError,
 )
 from retrievo.history import History, resolve
@@ -257,6 +258,31 @@ class Engine(CodeQueries, SimilarQueries, EmbeddingLifecycle):
         as_of: str | None = None,
     ) -> SearchResult:
         """``baseline`` (id or name) or ``as_of`` (ISO time): search the collection as it was then."""
+        with self.reading():
+            return self._search(query, collection, limit, mode, filters, min_score, explain, baseline, as_of)
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """This thread's reads inside share one look at the index (``Store.reading``): a search's."""
+        try:
+            store: Store | None = self._open_store(create=False)
+        except RetrievoError:
+            store = None  # the reads inside say what is wrong
+        with store.reading() if store is not None else nullcontext():
+            yield
+
+    def _search(
+        self,
+        query: str,
+        collection: str | None,
+        limit: int,
+        mode: SearchMode | str,
+        filters: Filters | None,
+        min_score: float | None,
+        explain: bool,
+        baseline: str | None,
+        as_of: str | None,
+    ) -> SearchResult:
         store, name = self._collection_store(collection)
         filters = filters or Filters()
         point = resolve(store, name, baseline, as_of or filters.as_of)

@@ -148,7 +148,7 @@ def _run_search(
     # walks the dense arm (the model, SQLite, tantivy, usearch and psycopg release the GIL), unless the
     # cores are busy with other searches (``arms_beside``).
     beside = (
-        _side_by_side(keyword_arm, structure_arm)
+        _side_by_side(store, keyword_arm, structure_arm)
         if semantic and options.mode == SearchMode.HYBRID and arms_on_another_thread
         else None
     )
@@ -254,14 +254,20 @@ os.register_at_fork(after_in_child=_forget_arm_threads)
 
 
 def _side_by_side(
-    keyword_arm: Callable[[], list[ArmHit]], structure_arm: Callable[[], list[ArmHit]]
+    store: Store, keyword_arm: Callable[[], list[ArmHit]], structure_arm: Callable[[], list[ArmHit]]
 ) -> Future[tuple[list[ArmHit], list[ArmHit]]]:
-    """The keyword then the structural arm, on the shared arm threads (made on first use)."""
+    """The keyword then the structural arm, on the shared arm threads (made on first use), their reads
+    sharing one look at the store (``Store.reading``)."""
+
+    def arms() -> tuple[list[ArmHit], list[ArmHit]]:
+        with store.reading():
+            return keyword_arm(), structure_arm()
+
     global _ARMS  # noqa: PLW0603 - one small pool per process, shared by every engine
     with _ARMS_LOCK:
         if _ARMS is None:
             _ARMS = ThreadPoolExecutor(max_workers=ARM_THREADS, thread_name_prefix="retrievo-arm")
-    return _ARMS.submit(lambda: (keyword_arm(), structure_arm()))
+    return _ARMS.submit(arms)
 
 
 def _select(

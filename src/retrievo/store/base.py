@@ -70,6 +70,12 @@ class NewRevision:
 class Store(Protocol):
     path: str
 
+    def reading(self) -> AbstractContextManager[None]:
+        """One search's reads on this thread: they may share one look at what has changed (a store that
+        does so answers the collections' lookups from memory meanwhile); a commit on this thread ends
+        the sharing. Results are the same with or without it."""
+        ...
+
     def get_collection(self, name: str) -> CollectionInfo | None: ...
 
     def ensure_collection(self, name: str) -> CollectionInfo: ...

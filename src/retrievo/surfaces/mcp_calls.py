@@ -61,6 +61,8 @@ async def _in_thread(
 ) -> T:
     try:
         return await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs), limiter=limiter)
+    except ToolError:
+        raise  # already what the agent should read (a scope check inside the call)
     except RetrievoError as exc:
         raise ToolError(redact(str(exc))) from exc
     except Exception as exc:

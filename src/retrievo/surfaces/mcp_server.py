@@ -194,14 +194,16 @@ def build_server(
         read_context: ReadContext | None = None,
         detail: Detail = "full",
     ) -> SearchOutput:
-        collection, parsed = scope.filters(filters)
-        text = _query(query)
-
-        def answer() -> SearchOutput:  # in a worker thread, the excerpts too: the event loop stays free
-            result = engine.search(
-                text, collection=collection, limit=limit, mode=mode, filters=parsed,
-                min_score=min_score, explain=explain, **point_of(read_context),
-            )  # fmt: skip
+        def answer() -> SearchOutput:
+            # In a worker thread, the scope's lookups and the excerpts too (the event loop stays free),
+            # all on one look at the index (``Engine.reading``).
+            with engine.reading():
+                collection, parsed = scope.filters(filters)
+                text = _query(query)
+                result = engine.search(
+                    text, collection=collection, limit=limit, mode=mode, filters=parsed,
+                    min_score=min_score, explain=explain, **point_of(read_context),
+                )  # fmt: skip
             return _search_output(result, query, detail)
 
         return await search_call(answer)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -122,6 +122,10 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
                 f"collection {name!r} does not exist; run `retrievo index PATH --collection {name}` first"
             )
         return int(rows[0][0])
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Each lookup is its own query here: nothing is shared (see ``Store.reading``)."""
+        return nullcontext()
 
     def get_collection(self, name: str) -> CollectionInfo | None:
         rows = self._rows(format_style(queries.COLLECTION_INFO), (name,))

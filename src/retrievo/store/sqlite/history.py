@@ -14,7 +14,7 @@ import json
 import math
 import sqlite3
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
@@ -258,7 +258,12 @@ class PointInTime(history.PointInTimeReads):
     """The store's point-in-time methods (mixed into SQLiteStore)."""
 
     def _history_rows(self, sql: str, params: Sequence[object]) -> list[sqlite3.Row]:
+        if sql is history.TIMELINE:  # a collection's times: asked at every search, changed by commits only
+            return self._cataloged(("timeline", *params), sql, params)
         return self._read(sql, params)
+
+    @abstractmethod
+    def _cataloged(self, key: Hashable, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]: ...
 
     @abstractmethod
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]: ...

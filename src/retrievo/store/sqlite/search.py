@@ -19,9 +19,16 @@ BM25_WEIGHTS = (1.0, 1.0, 1.0)
 
 
 def keyword_search(
-    db: sqlite3.Connection, collection_id: int, query: str, filters: Filters, limit: int, indexed_rows: int
+    db: sqlite3.Connection,
+    collection_id: int,
+    query: str,
+    filters: Filters,
+    limit: int,
+    indexed_rows: int,
+    only: bool,
 ) -> list[ArmHit]:
-    """``indexed_rows``: current chunks in the FTS index (all collections) — BM25's N in FTS5."""
+    """``indexed_rows``: current chunks in the FTS index (all collections) — BM25's N in FTS5;
+    ``only``: the index holds this one collection (``ONLY_COLLECTION_SQL``)."""
     terms = query_terms(query)
     if indexed_rows >= PRUNE_MIN_ROWS and terms:
         terms = prune_common_terms(terms, document_frequencies(db, terms), indexed_rows)
@@ -29,7 +36,7 @@ def keyword_search(
     if expression is None:
         return []
     where, params = filter_sql(filters)
-    if not where and only_collection(db):
+    if not where and only:
         # Nothing to exclude: let FTS5 rank alone, without joining every match to its chunk row.
         rows = db.execute(
             f"""SELECT rowid, bm25(chunks_fts, {", ".join(map(str, BM25_WEIGHTS))}) AS rank_score
@@ -49,9 +56,8 @@ def keyword_search(
     return [ArmHit(row[0], rank, -float(row[1])) for rank, row in enumerate(rows, start=1)]
 
 
-def only_collection(db: sqlite3.Connection) -> bool:
-    """True when the index holds one collection, so the FTS table holds only its current chunks."""
-    return int(db.execute("SELECT count(*) FROM collections").fetchone()[0]) == 1
+# One collection in the index: the FTS table holds only its current chunks (``SQLiteSearch._only_collection``).
+ONLY_COLLECTION_SQL = "SELECT count(*) FROM collections"
 
 
 def current_rows(db: sqlite3.Connection) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from abc import abstractmethod
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,10 +19,10 @@ from retrievo.store.keyword_index import KEYWORD_INDEX_MIN_ROWS, KeywordIndex
 from retrievo.store.sqlite import history
 from retrievo.store.sqlite.filters import filter_sql
 from retrievo.store.sqlite.search import (
+    ONLY_COLLECTION_SQL,
     current_rows,
     exact_filtered_search,
     keyword_search,
-    only_collection,
     vector_search,
 )
 from retrievo.store.sqlite.vectors import VectorCache, VectorMatrix
@@ -51,6 +52,13 @@ class SQLiteSearch:
 
     @abstractmethod
     def get_collection(self, name: str) -> CollectionInfo | None: ...
+
+    @abstractmethod
+    def _cataloged(self, key: Hashable, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]: ...
+
+    def _only_collection(self) -> bool:
+        """The index holds one collection (``ONLY_COLLECTION_SQL``), remembered for the generation."""
+        return int(self._cataloged("count", ONLY_COLLECTION_SQL)[0][0]) == 1
 
     def sync_search_indexes(self, collection: str) -> None:
         """The tantivy keyword index and the collection's HNSW file, synced (built the first time)."""
@@ -82,13 +90,14 @@ class SQLiteSearch:
         indexed = self._indexed_rows
         if indexed is None or indexed[0] != generation:
             indexed = self._indexed_rows = (generation, current_rows(db))
+        alone = self._only_collection()
         if indexed[1] >= KEYWORD_INDEX_MIN_ROWS and not filter_sql(filters)[0]:
             # The tantivy side index (same ranking, top-k pruning); None while it is not in step.
-            only = None if only_collection(db) else collection_id
+            only = None if alone else collection_id
             found = self._keywords.search(db, generation, only, query_terms(query), limit)
             if found is not None:
                 return [ArmHit(chunk_id, rank, score) for rank, (chunk_id, score) in enumerate(found, 1)]
-        return keyword_search(db, collection_id, query, filters, limit, indexed[1])
+        return keyword_search(db, collection_id, query, filters, limit, indexed[1], alone)
 
     def vector_search(
         self, collection: str, model_id: str, vector: npt.NDArray[np.float32], filters: Filters, limit: int

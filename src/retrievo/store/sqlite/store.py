@@ -6,7 +6,7 @@ import fcntl
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,6 +66,9 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         self._indexed_rows: tuple[int, int] | None = None
         self._history_vectors: dict[tuple[int, str, str, int], VectorMatrix] = {}
         self._point_indexes: dict[tuple[str, int], history.PointIndex] = {}
+        # ``reading``: this thread's generation while it holds; the collections' small lookups per generation
+        self._pinned = threading.local()
+        self._catalog: tuple[int, dict[Hashable, list[sqlite3.Row]]] = (-1, {})
         self._coverage: dict[str, tuple[int, int, int]] = {}  # collection -> (generation, chunks, embedded)
 
     def close(self) -> None:
@@ -93,12 +96,47 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         return self._db
 
     def generation(self) -> int:
+        pinned: int | None = getattr(self._pinned, "generation", None)
+        if pinned is not None and not getattr(self._writing, "active", False):
+            return pinned
         return int(self._read("SELECT value FROM meta WHERE key = 'generation'")[0][0])
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """This thread's reads inside share one look at the generation (every commit bumps it), so the
+        collections' lookups come from memory: a search's dozen small statements become one, each
+        of which let the GIL go and waited to get it back under load (docs/benchmarks.md, ninth round)."""
+        if getattr(self._pinned, "generation", None) is not None:
+            yield  # already inside: the outer one holds
+            return
+        self._pinned.generation = self.generation()
+        try:
+            yield
+        finally:
+            self._pinned.generation = None
+
+    def _unpin(self) -> None:
+        """After this thread commits, its reads look at the generation again."""
+        self._pinned.generation = None
+
+    def _cataloged(self, key: Hashable, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
+        """The rows of a small lookup on the collections table, remembered for the current generation;
+        read afresh inside a write transaction (which sees its own uncommitted rows)."""
+        if getattr(self._writing, "active", False):
+            return self._read(sql, params)
+        generation = self.generation()
+        catalog = self._catalog
+        if catalog[0] != generation:
+            catalog = self._catalog = (generation, {})
+        rows = catalog[1].get(key)
+        if rows is None:
+            rows = catalog[1][key] = self._read(sql, params)
+        return rows
 
     # Collections --------------------------------------------------------------------------------
 
     def _collection_id(self, name: str) -> int:
-        rows = self._read("SELECT id FROM collections WHERE name = ?", (name,))
+        rows = self._cataloged(("id", name), "SELECT id FROM collections WHERE name = ?", (name,))
         if not rows:
             raise CollectionNotFound(
                 f"collection {name!r} does not exist; run `retrievo index PATH --collection {name}` first"
@@ -106,11 +144,11 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         return int(rows[0][0])
 
     def get_collection(self, name: str) -> CollectionInfo | None:
-        rows = self._read(queries.COLLECTION_INFO, (name,))
+        rows = self._cataloged(("info", name), queries.COLLECTION_INFO, (name,))
         return CollectionInfo(*rows[0]) if rows else None
 
     def list_collections(self) -> list[str]:
-        return [row[0] for row in self._read("SELECT name FROM collections ORDER BY name")]
+        return [row[0] for row in self._cataloged("names", "SELECT name FROM collections ORDER BY name")]
 
     def ensure_collection(self, name: str) -> CollectionInfo:
         info = self.get_collection(name)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from abc import abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -23,6 +24,10 @@ class SQLiteWrites:
     _lock: threading.RLock
     _writing: threading.local  # .active: this thread is inside a write transaction
     _bulk: threading.local  # .depth (bulk_load nesting), .open, .started (its batch)
+
+    @abstractmethod
+    def _unpin(self) -> None:
+        """This thread's reads look at the generation again (it may have just changed it)."""
 
     @contextmanager
     def _transaction(self, batch: bool = False) -> Iterator[sqlite3.Connection]:
@@ -46,6 +51,7 @@ class SQLiteWrites:
                 raise
             finally:
                 self._writing.active = False
+                self._unpin()
 
     @contextmanager
     def _batched(self) -> Iterator[sqlite3.Connection]:
@@ -94,6 +100,7 @@ class SQLiteWrites:
             elif self._db.in_transaction:
                 self._db.execute("ROLLBACK")
         finally:
+            self._unpin()
             self._lock.release()
 
     def _commit_batch(self) -> None:
