@@ -393,3 +393,22 @@ def test_a_search_looks_at_the_collections_table_once(
             lookups = [sql for sql in statements if "FROM collections" in sql or "FROM meta" in sql]
             assert lookups == ["SELECT value FROM meta WHERE key = 'generation'"], statements
     engine.close()
+
+
+def test_the_tool_list_is_made_once_and_again_when_the_tools_change(tmp_path: Path) -> None:
+    from retrievo.surfaces import mcp_server
+
+    engine = Engine(Config.from_env(db=tmp_path / "index.db"))
+    server = mcp_server.build_server(engine)
+    first = anyio.run(server.list_tools)
+    again = anyio.run(server.list_tools)
+    assert again == first and again is not first and len(first) > 5
+    assert all('"title"' not in str(tool.input_schema).replace("'", '"') for tool in first)
+
+    @server.tool(description="A tool registered after the first listing.")
+    def added() -> str:
+        return "added"
+
+    listed = anyio.run(server.list_tools)
+    assert [tool.name for tool in listed] == [tool.name for tool in first] + ["added"]
+    engine.close()

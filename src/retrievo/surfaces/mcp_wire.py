@@ -100,18 +100,25 @@ def without_titles(schema: Any, naming: bool = False) -> Any:
 
 
 class RetrievoMCPServer(MCPServer):
+    _listed: tuple[tuple[int, ...], list[MCPTool]] | None = None
+
     async def list_tools(self) -> list[MCPTool]:
-        """The tools, their schemas without generated titles (a fifth of tools/list's bytes)."""
-        tools = await super().list_tools()
-        return [
+        """The tools, their schemas without generated titles (a fifth of tools/list's bytes); made
+        again only when the registered tools change (every client lists them: 0.65 ms each)."""
+        registered = tuple(map(id, self._tool_manager.list_tools()))
+        if self._listed is not None and self._listed[0] == registered:
+            return list(self._listed[1])
+        tools = [
             tool.model_copy(
                 update={
                     "input_schema": without_titles(tool.input_schema),
                     "output_schema": without_titles(tool.output_schema) if tool.output_schema else None,
                 }
             )
-            for tool in tools
+            for tool in await super().list_tools()
         ]
+        self._listed = (registered, tools)
+        return list(tools)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
