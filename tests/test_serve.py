@@ -365,3 +365,22 @@ def test_mcp_resources_over_http_stay_inside_the_keys_collections(
     own, other = anyio.run(main)
     assert "Parental leave" in own
     assert other != "read" and "password" not in other.lower()
+
+
+def test_several_workers_answer_rest_and_mcp_alike(team: dict[str, Any]) -> None:
+    """``--workers 2`` (the deploy config's): each worker builds its app from the environment and loads
+    the model before taking requests; keys, scopes and answers are those of a single process."""
+    arguments = {"query": QUESTION, "limit": 3, "filters": {"collection": "hr"}}
+    with serving(team["where"]) as single:
+        expected = post(single, "/api/search", arguments, team["all"]).json()
+    with serving(team["where"], "--workers", "2") as running:
+        for _ in range(6):  # connections spread over the workers
+            answer = post(running, "/api/search", arguments, team["all"])
+            assert answer.status_code == 200, answer.text
+            assert [h["chunk_id"] for h in answer.json()["results"]] == [
+                h["chunk_id"] for h in expected["results"]
+            ]
+        assert post(running, "/api/search", arguments, team["it"]).status_code == 403
+        tools, over_mcp = mcp_call(running, team["hr"], "search", {"query": QUESTION, "limit": 3})
+        assert "search" in tools and over_mcp["results"][0]["path"].endswith("leave-policy.md")
+        assert "2 worker(s)" in running.logs() and "Traceback" not in running.logs()

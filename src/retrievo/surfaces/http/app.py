@@ -148,4 +148,6 @@ def configure_logging() -> None:
 def from_environment() -> FastAPI:
     """The app for ``uvicorn --factory`` with several workers: engine and serve settings from the environment."""
     configure_logging()
-    return build_app(Engine(Config.from_env()), serve_settings.load(None, {}))
+    engine = Engine(Config.from_env())
+    engine.warm_up()  # each worker loads the model before it takes requests, as a single process does
+    return build_app(engine, serve_settings.load(None, {}))
