@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -76,9 +77,14 @@ def summary(latencies: list[float], errors: int, wall: float) -> dict[str, float
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process so far (its threads included)."""
+    """User + system CPU so far of a process and its live descendants (``--workers N``: the workers)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            with contextlib.suppress(FileNotFoundError):  # ended meanwhile
+                total += cpu_seconds(int(child))
+    return total
 
 
 def measured(pid: int, load: Awaitable[dict[str, float]]) -> dict[str, float]:
