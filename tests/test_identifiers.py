@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrievo.ingest.identifiers import identifier_terms, split_identifier
+from retrievo.ingest.identifiers import identifier_terms, keyword_terms, split_identifier
 from retrievo.store.fts_query import query_terms
 
 
@@ -50,3 +51,30 @@ IDENTIFIER_TEXT = st.text(
 def test_identifier_terms_equal_the_plain_definition(text: str) -> None:
     """Plain words are blanked before the identifiers are listed: the same terms, in the same order."""
     assert identifier_terms(text) == reference_identifier_terms(text)
+
+
+def reference_keyword_terms(text: str, context: str) -> str:
+    """The plain definition: identifier parts, then every word of context and text whose NFKC form differs."""
+    folded = [
+        unicodedata.normalize("NFKC", word)
+        for word in dict.fromkeys(re.findall(r"\w+", f"{context} {text}"))
+        if unicodedata.normalize("NFKC", word) != word
+    ]
+    return " ".join([identifier_terms(text), *folded]).strip()
+
+
+# Compatibility forms (ligatures, full-width, half-width kana and their voiced mark, superscripts, the
+# micro sign), combining marks before and after letters, conjoining Hangul jamo, and anything else.
+FOLDING_TEXT = st.text(
+    alphabet=st.sampled_from("aé e\u0301\u0327 ﬁﬀＵｎ ｶﾞﾞ ²µΩ \u1100\u1161\u11a8가 각.-_x1") | st.characters(),
+    max_size=60,
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(FOLDING_TEXT, FOLDING_TEXT)
+def test_keyword_terms_equal_the_plain_definition(text: str, context: str) -> None:
+    """A text (and context) already in NFKC skips the word-by-word folding: the same terms either way."""
+    assert keyword_terms(text, context) == reference_keyword_terms(text, context)
+    normalized = unicodedata.normalize("NFKC", text)
+    assert keyword_terms(normalized, "") == reference_keyword_terms(normalized, "")
