@@ -185,3 +185,30 @@ def test_searches_see_collections_changed_by_another_engine_and_by_their_own_wri
     writer.delete_collection("second")
     with pytest.raises(CollectionNotFound):
         reader.search(question, collection="second")
+
+
+def test_document_states_of_many_sources_are_each_sources_state(make_engine: Any) -> None:
+    """A bulk load reads its group's states in one query: the same as asking source by source."""
+    engine = make_engine()
+    documents = [
+        LoadedDocument(source=f"mem://{n}", text=f"note {n} about pumps", title=str(n)) for n in range(5)
+    ]
+    engine.add_documents(documents, "c", embed=False)
+    engine.add_documents(
+        [LoadedDocument(source="mem://1", text="note one, changed", title="1")], "c", embed=False
+    )
+    engine.add_documents(
+        [LoadedDocument(source="mem://9", text="elsewhere", title="9")], "other", embed=False
+    )
+    store = engine._open_store(create=False)
+    store.remove_sources("c", ["mem://3"])
+    asked = ["mem://0", "mem://1", "mem://3", "mem://9", "mem://missing", "mem://4", "mem://0"]
+    states = store.document_states("c", asked)
+    expected = {source: store.document_state("c", source) for source in asked}
+    assert states == {source: state for source, state in expected.items() if state is not None}
+    assert set(states) == {"mem://0", "mem://1", "mem://4"}, (
+        "removed, missing and other collections' left out"
+    )
+    assert store.document_states("c", []) == {}
+    again = engine.add_documents(documents, "c", embed=False)
+    assert (again.documents_unchanged, again.documents_changed, again.documents_added) == (3, 1, 1)

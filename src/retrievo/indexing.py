@@ -201,13 +201,27 @@ def ingest_documents(
     modified: str | None,
     done: Callable[[str], None] | None = None,
 ) -> None:
-    """``ingest_document`` for each, written WRITE_GROUP at a time (``Store.write_revisions``); ``done``
+    """``ingest_document`` for each, WRITE_GROUP at a time: their states read in one query
+    (``Store.document_states``), the changed ones written together (``Store.write_revisions``); ``done``
     hears each source once it is written or found unchanged."""
-    pending: list[tuple[NewRevision, bool]] = []  # (revision, whether the document is new)
-    sources: set[str] = set()
+    group: list[LoadedDocument] = []  # distinct sources: a repeated one waits for the group's write
 
-    def flush() -> None:
-        store.write_revisions(collection, [revision for revision, _ in pending])
+    def write_group() -> None:
+        states = store.document_states(collection, [loaded.source for loaded in group])
+        pending: list[tuple[NewRevision, bool]] = []  # (revision, whether the document is new)
+        for loaded in group:
+            source_hash = sha256_text(loaded.text)
+            state = states.get(loaded.source)
+            if state is not None and state.source_hash == source_hash and not force:
+                report.documents_unchanged += 1
+                if done is not None:
+                    done(loaded.source)
+                continue
+            pending.append(
+                (NewRevision(loaded, source_hash, chunk_document(loaded, chunker), modified), state is None)
+            )
+        if pending:
+            store.write_revisions(collection, [revision for revision, _ in pending])
         for revision, new in pending:
             report.chunks_written += len(revision.drafts)
             if new:
@@ -216,23 +230,14 @@ def ingest_documents(
                 report.documents_changed += 1
             if done is not None:
                 done(revision.document.source)
-        pending.clear()
-        sources.clear()
+        group.clear()
 
+    sources: set[str] = set()
     for loaded in documents:
-        if loaded.source in sources:  # its state is read after the first is written
-            flush()
-        source_hash = sha256_text(loaded.text)
-        state = store.document_state(collection, loaded.source)
-        if state is not None and state.source_hash == source_hash and not force:
-            report.documents_unchanged += 1
-            if done is not None:
-                done(loaded.source)
-            continue
-        revision = NewRevision(loaded, source_hash, chunk_document(loaded, chunker), modified)
-        pending.append((revision, state is None))
+        if loaded.source in sources or len(group) >= WRITE_GROUP:
+            write_group()
+            sources.clear()
+        group.append(loaded)
         sources.add(loaded.source)
-        if len(pending) >= WRITE_GROUP:
-            flush()
-    if pending:
-        flush()
+    if group:
+        write_group()

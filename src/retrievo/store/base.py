@@ -92,6 +92,10 @@ class Store(Protocol):
 
     def document_state(self, collection: str, source: str) -> DocumentState | None: ...
 
+    def document_states(self, collection: str, sources: Sequence[str]) -> dict[str, DocumentState]:
+        """``document_state`` of each source that has one, in one query (a bulk load's group)."""
+        ...
+
     def write_revision(
         self,
         collection: str,

@@ -26,6 +26,13 @@ DOCUMENT_STATE = """
     JOIN revisions r ON r.id = d.current_revision_id
     WHERE col.name = ? AND d.source = ? AND d.deleted_at IS NULL"""
 
+# ``DOCUMENT_STATE`` for many sources, each store's test of membership in a list appended.
+DOCUMENT_STATES = """
+    SELECT d.id, r.source_hash, r.id, d.metadata, d.source FROM documents d
+    JOIN collections col ON col.id = d.collection_id
+    JOIN revisions r ON r.id = d.current_revision_id
+    WHERE col.name = ? AND d.deleted_at IS NULL AND d.source """
+
 # Deleting a collection, children first (``?`` is the collection's id); stores add their index tables.
 DELETE_COLLECTION = (
     "DELETE FROM chunks WHERE collection_id = ?",

@@ -217,10 +217,13 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
 
     def document_state(self, collection: str, source: str) -> DocumentState | None:
         rows = self._read(queries.DOCUMENT_STATE, (collection, source))
-        if not rows:
-            return None
-        file_hash = json.loads(rows[0][3] or "{}").get("file_sha256")
-        return DocumentState(rows[0][0], rows[0][1], rows[0][2], file_hash)
+        return _state(rows[0]) if rows else None
+
+    def document_states(self, collection: str, sources: Sequence[str]) -> dict[str, DocumentState]:
+        rows = self._read(
+            queries.DOCUMENT_STATES + "IN (SELECT value FROM json_each(?))", (collection, json.dumps(list(sources)))
+        )
+        return {row[4]: _state(row) for row in rows}
 
     def write_revision(
         self,
@@ -385,6 +388,11 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         path = Path(self.path)
         size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
         return IndexStatus(db=self.path, size_bytes=size, collections=collections)
+
+
+def _state(row: sqlite3.Row) -> DocumentState:
+    """A ``DOCUMENT_STATE(S)`` row as a DocumentState (the file's own hash from the metadata)."""
+    return DocumentState(row[0], row[1], row[2], json.loads(row[3] or "{}").get("file_sha256"))
 
 
 def _chunk_from_row(row: sqlite3.Row) -> Chunk:
