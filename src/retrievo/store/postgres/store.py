@@ -228,7 +228,9 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
 
     def document_states(self, collection: str, sources: Sequence[str]) -> dict[str, DocumentState]:
         rows = self._rows(format_style(queries.DOCUMENT_STATES + "= ANY(?)"), (collection, list(sources)))
-        return {row[4]: DocumentState(row[0], row[1], row[2], (row[3] or {}).get("file_sha256")) for row in rows}
+        return {
+            row[4]: DocumentState(row[0], row[1], row[2], (row[3] or {}).get("file_sha256")) for row in rows
+        }
 
     def write_revisions(self, collection: str, revisions: Sequence[NewRevision]) -> list[DocumentState]:
         # Each in a transaction of its own, as ``write_revision`` writes it.

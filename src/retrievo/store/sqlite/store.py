@@ -221,7 +221,8 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
 
     def document_states(self, collection: str, sources: Sequence[str]) -> dict[str, DocumentState]:
         rows = self._read(
-            queries.DOCUMENT_STATES + "IN (SELECT value FROM json_each(?))", (collection, json.dumps(list(sources)))
+            queries.DOCUMENT_STATES + "IN (SELECT value FROM json_each(?))",
+            (collection, json.dumps(list(sources))),
         )
         return {row[4]: _state(row) for row in rows}
 
