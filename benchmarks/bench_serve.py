@@ -27,7 +27,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -67,13 +67,40 @@ def server(config: Config, *options: str) -> Iterator[tuple[str, int]]:
         process.wait(timeout=30)
 
 
-def summary(latencies: list[float], errors: int, wall: float) -> dict[str, float]:
-    ordered = sorted(latencies)
-    return {
-        "calls": len(latencies) + errors, "errors": errors, "mean_ms": round(statistics.fmean(ordered), 1),
-        "p50_ms": round(ordered[len(ordered) // 2], 1), "p95_ms": round(ordered[int(len(ordered) * 0.95)], 1),
-        "max_ms": round(ordered[-1], 1), "calls_per_s": round((len(latencies) + errors) / wall, 1),
-    }  # fmt: skip
+class Tally:
+    """The latencies of a load's good answers and its count of bad ones."""
+
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.errors = 0
+
+    async def call(self, answer: Awaitable[bool]) -> None:
+        """Await one call (``answer``: whether it came back good), timed from here."""
+        started = time.perf_counter()
+        if await answer:
+            self.latencies.append((time.perf_counter() - started) * 1000)
+        else:
+            self.errors += 1
+
+    async def run(self, clients: int, one_client: Callable[[int], Awaitable[None]]) -> dict[str, float]:
+        """Every client at once; the summary of their calls."""
+        started = time.perf_counter()
+        await asyncio.gather(*(one_client(n) for n in range(clients)))
+        wall, ordered, calls = (
+            time.perf_counter() - started,
+            sorted(self.latencies),
+            len(self.latencies) + self.errors,
+        )
+        return {
+            "calls": calls, "errors": self.errors, "mean_ms": round(statistics.fmean(ordered), 1),
+            "p50_ms": round(ordered[len(ordered) // 2], 1), "p95_ms": round(ordered[int(len(ordered) * 0.95)], 1),
+            "max_ms": round(ordered[-1], 1), "calls_per_s": round(calls / wall, 1),
+        }  # fmt: skip
+
+
+def queries_of(queries: list[str], number: int, per_client: int) -> list[str]:
+    """Client ``number``'s queries: its own slice, each query asked once across the clients."""
+    return [queries[(number * per_client + i) % len(queries)] for i in range(per_client)]
 
 
 def cpu_seconds(pid: int) -> float:
@@ -101,86 +128,65 @@ async def rest_load(
     url: str, key: str, queries: list[str], clients: int, per_client: int
 ) -> dict[str, float]:
     """Each client a keep-alive connection of its own (`lean_http`), all searching at once."""
-    latencies: list[float] = []
-    errors = 0
+    tally = Tally()
     auth = {"Authorization": f"Bearer {key}"}
     connections = [await Connection.open(url) for _ in range(clients)]
 
-    async def one_client(number: int) -> None:
-        nonlocal errors
-        for i in range(per_client):
-            query = queries[(number * per_client + i) % len(queries)]
-            started = time.perf_counter()
-            status, answer = await connections[number].post_json(
-                "/api/search", {"query": query, "limit": 10}, auth
-            )
-            if status == 200 and answer["results"]:
-                latencies.append((time.perf_counter() - started) * 1000)
-            else:
-                errors += 1
+    async def search(connection: Connection, query: str) -> bool:
+        status, answer = await connection.post_json("/api/search", {"query": query, "limit": 10}, auth)
+        return status == 200 and bool(answer["results"])
 
-    started = time.perf_counter()
-    await asyncio.gather(*(one_client(n) for n in range(clients)))
-    wall = time.perf_counter() - started
+    async def one_client(number: int) -> None:
+        for query in queries_of(queries, number, per_client):
+            await tally.call(search(connections[number], query))
+
+    result = await tally.run(clients, one_client)
     for connection in connections:
         await connection.close()
-    return summary(latencies, errors, wall)
+    return result
 
 
 async def rest_httpx_load(
     url: str, key: str, queries: list[str], clients: int, per_client: int
 ) -> dict[str, float]:
     """The REST load of rounds one to eight: httpx, one pool of ``clients`` connections."""
-    latencies: list[float] = []
-    errors = 0
+    tally = Tally()
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {key}"}, limits=limits,
                                  timeout=120) as http:  # fmt: skip
 
-        async def one_client(number: int) -> None:
-            nonlocal errors
-            for i in range(per_client):
-                query = queries[(number * per_client + i) % len(queries)]
-                started = time.perf_counter()
-                answer = await http.post("/api/search", json={"query": query, "limit": 10})
-                if answer.status_code == 200 and answer.json()["results"]:
-                    latencies.append((time.perf_counter() - started) * 1000)
-                else:
-                    errors += 1
+        async def search(query: str) -> bool:
+            answer = await http.post("/api/search", json={"query": query, "limit": 10})
+            return answer.status_code == 200 and bool(answer.json()["results"])
 
-        started = time.perf_counter()
-        await asyncio.gather(*(one_client(n) for n in range(clients)))
-        return summary(latencies, errors, time.perf_counter() - started)
+        async def one_client(number: int) -> None:
+            for query in queries_of(queries, number, per_client):
+                await tally.call(search(query))
+
+        return await tally.run(clients, one_client)
 
 
 async def mcp_load(url: str, key: str, queries: list[str], clients: int, per_client: int) -> dict[str, float]:
-    latencies: list[float] = []
-    errors = 0
-    ready = asyncio.Event()
-    connected = 0
+    tally = Tally()
+    connected = asyncio.Barrier(clients)  # every client connected: then all search at once
 
     async def one_client(number: int) -> None:
-        nonlocal errors, connected
         async with (
             httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=120) as http,
             Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
         ):
-            connected += 1
-            if connected == clients:
-                ready.set()
-            await ready.wait()  # every client connected: then all search at once
-            for i in range(per_client):
-                query = queries[(number * per_client + i) % len(queries)]
-                started = time.perf_counter()
-                result = await client.call_tool("search", {"query": query, "limit": 10})
-                if not result.is_error and result.structured_content and result.structured_content["results"]:
-                    latencies.append((time.perf_counter() - started) * 1000)
-                else:
-                    errors += 1
 
-    started = time.perf_counter()
-    await asyncio.gather(*(one_client(n) for n in range(clients)))
-    return summary(latencies, errors, time.perf_counter() - started)
+            async def search(query: str) -> bool:
+                result = await client.call_tool("search", {"query": query, "limit": 10})
+                return not result.is_error and bool(
+                    result.structured_content and result.structured_content["results"]
+                )
+
+            await connected.wait()
+            for query in queries_of(queries, number, per_client):
+                await tally.call(search(query))
+
+    return await tally.run(clients, one_client)
 
 
 def lean_request(method: str, params: dict[str, Any], number: int, name: str | None = None) -> dict[str, Any]:
@@ -206,13 +212,10 @@ async def mcp_lean_load(
     The SDK's client spends 6.5-10 ms of CPU a call (seventh round), more than the server; on this
     2-core machine the 100 clients' CPU is taken from the server's. This load shows what the server
     itself sustains over MCP; ``mcp_load`` what 100 SDK clients on the same cores get."""
-    latencies: list[float] = []
-    errors = 0
-    ready = asyncio.Event()
-    connected = 0
+    tally = Tally()
+    connected = asyncio.Barrier(clients)
 
     async def one_client(number: int) -> None:
-        nonlocal errors, connected
         auth = {"Authorization": f"Bearer {key}"}
         connection = await Connection.open(url)
         try:
@@ -226,29 +229,23 @@ async def mcp_lean_load(
                     raise RuntimeError(f"MCP answered HTTP {status}: {answer}")
                 return answer
 
-            assert "result" in await rpc("server/discover", {}, 1)
-            connected += 1
-            if connected == clients:
-                ready.set()
-            await ready.wait()
-            for i in range(per_client):
-                query = queries[(number * per_client + i) % len(queries)]
-                started = time.perf_counter()
+            async def search(query: str, number: int) -> bool:
                 arguments = {"name": "search", "arguments": {"query": query, "limit": 10}}
-                answer = await rpc("tools/call", arguments, 2 * i + 2, "search")
-                result = answer.get("result") or {}
-                if not result.get("isError") and (result.get("structuredContent") or {}).get("results"):
-                    latencies.append((time.perf_counter() - started) * 1000)
-                else:
-                    errors += 1
+                result = (await rpc("tools/call", arguments, number, "search")).get("result") or {}
+                return not result.get("isError") and bool(
+                    (result.get("structuredContent") or {}).get("results")
+                )
+
+            assert "result" in await rpc("server/discover", {}, 1)
+            await connected.wait()
+            for i, query in enumerate(queries_of(queries, number, per_client)):
+                await tally.call(search(query, 2 * i + 2))
                 if i == 0:
                     assert "result" in await rpc("tools/list", {}, 3)
         finally:
             await connection.close()
 
-    started = time.perf_counter()
-    await asyncio.gather(*(one_client(n) for n in range(clients)))
-    return summary(latencies, errors, time.perf_counter() - started)
+    return await tally.run(clients, one_client)
 
 
 async def same_answer_both_ways(url: str, key: str, query: str) -> bool:

@@ -20,18 +20,14 @@ COVERAGE = """
        WHERE c.collection_id = col.id AND c.superseded_at IS NULL)
     FROM collections col WHERE col.name = ?"""
 
-DOCUMENT_STATE = """
-    SELECT d.id, r.source_hash, r.id, d.metadata FROM documents d
-    JOIN collections col ON col.id = d.collection_id
-    JOIN revisions r ON r.id = d.current_revision_id
-    WHERE col.name = ? AND d.source = ? AND d.deleted_at IS NULL"""
-
-# ``DOCUMENT_STATE`` for many sources, each store's test of membership in a list appended.
+# A document's state by (collection, source): the test of ``d.source`` is appended (``= ?`` for one
+# source, each store's membership in a list for many).
 DOCUMENT_STATES = """
     SELECT d.id, r.source_hash, r.id, d.metadata, d.source FROM documents d
     JOIN collections col ON col.id = d.collection_id
     JOIN revisions r ON r.id = d.current_revision_id
     WHERE col.name = ? AND d.deleted_at IS NULL AND d.source """
+DOCUMENT_STATE = DOCUMENT_STATES + "= ?"
 
 # Deleting a collection, children first (``?`` is the collection's id); stores add their index tables.
 DELETE_COLLECTION = (

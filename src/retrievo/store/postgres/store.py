@@ -222,15 +222,11 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
 
     def document_state(self, collection: str, source: str) -> DocumentState | None:
         rows = self._rows(format_style(queries.DOCUMENT_STATE), (collection, source))
-        if not rows:
-            return None
-        return DocumentState(rows[0][0], rows[0][1], rows[0][2], (rows[0][3] or {}).get("file_sha256"))
+        return _state(rows[0]) if rows else None
 
     def document_states(self, collection: str, sources: Sequence[str]) -> dict[str, DocumentState]:
         rows = self._rows(format_style(queries.DOCUMENT_STATES + "= ANY(?)"), (collection, list(sources)))
-        return {
-            row[4]: DocumentState(row[0], row[1], row[2], (row[3] or {}).get("file_sha256")) for row in rows
-        }
+        return {row[4]: _state(row) for row in rows}
 
     def write_revisions(self, collection: str, revisions: Sequence[NewRevision]) -> list[DocumentState]:
         # Each in a transaction of its own, as ``write_revision`` writes it.
@@ -474,3 +470,8 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
 def _id_taken(conn: psycopg.Connection[Any]) -> Callable[[str], bool]:
     """Whether a document id is held (by any collection's document)."""
     return lambda key: conn.execute(format_style(queries.DOCUMENT_ID_TAKEN), (key,)).fetchone() is not None
+
+
+def _state(row: Sequence[Any]) -> DocumentState:
+    """A ``DOCUMENT_STATE(S)`` row as a DocumentState (the file's own hash from the metadata)."""
+    return DocumentState(row[0], row[1], row[2], (row[3] or {}).get("file_sha256"))

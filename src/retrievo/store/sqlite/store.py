@@ -113,7 +113,7 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         try:
             yield
         finally:
-            self._pinned.generation = None
+            self._unpin()
 
     def _unpin(self) -> None:
         """After this thread commits, its reads look at the generation again."""
