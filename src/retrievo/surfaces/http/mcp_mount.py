@@ -19,6 +19,8 @@ from starlette.types import Receive, Scope, Send
 
 from retrievo.access import Principal
 from retrievo.engine import Engine
+from retrievo.surfaces.http import mcp_direct
+from retrievo.surfaces.http.mcp_direct import DirectCalls
 from retrievo.surfaces.http.settings import ServeSettings, is_loopback
 from retrievo.surfaces.mcp_server import build_server
 
@@ -48,6 +50,7 @@ class McpServers:
         self.engine = engine
         self.settings = settings
         self._servers: dict[Rights, tuple[MCPServer, StreamableHTTPSessionManager]] = {}
+        self._direct: dict[Rights, DirectCalls] = {}
         self._lock = anyio.Lock()
         self._tasks: TaskGroup | None = None
 
@@ -67,6 +70,7 @@ class McpServers:
                 max_request_body_size=self.settings.max_body_bytes,
             )
             self._servers[rights] = (server, manager)
+            self._direct[rights] = DirectCalls(server, security_for(self.settings))
         return self._servers[rights][0]
 
     async def _run(self, manager: StreamableHTTPSessionManager, *, task_status: TaskStatus[None]) -> None:
@@ -84,4 +88,9 @@ class McpServers:
                 if self._tasks is None:
                     raise RuntimeError("the MCP endpoint runs inside the app's lifespan")
                 await self._tasks.start(self._run, manager)
+        if mcp_direct.eligible(scope):  # a stateless tools/call: answered without the SDK's runner
+            messages, body = await mcp_direct.read_body(receive, self.settings.max_body_bytes)
+            if body is not None and await self._direct[rights].answer(body, scope, receive, send):
+                return
+            receive = mcp_direct.replaying(messages, receive)
         await manager.handle_request(scope, receive, send)
