@@ -8,6 +8,7 @@ call); MCP by 100 official SDK clients over streamable HTTP and by the lean clie
 very requests.
 
     .venv/bin/python benchmarks/bench_serve.py --size 100000 --keep /tmp/bench-serve [--workers 2]
+    .venv/bin/python benchmarks/bench_serve.py … --alternate 2    # A/B: REST and MCP alternated, one server
 
 The index is bench_query's synthetic one (60-word chunks, low-rank vectors) labelled with the bundled
 model's id, so the server embeds each query with the real model. The rate limit is raised out of the
@@ -281,6 +282,24 @@ def sequential(url: str, key: str | None, document_id: str, count: int) -> list[
     return latencies
 
 
+def alternate(config: Config, key: str, queries: list[str], args: argparse.Namespace) -> None:
+    """A/B runs: REST and MCP (lean client) alternated on one warmed server; each load asks
+    ``clients x per_client`` queries after the previous load's, so none comes from the server's cache
+    (512 vectors) while there are more than 512 + that many queries (1,109 here)."""
+    loads = {"rest": rest_load, "mcp_lean": mcp_lean_load}
+    calls = args.clients * args.per_client
+    with server(config, "--workers", str(args.workers)) as (url, pid):
+        for _ in range(args.workers * 2):
+            httpx.post(f"{url}/api/search", json={"query": "warm up", "limit": 1},
+                       headers={"Authorization": f"Bearer {key}"}, timeout=600)  # fmt: skip
+        for number in range(args.alternate * len(loads)):
+            name = list(loads)[number % len(loads)]
+            start = number * calls % len(queries)
+            asked = queries[start:] + queries[:start]
+            result = measured(pid, loads[name](url, key, asked, args.clients, args.per_client))
+            print(json.dumps({"load": name, **result}), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--size", type=int, default=100_000)
@@ -290,6 +309,10 @@ def main() -> None:
     parser.add_argument("--per-client", type=int, default=5)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--alternate", type=int, metavar="ROUNDS",
+        help="Only REST then MCP (lean client) on one warmed server, ROUNDS times, each load on queries of its own.",
+    )  # fmt: skip
     parser.add_argument(
         "--realistic", action="store_true", help="Recombined real sentences and real queries (realistic.py)."
     )
@@ -326,6 +349,10 @@ def main() -> None:
         words = list(synthetic_texts(400, seed=3, words=6))
         rng = random.Random(7)
         queries = [" ".join(w.split()[: rng.randint(2, 5)]) for w in words]
+    if args.alternate:
+        alternate(config, key, queries, args)
+        ring.revoke(ring.list()[-1].key_id)
+        return
     results: dict[str, Any] = {
         "size": args.size, "store": "postgresql" if args.store else "sqlite", "workers": args.workers,
         "clients": args.clients, "text": "realistic" if args.realistic else "synthetic", "per_client": args.per_client, "machine": f"{platform.machine()}, "
