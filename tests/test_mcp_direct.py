@@ -162,8 +162,18 @@ ANSWERED_BY_THE_SDK = {
     "a body over the limit": call("search", {"query": "leave " * 1000}),
     "arguments not an object": call("search", ["leave"]),
     "a foreign Host": call("search", {"query": "leave"}, host="evil.example"),
+    "a forged requestState": request(
+        "tools/call", {"name": "search", "arguments": {"query": "x"}, "requestState": "forged"}, name="search"
+    ),
+    "a task": request(
+        "tools/call", {"name": "search", "arguments": {"query": "x"}, "task": {}}, name="search"
+    ),
 }
-NOT_ERRORS = {"tools/list with a cursor", "a handshake-era version in the header"}  # the SDK answers them
+NOT_ERRORS = {
+    "tools/list with a cursor",
+    "a handshake-era version in the header",
+    "a task",
+}  # the SDK answers them
 
 
 @pytest.mark.parametrize("case", list(ANSWERED_DIRECTLY))

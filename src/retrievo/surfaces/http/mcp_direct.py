@@ -3,18 +3,20 @@ without the SDK's per-request machinery.
 
 The SDK serves each such POST through a per-request runner: envelope models, a middleware chain, the
 result validated against the protocol's schema and dumped twice, then ``json.dumps`` — about 1.5 ms of
-the event loop's time a call (docs/benchmarks.md, tenth round), a sixth of a search. Here the same
+server CPU a call more than REST (docs/benchmarks.md, tenth round), a sixth of a search. Here the same
 request passes the SDK's own checks (transport security, the Accept header, the JSON-RPC envelope,
 duplicated routing headers, the modern-protocol validation ladder, the call's parameters), the tool
 runs through the SDK's own ``_handle_call_tool`` (its errors become ``isError`` answers there, logged
 as the SDK logs them), and the answer is written in one serialisation. The tool list (47 kB, 2.8 ms
-through the SDK; every client asks for it) is serialised once per set of tools. Anything else — another method,
-another protocol version, a tool taking the MCP context or declaring ``x-mcp-header`` parameters, or
-a request any check would reject — goes to the SDK unchanged, so every error answer is the SDK's.
+through the SDK; every client asks for it) is serialised once per set of tools.
 
-``tests/test_mcp_direct.py`` holds this to the SDK: for answers, tool errors and rejected requests
-alike, the body and status equal what the SDK's own path writes, and the official client gets the
-same results.
+Anything else goes to the SDK unchanged, so every refusal is the SDK's: another method or protocol
+version, other params (a cursor, a task, a multi-round-trip's ``requestState``), a tool taking the MCP
+context or declaring ``x-mcp-header`` parameters, a request any check would refuse. The runner's
+middleware (OpenTelemetry spans, request state) does not run for the calls answered here.
+
+``tests/test_mcp_direct.py`` holds this to the SDK: for answers, tool errors and declined requests
+alike, the status and JSON equal what the SDK's own path writes.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ _PARAM = b"mcp-param"
 _SESSION = b"mcp-session-id"
 DIRECT = (b"tools/call", b"tools/list")
 METHODS = ("tools/call", "tools/list")
+PLAIN = {"tools/call": {"name", "arguments", "_meta"}, "tools/list": {"_meta"}}  # the params answered here
 
 
 def eligible(scope: Scope) -> bool:
@@ -133,6 +136,9 @@ class DirectCalls:
             return False
         if not isinstance(decoded, dict) or "id" not in decoded or decoded.get("method") not in METHODS:
             return False
+        raw = decoded.get("params")
+        if raw is not None and (not isinstance(raw, dict) or set(raw) - PLAIN[decoded["method"]]):
+            return False  # a cursor, a task, a multi-round-trip's requestState or inputResponses: the SDK's
         try:
             call = JSONRPCRequest.model_validate(decoded)
             params = (
@@ -147,9 +153,7 @@ class DirectCalls:
         verdict = classify_inbound_request(decoded, headers=dict(request.headers))
         if not isinstance(verdict, InboundModernRoute):
             return False
-        if params is None:  # tools/list: the first page is every tool; a cursor goes to the SDK
-            if set(call.params or {}) - {"_meta"}:
-                return False
+        if params is None:  # tools/list: every tool, in one page
             await self._write(call.id, await self._listed(verdict.protocol_version), scope, receive, send)
         elif self._takes(params.name):
             await self._write(call.id, await self._result(params), scope, receive, send)
