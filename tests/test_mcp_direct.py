@@ -267,3 +267,37 @@ def test_tools_taking_the_mcp_context_or_header_parameters_go_to_the_sdk() -> No
         False,
         False,
     ]
+
+
+def test_an_mcp_error_is_written_as_the_sdk_writes_it() -> None:
+    """A tool raising MCPError (none of retrievo's does): the same status and body as the SDK's writer."""
+    from mcp.server import _streamable_http_modern as sdk
+    from mcp.server.runner import modern_error_data
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS, JSONRPCError
+
+    error = MCPError(code=INVALID_PARAMS, message="no such thing", data={"why": "absent"})
+    calls = mcp_direct.DirectCalls(RetrievoMCPServer(name="t"), TransportSecuritySettings())
+
+    async def written(write: Any) -> tuple[int, Any]:
+        sent: list[dict[str, Any]] = []
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b""}
+
+        await write({"type": "http", "headers": []}, receive, send)
+        return sent[0]["status"], json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+
+    async def main() -> None:
+        ours = await written(lambda *asgi: calls._write("r1", error, *asgi))
+        theirs = await written(
+            lambda *asgi: sdk._write(
+                JSONRPCError(jsonrpc="2.0", id="r1", error=modern_error_data(error)), *asgi
+            )
+        )
+        assert ours == theirs and ours[0] != 200
+
+    anyio.run(main)

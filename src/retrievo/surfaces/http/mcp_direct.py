@@ -22,7 +22,6 @@ alike, the status and JSON equal what the SDK's own path writes.
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
 import pydantic_core
@@ -44,8 +43,6 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
-
-log = logging.getLogger("retrievo.http")
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 _VERSION = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")
