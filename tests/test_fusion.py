@@ -57,6 +57,20 @@ def test_zscore_fusion_weights_and_degenerate_arms() -> None:
     assert weighted[1] > weighted[2]
 
 
+def test_zscore_fusion_sees_no_spread_in_scores_equal_but_for_rounding() -> None:
+    """BM25 sums taken in another order differ in the last bit (1.375e-06 against 1.3750000000000002e-06
+    for the same passages, as of a point and in a fresh index): that is no spread, not one standard
+    deviation; three equal scores whose mean is not exactly them likewise."""
+    for scores in ([1.3750000000000002e-06, 1.375e-06], [0.1, 0.1, 0.1], [2.0, 2.0 + 4e-16, 2.0]):
+        fused = zscore_fusion({"keyword": [ArmHit(i, i, score) for i, score in enumerate(scores, 1)]})
+        assert fused == [(i, 0.0) for i in range(1, len(scores) + 1)], scores
+    mixed = dict(zscore_fusion({"keyword": [ArmHit(1, 1, 1.0), ArmHit(2, 2, 1.0 + 1e-15)],
+                                "semantic": [ArmHit(1, 1, 0.9), ArmHit(2, 2, 0.5)]}))  # fmt: skip
+    assert mixed[1] == pytest.approx(0.5) and mixed[2] == pytest.approx(-0.5), "only the semantic arm ranks"
+    spread = dict(zscore_fusion({"keyword": [ArmHit(1, 1, 1.0), ArmHit(2, 2, 1.0 + 1e-9)]}))
+    assert spread[2] > spread[1], "a real, if small, difference still counts"
+
+
 def test_zscore_relevance_is_a_probability() -> None:
     assert zscore_relevance(0.0, 2) == pytest.approx(0.5)
     assert 0.99 < zscore_relevance(3.0, 2) <= 1.0 and 0.0 <= zscore_relevance(-3.0, 2) < 0.01

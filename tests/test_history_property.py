@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from retrievo import Config, Engine
@@ -25,6 +25,9 @@ QUERIES = ["alpha river", "running stone", "gamma", "cloud ember beta", "runner 
 text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=30).map(" ".join)
 step = st.tuples(st.sampled_from(FILES), st.one_of(st.none(), text))  # None deletes the file
 history = st.lists(step, min_size=1, max_size=6)
+# Found on PostgreSQL: BM25 sums equal but for the last bit (the as-of path adds in another order) were
+# standardised into a whole standard deviation apart (search/fusion.py: ROUNDING).
+EQUAL_BUT_FOR_ROUNDING = [("a.md", " ".join(["alpha"] * 21 + ["beta"] * 3))]
 
 
 def _snapshot(engine: Engine, query: str, as_of: str | None = None) -> list[tuple[str, str, float]]:
@@ -75,6 +78,7 @@ def _check(steps: list[tuple[str, str | None]], store: str | None) -> None:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=history)
+@example(steps=EQUAL_BUT_FOR_ROUNDING)
 def test_as_of_matches_a_fresh_index_sqlite(steps: list[tuple[str, str | None]]) -> None:
     _check(steps, None)
 
@@ -98,6 +102,7 @@ def test_as_of_matches_a_fresh_index_postgres(pg_database: str) -> None:
 
     @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(steps=history)
+    @example(steps=EQUAL_BUT_FOR_ROUNDING)
     def run(steps: list[tuple[str, str | None]]) -> None:
         import psycopg
 

@@ -55,6 +55,9 @@ def max_rrf_score(
     return sum((1.0 if weights is None else weights.get(arm, 1.0)) / (k + 1) for arm in arms)
 
 
+ROUNDING = 1e-12  # a spread of scores below this fraction of their size is floating-point noise
+
+
 def zscore_fusion(
     ranked_lists: Mapping[str, Sequence[ArmHit]],
     weights: Mapping[str, float] | None = None,
@@ -74,7 +77,12 @@ def zscore_fusion(
             continue
         values = [hit.score for hit in hits]
         mean = math.fsum(values) / len(values)
-        std = math.sqrt(math.fsum((v - mean) * (v - mean) for v in values) / len(values)) or 1.0
+        std = math.sqrt(math.fsum((v - mean) * (v - mean) for v in values) / len(values))
+        if std <= ROUNDING * max(map(abs, values)):
+            # Equal scores but for rounding (a sum taken in another order): no spread to standardise,
+            # rather than one ulp blown up to a whole standard deviation.
+            standardised[arm], floors[arm] = dict.fromkeys((hit.chunk_id for hit in hits), 0.0), 0.0
+            continue
         standardised[arm] = {hit.chunk_id: (hit.score - mean) / std for hit in hits}
         floors[arm] = (min(values) - mean) / std
     arm_weight = {arm: 1.0 if weights is None else weights.get(arm, 1.0) for arm in standardised}
