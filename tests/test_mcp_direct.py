@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
+from importlib.metadata import version
 from typing import Annotated, Any
 
 import anyio
@@ -211,6 +212,8 @@ def test_a_keys_rights_hold_on_the_direct_path(both: Both, keys: dict[str, str])
     assert hits and {hit["collection"] for hit in hits} == {"hr"}
     assert refused[0][1]["result"]["isError"]
     assert both.direct_answers == [True, True, False, True]
+    stamp = found[0][1]["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]
+    assert stamp == {"name": "retrievo", "version": version("retrievo")}
 
 
 def test_a_client_gone_before_its_body_loses_nothing() -> None:

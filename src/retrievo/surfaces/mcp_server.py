@@ -11,6 +11,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from importlib.metadata import version
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
@@ -157,7 +158,9 @@ def build_server(
 
     ``allow_refresh=False`` leaves the ``refresh_index`` tool out entirely.
     """
-    server = RetrievoMCPServer(name="retrievo", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = RetrievoMCPServer(
+        name="retrievo", version=version("retrievo"), instructions=INSTRUCTIONS, log_level="WARNING"
+    )
     allowed = frozenset(collections) if collections else None
     default = engine.config.collection
     if allowed is not None and default not in allowed:
