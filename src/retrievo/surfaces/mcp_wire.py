@@ -99,14 +99,19 @@ def without_titles(schema: Any, naming: bool = False) -> Any:
     return schema
 
 
+def registered(server: MCPServer) -> tuple[int, ...]:
+    """Which tools the server has registered now: a cache made from its tools holds while this does."""
+    return tuple(map(id, server._tool_manager.list_tools()))
+
+
 class RetrievoMCPServer(MCPServer):
     _listed: tuple[tuple[int, ...], list[MCPTool]] | None = None
 
     async def list_tools(self) -> list[MCPTool]:
         """The tools, their schemas without generated titles (a fifth of tools/list's bytes); made
         again only when the registered tools change (every client lists them: 0.65 ms each)."""
-        registered = tuple(map(id, self._tool_manager.list_tools()))
-        if self._listed is not None and self._listed[0] == registered:
+        now = registered(self)
+        if self._listed is not None and self._listed[0] == now:
             return list(self._listed[1])
         tools = [
             tool.model_copy(
@@ -117,7 +122,7 @@ class RetrievoMCPServer(MCPServer):
             )
             for tool in await super().list_tools()
         ]
-        self._listed = (registered, tools)
+        self._listed = (now, tools)
         return list(tools)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:

@@ -44,14 +44,18 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
+from retrievo.surfaces.mcp_wire import registered
+
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 _VERSION = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")
 _METHOD = b"mcp-method"
 _PARAM = b"mcp-param"
 _SESSION = b"mcp-session-id"
-DIRECT = (b"tools/call", b"tools/list")
-METHODS = ("tools/call", "tools/list")
-PLAIN = {"tools/call": {"name", "arguments", "_meta"}, "tools/list": {"_meta"}}  # the params answered here
+PLAIN = {
+    "tools/call": {"name", "arguments", "_meta"},
+    "tools/list": {"_meta"},
+}  # methods, params answered here
+_METHODS = tuple(method.encode() for method in PLAIN)  # as the Mcp-Method header names them
 
 
 def eligible(scope: Scope) -> bool:
@@ -66,7 +70,9 @@ def eligible(scope: Scope) -> bool:
             method = value
         elif name.startswith(_PARAM) or name == _SESSION:
             return False
-    return method in DIRECT and version is not None and version.decode("latin-1") in MODERN_PROTOCOL_VERSIONS
+    return (
+        method in _METHODS and version is not None and version.decode("latin-1") in MODERN_PROTOCOL_VERSIONS
+    )
 
 
 async def read_body(receive: Receive, limit: int) -> tuple[list[Message], bytes | None]:
@@ -104,21 +110,21 @@ class DirectCalls:
     def __init__(self, server: MCPServer, security: TransportSecuritySettings) -> None:
         self.server = server
         self.security = TransportSecurityMiddleware(security)
-        self._direct: dict[str, bool] = {}
+        self._direct: dict[str, tuple[Any, bool]] = {}  # name -> (the tool looked at, its verdict)
         self._tools: tuple[tuple[int, ...], str, bytes] | None = None  # tool ids, version, answer
 
     def _takes(self, name: str) -> bool:
         """Whether tool ``name`` exists and runs without the MCP context or ``Mcp-Param`` headers."""
-        known = self._direct.get(name)
-        if known is None:
-            tool = self.server._tool_manager.get_tool(name)
-            known = (
-                tool is not None
-                and tool.context_kwarg is None
-                and "x-mcp-header" not in json.dumps(tool.parameters)
+        tool = self.server._tool_manager.get_tool(name)
+        if tool is None:
+            return False
+        cached = self._direct.get(name)
+        if cached is None or cached[0] is not tool:  # new, or registered again
+            cached = self._direct[name] = (
+                tool,
+                tool.context_kwarg is None and "x-mcp-header" not in json.dumps(tool.parameters),
             )
-            self._direct[name] = known
-        return known
+        return cached[1]
 
     async def answer(self, body: bytes, scope: Scope, receive: Receive, send: Send) -> bool:
         """Answer the call and say True; False (nothing sent) where the SDK must answer it."""
@@ -131,7 +137,7 @@ class DirectCalls:
             decoded = json.loads(body)
         except (ValueError, RecursionError):
             return False
-        if not isinstance(decoded, dict) or "id" not in decoded or decoded.get("method") not in METHODS:
+        if not isinstance(decoded, dict) or "id" not in decoded or decoded.get("method") not in PLAIN:
             return False
         raw = decoded.get("params")
         if raw is not None and (not isinstance(raw, dict) or set(raw) - PLAIN[decoded["method"]]):
@@ -160,12 +166,12 @@ class DirectCalls:
 
     async def _listed(self, version: str) -> bytes:
         """The serialised ``tools/list`` answer, made again only when the registered tools change."""
-        registered = tuple(map(id, self.server._tool_manager.list_tools()))
-        if self._tools is None or self._tools[:2] != (registered, version):
+        now = registered(self.server)
+        if self._tools is None or self._tools[:2] != (now, version):
             answer = ListToolsResult(tools=await self.server.list_tools()).model_dump(
                 mode="json", by_alias=True, exclude_none=True
             )
-            self._tools = (registered, version, pydantic_core.to_json(self._stamped(answer)))
+            self._tools = (now, version, pydantic_core.to_json(self._stamped(answer)))
         return self._tools[2]
 
     def _stamped(self, answer: dict[str, Any]) -> dict[str, Any]:

@@ -49,8 +49,8 @@ class McpServers:
     def __init__(self, engine: Engine, settings: ServeSettings) -> None:
         self.engine = engine
         self.settings = settings
-        self._servers: dict[Rights, tuple[MCPServer, StreamableHTTPSessionManager]] = {}
-        self._direct: dict[Rights, DirectCalls] = {}
+        # by rights: the server, its SDK transport, its direct path for stateless calls
+        self._servers: dict[Rights, tuple[MCPServer, StreamableHTTPSessionManager, DirectCalls]] = {}
         self._lock = anyio.Lock()
         self._tasks: TaskGroup | None = None
 
@@ -62,15 +62,15 @@ class McpServers:
         if rights not in self._servers:
             collections: Sequence[str] | None = sorted(rights[0]) if rights[0] is not None else None
             server = build_server(self.engine, collections, allow_refresh=rights[1])
+            security = security_for(self.settings)
             manager = StreamableHTTPSessionManager(
                 app=server._lowlevel_server,
                 stateless=True,
                 json_response=True,
-                security_settings=security_for(self.settings),
+                security_settings=security,
                 max_request_body_size=self.settings.max_body_bytes,
             )
-            self._servers[rights] = (server, manager)
-            self._direct[rights] = DirectCalls(server, security_for(self.settings))
+            self._servers[rights] = (server, manager, DirectCalls(server, security))
         return self._servers[rights][0]
 
     async def _run(self, manager: StreamableHTTPSessionManager, *, task_status: TaskStatus[None]) -> None:
@@ -83,14 +83,14 @@ class McpServers:
         async with self._lock:
             known = rights in self._servers
             self.server(rights)
-            _, manager = self._servers[rights]
+            _, manager, direct = self._servers[rights]
             if not known or not manager._has_started:
                 if self._tasks is None:
                     raise RuntimeError("the MCP endpoint runs inside the app's lifespan")
                 await self._tasks.start(self._run, manager)
         if mcp_direct.eligible(scope):  # a stateless tools/call: answered without the SDK's runner
             messages, body = await mcp_direct.read_body(receive, self.settings.max_body_bytes)
-            if body is not None and await self._direct[rights].answer(body, scope, receive, send):
+            if body is not None and await direct.answer(body, scope, receive, send):
                 return
             receive = mcp_direct.replaying(messages, receive)
         await manager.handle_request(scope, receive, send)
