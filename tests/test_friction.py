@@ -229,14 +229,16 @@ def test_mcp_answers_are_compact_capped_and_brief_on_request(tmp_path: Path, han
 
     async def main() -> None:
         async with Client(server(90_000)) as client:
-            full = await client.call_tool("search", {"query": "leave policy", "limit": 3})
-            brief = await client.call_tool("search", {"query": "leave policy", "limit": 3, "detail": "brief"})
+            full = await client.call_tool("search", {"query": "leave policy", "limit": 3, "detail": "full"})
+            brief = await client.call_tool(
+                "search", {"query": "leave policy", "limit": 3}
+            )  # brief by default
             full_text = full.content[0].text  # type: ignore[union-attr]
             assert (
                 "\n" not in full_text and json.loads(full_text) == full.structured_content
             )  # compact, same data
             assert full.structured_content and full.structured_content["results"][0]["text"]
-            assert brief.structured_content and brief.structured_content["results"][0]["text"] is None
+            assert brief.structured_content and "text" not in brief.structured_content["results"][0]
             assert len(brief.content[0].text) < len(full_text)  # type: ignore[union-attr]
         async with Client(server(2_500)) as client:
             capped = await client.call_tool("search", {"query": "leave policy", "limit": 10})
@@ -245,7 +247,7 @@ def test_mcp_answers_are_compact_capped_and_brief_on_request(tmp_path: Path, han
             assert len(capped.content[0].text.encode()) <= 2_500  # type: ignore[union-attr]
             assert data["cut"] and "left out" in data["cut"] and len(data["results"]) < 10
             document = await client.call_tool(
-                "get_document", {"document_id": data["results"][0]["document_id"], "max_chars": 20_000}
+                "get_document", {"uri": data["results"][0]["uri"], "max_chars": 20_000}
             )
             if document.is_error:
                 assert "lower max_chars" in document.content[0].text  # type: ignore[union-attr]
@@ -455,8 +457,9 @@ def test_words_are_true_license_is_spdx_and_scores_are_described_as_they_are() -
     from retrievo.surfaces.mcp_schemas import SearchHit
 
     score = SearchHit.model_fields["score"].description or ""
-    assert "z-score" in score and "Reciprocal Rank Fusion score." not in score
-    assert "z-score fusion (default)" in (root / "docs" / "index.md").read_text()
+    assert "ordered by" in score and "keyword score" in score and "Reciprocal Rank Fusion score." not in score
+    index = (root / "docs" / "index.md").read_text()
+    assert "adaptive fusion (default" in index and "z-score fusion (default)" not in index
 
 
 def test_query_embeddings_are_cached_and_outages_remembered() -> None:

@@ -43,7 +43,7 @@ def test_baseline_over_mcp_on_both_stores(make_engine: Any, tmp_path: Path) -> N
     engine.index([docs])
     engine.close()
     server = StdioServerParameters(
-        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", *target]
+        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--tools", "all", *target]
     )
 
     async def scenario(client: Client) -> None:
@@ -51,24 +51,25 @@ def test_baseline_over_mcp_on_both_stores(make_engine: Any, tmp_path: Path) -> N
         made = await call(
             client, "create_baseline", {"name": "audit-2026", "note": "before the change"}, schemas
         )
-        before = await call(client, "search", {"query": "how fast are refunds paid"}, schemas)
-        assert before["baseline_id"] is None and before["results"][0]["text"].endswith(OLD)
+        question = {"query": "how fast are refunds paid", "detail": "full"}
+        before = await call(client, "search", question, schemas)
+        assert "baseline_id" not in before and before["results"][0]["text"].endswith(OLD)
         old_hit = before["results"][0]
         (docs / "refunds.md").write_text(f"# Refunds\n\n{NEW}\n")
         (docs / "travel.md").unlink()
         await call(client, "refresh_index", {"path": str(docs)}, schemas)
 
-        head = await call(client, "search", {"query": "how fast are refunds paid"}, schemas)
-        assert head["baseline_id"] is None and head["as_of"] > made["as_of"]
+        head = await call(client, "search", question, schemas)
+        assert "baseline_id" not in head and head["as_of"] > made["as_of"]
         assert head["results"][0]["text"].endswith(NEW)
-        assert head["results"][0]["revision_id"] != old_hit["revision_id"]
+        assert head["results"][0]["uri"] != old_hit["uri"]
         assert all(GONE not in r["text"] for r in head["results"])
 
-        pinned_args = {"query": "how fast are refunds paid", "read_context": {"baseline_id": "audit-2026"}}
+        pinned_args = {**question, "read_context": {"baseline_id": "audit-2026"}}
         pinned = await call(client, "search", pinned_args, schemas)
         assert pinned["baseline_id"] == made["baseline_id"] and pinned["as_of"] == made["as_of"]
         first = pinned["results"][0]
-        assert first["revision_id"] == old_hit["revision_id"] and first["text"] == old_hit["text"]
+        assert first["uri"] == old_hit["uri"] and first["text"] == old_hit["text"]
         assert any(GONE in r["text"] for r in pinned["results"]), "the deleted file is there at the baseline"
         # The cited revision's exact text, by resource and by get_document at the baseline.
         resource = await client.read_resource(first["uri"])
@@ -76,16 +77,17 @@ def test_baseline_over_mcp_on_both_stores(make_engine: Any, tmp_path: Path) -> N
         assert text[first["start"] : first["end"]] == first["text"]
         document = await call(
             client, "get_document",
-            {"document_id": first["document_id"], "read_context": {"baseline_id": made["baseline_id"]}}, schemas,
+            {"document_id": first["uri"].split("/")[3], "read_context": {"baseline_id": made["baseline_id"]}},
+            schemas,
         )  # fmt: skip
-        assert document["revision_id"] == first["revision_id"] and not document["is_current"]
+        assert document["uri"] == first["uri"] and not document["is_current"]
         assert document["valid_to"] is not None and document["baseline_id"] == made["baseline_id"]
         context = await call(
             client, "get_context", {"query": "refunds", "max_tokens": 200, **{"read_context": {"as_of": made["as_of"]}}},
             schemas,
         )  # fmt: skip
         assert OLD in context["text"] and context["as_of"] == made["as_of"]
-        assert context["sources"][0]["revision_id"] == old_hit["revision_id"]
+        assert context["sources"][0]["uri"] == old_hit["uri"]
         status = await call(client, "index_status", {}, schemas)
         assert [b["name"] for b in status["baselines"]] == ["audit-2026"]
         bad = await client.call_tool("search", {"query": "refunds", "read_context": {"baseline_id": "nope"}})
@@ -108,7 +110,7 @@ def test_baseline_over_mcp_on_both_stores(make_engine: Any, tmp_path: Path) -> N
         pinned = await call(
             client,
             "search",
-            {"query": "refunds paid", "read_context": {"baseline_id": "audit-2026"}},
+            {"query": "refunds paid", "read_context": {"baseline_id": "audit-2026"}, "detail": "full"},
             schemas,
         )
         assert pinned["results"][0]["text"].endswith(OLD)

@@ -15,11 +15,13 @@ from mcp import Client, StdioServerParameters
 
 from retrievo import Config, Engine
 
+# Every toolset (``--tools all``) over an index of documents only: the code, records and registry
+# tools are not offered until such content is indexed (tests/test_mcp_agent.py).
 TOOLS = {
-    "search", "get_context", "get_document", "find_similar", "index_status", "refresh_index", "find_symbol",
-    "symbol_graph", "semanticSearch", "getContext", "search_registry", "create_baseline", "verify_index",
-    "regenerate_embeddings",
+    "search", "get_context", "get_document", "find_similar", "index_status", "refresh_index", "create_baseline",
+    "verify_index", "regenerate_embeddings",
 }  # fmt: skip
+DEFAULT_TOOLS = {"search", "get_context", "get_document"}
 ClientTest = Callable[[Client], Awaitable[None]]
 
 
@@ -38,9 +40,9 @@ def indexed_db(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> tuple[P
     return db, corpus
 
 
-def _stdio(db: Path) -> StdioServerParameters:
+def _stdio(db: Path, tools: str = "all") -> StdioServerParameters:
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db)]
+        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db), "--tools", tools]
     )
 
 
@@ -48,7 +50,7 @@ def _stdio(db: Path) -> StdioServerParameters:
 def http_url(indexed_db: tuple[Path, Path]) -> Iterator[str]:
     from benchmarks.hostile.mcp_abuse import http_server
 
-    with http_server(indexed_db[0]) as url:
+    with http_server(indexed_db[0], tools="all") as url:
         yield url
 
 
@@ -84,13 +86,14 @@ async def exercise_every_tool(client: Client, corpus: Path) -> None:
     search_props = next(t for t in listed if t.name == "search").input_schema["properties"]
     assert search_props["limit"]["maximum"] == 50 and search_props["query"]["maxLength"] == 10_000
 
-    found = await call(
-        client, "search", {"query": "who approves parental leave", "limit": 3, "explain": True}, schemas
-    )
+    question = {"query": "who approves parental leave", "limit": 3, "explain": True}
+    brief = (await call(client, "search", question, schemas))["results"][0]
+    found = await call(client, "search", {**question, "detail": "full"}, schemas)
     top = found["results"][0]
     assert found["search_mode"] == "hybrid" and "Parental leave" in top["context"]
-    assert "**" in top["excerpt"] and set(top["explain"]) == {"keyword", "semantic"}
-    assert Path(top["path"]).read_text()[top["start"] : top["end"]] == top["text"]
+    assert "**" in brief["excerpt"] and "text" not in brief and set(top["explain"]) == {"keyword", "semantic"}
+    assert Path(top["path"]).read_text()[top["start"] : top["end"]] == top["text"] and "excerpt" not in top
+    assert brief["uri"] == top["uri"] and brief["line_start"] == top["line_start"]
 
     verified = await call(client, "verify_index", {}, schemas)
     assert verified["ok"] and verified["current_chunks"] > 0 and set(verified["problems"]) >= {"side_index"}
@@ -99,23 +102,24 @@ async def exercise_every_tool(client: Client, corpus: Path) -> None:
     assert 0 < context["tokens"] <= 200 and context["text"].startswith("[1] ")
     source = context["sources"][0]
     document = await call(
-        client, "get_document", {"document_id": source["document_id"], "start": source["start"], "end": source["end"]},
+        client,
+        "get_document",
+        {"uri": source["uri"], "start": source["start"], "end": source["end"]},
         schemas,
-    )  # fmt: skip
-    assert document["text"] in context["text"] and document["revision_id"] == source["revision_id"]
+    )
+    assert document["text"] in context["text"] and document["uri"] == source["uri"]
     resource = await client.read_resource(source["uri"])
     full = resource.contents[0].text  # type: ignore[union-attr]
     assert full[source["start"] : source["end"]] == document["text"]
 
-    paged = await call(client, "get_document", {"document_id": top["document_id"], "max_chars": 100}, schemas)
+    document_id = top["uri"].split("/")[3]
+    paged = await call(client, "get_document", {"document_id": document_id, "max_chars": 100}, schemas)
     assert len(paged["text"]) == 100 and paged["next_start"] == 100
-    lines = await call(
-        client, "get_document", {"document_id": top["document_id"], "line_start": 2, "line_end": 3}, schemas
-    )
+    lines = await call(client, "get_document", {"uri": top["uri"], "line_start": 2, "line_end": 3}, schemas)
     assert lines["line_start"] == 2 and lines["text"].count("\n") == 2
 
     similar = await call(client, "find_similar", {"chunk_id": top["chunk_id"], "limit": 3}, schemas)
-    assert similar["results"] and all(r["document_id"] != top["document_id"] for r in similar["results"])
+    assert similar["results"] and all(r["uri"].split("/")[3] != document_id for r in similar["results"])
 
     status = await call(client, "index_status", {}, schemas)
     assert status["collections"][0]["documents"] == 5 and status["collections"][0]["missing"] == 0
@@ -177,8 +181,8 @@ def test_hostile_arguments_are_tool_errors_and_the_server_keeps_serving(
 
 def test_a_missing_index_is_a_tool_error_that_says_what_to_do(tmp_path: Path) -> None:
     async def missing(client: Client) -> None:
-        assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
+        assert {tool.name for tool in (await client.list_tools()).tools} == DEFAULT_TOOLS
         result = await client.call_tool("search", {"query": "anything"})
         assert result.is_error and "retrievo index PATH" in result.content[0].text  # type: ignore[union-attr]
 
-    run_client(_stdio(tmp_path / "absent.db"), missing)
+    run_client(_stdio(tmp_path / "absent.db", tools="auto"), missing)

@@ -8,6 +8,7 @@ import json
 import shutil
 from collections.abc import Iterator
 from importlib.metadata import version
+from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
@@ -84,7 +85,9 @@ class Both:
     """A fresh app; each request sent with the direct path on, then off (the SDK answers)."""
 
     def __init__(self, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
-        settings = serve_settings.load(None, {"rate": 1e9, "burst": 1e9, "max_body_bytes": 4000})
+        settings = serve_settings.load(
+            None, {"rate": 1e9, "burst": 1e9, "max_body_bytes": 4000, "tools": ("all",)}
+        )
         self.app = build_app(engine, settings)
         self.monkeypatch = monkeypatch
         self.direct_answers: list[bool] = []
@@ -209,7 +212,7 @@ def test_a_keys_rights_hold_on_the_direct_path(both: Both, keys: dict[str, str])
     assert "search" in names and "refresh_index" not in names
     assert "refresh_index" in {tool["name"] for tool in everything[0][1]["result"]["tools"]}
     hits = found[0][1]["result"]["structuredContent"]["results"]
-    assert hits and {hit["collection"] for hit in hits} == {"hr"}
+    assert hits and {Path(hit["path"]).parent.name for hit in hits} == {"hr"}
     assert refused[0][1]["result"]["isError"]
     assert both.direct_answers == [True, True, False, True]
     stamp = found[0][1]["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]

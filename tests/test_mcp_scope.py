@@ -32,7 +32,8 @@ def two_tenants(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> tuple[
 
 def _server(db: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db), *extra]
+        command=sys.executable,
+        args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db), "--tools", "all", *extra],
     )
 
 
@@ -45,14 +46,16 @@ async def _error(client: Client, name: str, arguments: dict[str, Any]) -> str:
 
 
 def test_a_scoped_server_never_reaches_another_collection(two_tenants: tuple[Path, Path]) -> None:
-    db, _ = two_tenants
+    db, base = two_tenants
     with Engine(Config(db=db, collection="beta", embedder="none")) as engine:
         beta_hit = engine.search("ZORBLAX", mode="keyword").hits[0]
 
     async def scoped(client: Client) -> None:
         found = await client.call_tool("search", {"query": "annual leave"})
         assert not found.is_error and found.structured_content is not None
-        assert {r["collection"] for r in found.structured_content["results"]} == {"alpha"}
+        assert {Path(r["path"]).relative_to(base).parts[0] for r in found.structured_content["results"]} == {
+            "alpha"
+        }
         assert "not served here" in await _error(
             client, "search", {"query": "ZORBLAX", "filters": {"collection": "beta"}}
         )
@@ -84,7 +87,7 @@ def test_strict_arguments_and_errors_that_say_something(two_tenants: tuple[Path,
     db, base = two_tenants
 
     async def strict(client: Client) -> None:
-        assert "limit" in await _error(client, "search", {"query": "leave", "limit": "5"})
+        assert "limit" in await _error(client, "search", {"query": "leave", "limit": "five"})
         assert "limit" in await _error(client, "search", {"query": "leave", "limit": True})
         assert "explain" in await _error(client, "search", {"query": "leave", "explain": "yes"})
         assert "chunk_id" in await _error(client, "find_similar", {"chunk_id": 2**70})
@@ -94,7 +97,9 @@ def test_strict_arguments_and_errors_that_say_something(two_tenants: tuple[Path,
         for outside in (str(base / "alpha"), "..", "../private.md", "/"):
             text = await _error(client, "refresh_index", {"path": outside, "collection": "alpha"})
             assert "only indexed paths can be refreshed" in text
-        leaked = await client.call_tool("search", {"query": "QUUXPASS", "filters": {"collection": "alpha"}})
+        leaked = await client.call_tool(
+            "search", {"query": "QUUXPASS", "filters": {"collection": "alpha"}, "detail": "full"}
+        )
         assert leaked.structured_content is not None
         assert not any("QUUXPASS" in r["text"] for r in leaked.structured_content["results"])
         refreshed = await client.call_tool("refresh_index", {"path": "docs", "collection": "alpha"})

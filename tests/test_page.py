@@ -111,12 +111,15 @@ def test_search_filter_explain_and_open_the_exact_passage(
 
     # The citation opens the document with exactly the hit's text marked, scrolled into view.
     expected = httpx.post(
-        f"{server.url}/api/search", json={"query": QUESTION, "limit": 10, "mode": "hybrid"},
+        f"{server.url}/api/search", json={"query": QUESTION, "limit": 10, "mode": "hybrid", "detail": "full"},
         headers={"Authorization": f"Bearer {token}"}, timeout=60,
     ).json()["results"][0]  # fmt: skip
+    lines = Path(expected["path"]).read_text(encoding="utf-8").split("\n")
+    cited = "\n".join(lines[expected["line_start"] - 1 : expected["line_end"]])
     page.locator("#results a.cite").first.click()
     page.wait_for_selector("mark#hit")
-    assert page.locator("mark#hit").text_content() == expected["text"]
+    marked = page.locator("mark#hit").text_content() or ""
+    assert marked == cited and expected["text"] in marked  # the cited lines, holding the passage
     assert page.evaluate(
         "(() => { const r = document.getElementById('hit').getBoundingClientRect();"
         " return r.bottom > 0 && r.top < innerHeight; })()"
@@ -130,13 +133,14 @@ def test_search_filter_explain_and_open_the_exact_passage(
 def test_offsets_past_emoji_mark_the_right_text(site: tuple[Server, str, list[str]], browser: Any) -> None:
     server, token, _ = site
     hit = httpx.post(
-        f"{server.url}/api/search", json={"query": "per diem for meals abroad", "limit": 1},
+        f"{server.url}/api/search", json={"query": "per diem for meals abroad", "limit": 1, "detail": "full"},
         headers={"Authorization": f"Bearer {token}"}, timeout=60,
     ).json()["results"][0]  # fmt: skip
     assert "travel.md" in hit["path"]
     page = browser.new_page()
     page.add_init_script(f"sessionStorage.setItem('retrievo-key', {token!r})")
-    query = f"document_id={hit['document_id']}&revision_id={hit['revision_id']}&start={hit['start']}&end={hit['end']}"
+    document_id, revision_id = hit["uri"].split("/")[3], hit["uri"].split("/")[5]
+    query = f"document_id={document_id}&revision_id={revision_id}&start={hit['start']}&end={hit['end']}"
     page.goto(f"{server.url}/view?{query}")
     page.wait_for_selector("mark#hit")
     assert page.locator("mark#hit").text_content() == hit["text"]

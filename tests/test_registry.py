@@ -122,10 +122,11 @@ def test_search_registry_over_mcp(loaded: Path) -> None:
     async def registry(client: Client) -> None:
         schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
         result = await call(client, "search_registry", {"query": "create a Jira issue", "limit": 3}, schemas)
-        assert result["servers"][0]["name"] == "Atlassian" and result["tools"]
-        assert any(t["name"] == "jira_create_issue" and t["inputSchema"] for t in result["tools"])
+        assert result["servers"][0]["server_name"] == "Atlassian" and result["tools"]
+        assert any(t["tool_name"] == "jira_create_issue" and t["inputSchema"] for t in result["tools"])
+        assert "jira_create_issue" in [t["tool_name"] for t in result["servers"][0]["matching_tools"]]
         context7 = await call(client, "search_registry", {"query": "context7 docs"}, schemas)
-        assert "Context7 MCP Server" in [s["name"] for s in context7["servers"]]
+        assert "Context7 MCP Server" in [s["server_name"] for s in context7["servers"]]
 
     server = StdioServerParameters(
         command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(loaded)]

@@ -53,7 +53,7 @@ def team(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> dict[str, Any
 
 @pytest.fixture(scope="module")
 def server(team: dict[str, Any]) -> Iterator[Server]:
-    with serving(team["where"]) as running:
+    with serving(team["where"], "--tools", "all") as running:
         yield running
 
 
@@ -109,7 +109,9 @@ def test_a_key_sees_only_its_collections(server: Server, team: dict[str, Any]) -
     hr = team["hr"]
     # Its own collection is its default; another one is refused without saying whether it exists.
     own = post(server, "/api/search", {"query": QUESTION}, hr)
-    assert own.status_code == 200 and {r["collection"] for r in own.json()["results"]} == {"hr"}
+    assert own.status_code == 200 and {Path(r["path"]).parent for r in own.json()["results"]} == {
+        team["hr_dir"]
+    }
     for collection in ("it", "no-such-collection"):
         refused = post(
             server, "/api/search", {"query": "password", "filters": {"collection": collection}}, hr
@@ -122,6 +124,7 @@ def test_a_key_sees_only_its_collections(server: Server, team: dict[str, Any]) -
     assert [c["name"] for c in status["collections"]] == ["hr"]
     # A document of the other tenant reads as missing, exactly like a made-up id.
     it_hit = post(server, "/api/search", {"query": "password"}, team["it"]).json()["results"][0]
+    it_hit["document_id"] = it_hit["uri"].split("/")[3]
     outside = post(server, "/api/get_document", {"document_id": it_hit["document_id"]}, hr)
     made_up = post(server, "/api/get_document", {"document_id": "doc_0000000000000000"}, hr)
     assert outside.status_code == made_up.status_code == 404
@@ -322,7 +325,7 @@ def test_a_team_server_on_postgresql(postgres_url: str, minilm: Any, tmp_path: P
         engine.index([HANDBOOK])
     where = ["--store", postgres_url]
     key = create_key(where, "pg-reader", "read", "hr")
-    with serving(where) as pg:
+    with serving(where, "--tools", "all") as pg:
         answer = post(pg, "/api/search", {"query": QUESTION, "limit": 3}, key)
         assert answer.status_code == 200, answer.text
         assert answer.json()["results"][0]["path"].endswith("leave-policy.md")
@@ -347,6 +350,7 @@ def test_mcp_resources_over_http_stay_inside_the_keys_collections(
     server: Server, team: dict[str, Any]
 ) -> None:
     it_hit = post(server, "/api/search", {"query": "password"}, team["it"]).json()["results"][0]
+    it_hit["document_id"] = it_hit["uri"].split("/")[3]
     hr_hit = post(server, "/api/search", {"query": QUESTION}, team["hr"]).json()["results"][0]
 
     async def main() -> tuple[str, str]:
@@ -377,8 +381,8 @@ def test_several_workers_answer_rest_and_mcp_alike(team: dict[str, Any]) -> None
         for _ in range(6):  # connections spread over the workers
             answer = post(running, "/api/search", arguments, team["all"])
             assert answer.status_code == 200, answer.text
-            assert [h["chunk_id"] for h in answer.json()["results"]] == [
-                h["chunk_id"] for h in expected["results"]
+            assert [(h["uri"], h["line_start"]) for h in answer.json()["results"]] == [
+                (h["uri"], h["line_start"]) for h in expected["results"]
             ]
         assert post(running, "/api/search", arguments, team["it"]).status_code == 403
         tools, over_mcp = mcp_call(running, team["hr"], "search", {"query": QUESTION, "limit": 3})

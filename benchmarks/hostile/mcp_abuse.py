@@ -26,7 +26,8 @@ from retrievo import Config, Engine
 CASES: list[tuple[str, dict[str, Any]]] = [
     ("search", {"query": 42}),
     ("search", {"query": "x" * 20_000}),
-    ("search", {"query": "leave", "limit": "5"}),
+    ("search", {"query": "leave", "limit": "five"}),  # "5" is forgiven on purpose (issue 34)
+    ("search", {"query": "leave", "limit": "5" * 30}),
     ("search", {"query": "leave", "limit": True}),
     ("search", {"query": "leave", "limit": 2**70}),
     ("search", {"query": "leave", "limit": 1.5}),
@@ -40,7 +41,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("search", {"query": "leave", "filters": {"date_from": "0000-99-99"}}),
     ("search", {}),
     ("get_context", {"query": "leave", "max_tokens": -1}),
-    ("get_context", {"query": "leave", "max_tokens": "4000"}),
+    ("get_context", {"query": "leave", "max_tokens": "4e3"}),
     ("get_context", {"query": "leave", "neighbors": 10**9}),
     ("get_document", {"document_id": "../../etc/passwd"}),
     ("get_document", {"document_id": "doc_\x00"}),
@@ -60,21 +61,21 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("refresh_index", {"path": ".", "collection": "someone-elses"}),
     ("index_status", {"collection": "x" * 1000}),
     ("find_symbol", {"pattern": ""}),
-    ("find_symbol", {"pattern": "x", "limit": "5"}),
+    ("find_symbol", {"pattern": "x", "limit": "0x5"}),
     ("find_symbol", {"pattern": "x", "kind": "spaceship"}),
     ("symbol_graph", {"symbol": "NoSuchSymbol"}),
     ("symbol_graph", {"symbol": "x", "depth": 99}),
     ("symbol_graph", {"symbol": "x", "direction": "sideways"}),
     ("symbol_graph", {"symbol": "x", "collection": "someone-elses"}),
     ("semanticSearch", {"query": ""}),
-    ("semanticSearch", {"query": "claim", "top_k": "5"}),
+    ("semanticSearch", {"query": "claim", "top_k": "5.0"}),
     ("semanticSearch", {"query": "claim", "filters": {"planet": "mars"}}),
     ("semanticSearch", {"query": "claim", "read_context": {"baseline_id": 5}}),
     ("getContext", {"query": "claim", "max_tokens": -1}),
     ("getContext", {"query": "claim", "include_relationships": "yes"}),
     ("search_registry", {"query": "jira", "limit": 11}),
     ("search_registry", {"query": "jira", "entity_types": ["planet"]}),
-    ("search_registry", {"query": "jira", "tags": "not-a-list"}),
+    ("search_registry", {"query": "jira", "tags": {"not": "a list"}}),
     ("no_such_tool", {}),
 ]
 # Tolerated by the MCP SDK, and harmless: an unknown tool argument is ignored; a POST without an
@@ -129,7 +130,7 @@ def _free_port() -> int:
 
 
 @contextmanager
-def http_server(db: Path) -> Iterator[str]:
+def http_server(db: Path, tools: str = "auto") -> Iterator[str]:
     port = _free_port()
     command = [
         sys.executable,
@@ -141,6 +142,8 @@ def http_server(db: Path) -> Iterator[str]:
         str(port),
         "--db",
         str(db),
+        "--tools",
+        tools,
     ]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
     try:
@@ -226,7 +229,7 @@ def run(concurrent_clients: int = 100, documents: int = 50) -> dict[str, Any]:
             engine.index([corpus])
         stdio = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db)],
+            args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db), "--tools", "all"],
             cwd=str(ROOT),
         )
 
@@ -237,7 +240,7 @@ def run(concurrent_clients: int = 100, documents: int = 50) -> dict[str, Any]:
 
         started = time.perf_counter()
         anyio.run(over, stdio, "stdio_cases")
-        with http_server(db) as url:
+        with http_server(db, tools="all") as url:
             anyio.run(over, url, "http_cases")
             counts["http_raw_cases"] = _raw_http_abuse(url, problems)
             concurrent_started = time.perf_counter()

@@ -446,3 +446,19 @@ class Engine(CodeQueries, SimilarQueries, EmbeddingLifecycle):
 
     def status(self) -> IndexStatus:
         return self._open_store(create=False).status()
+
+    def content_kinds(self) -> dict[str, frozenset[str]]:
+        """What each collection holds now ("document", "code", "record", "registry"); empty before the
+        first index. Surfaces offer the tools that can answer over it."""
+        try:
+            store = self._open_store(create=False)
+        except RetrievoError:
+            return {}
+        return store.content_kinds()
+
+    def collections(self) -> list[str] | None:
+        """The index's collections, or None when the index cannot be read (the next call says why)."""
+        try:
+            return self._open_store(create=False).list_collections()
+        except RetrievoError:
+            return None

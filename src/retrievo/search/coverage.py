@@ -19,6 +19,7 @@ from retrievo.models import Hit, SearchMode, SearchResult
 from retrievo.store.base import CollectionInfo, Store
 
 TTL_S = 5.0
+LEXICAL_ONLY = "lexical-only"  # the search mode when the semantic arm could not run (search/hybrid.py)
 
 
 class Coverage:
@@ -56,7 +57,14 @@ class Coverage:
         return chunks, embedded
 
     def apply(self, store: Store, collection: str, result: SearchResult) -> SearchResult:
-        """The result with ``coverage`` and each hit's ``embedding_status`` when the semantic arm ran."""
+        """The result with ``coverage`` and each hit's ``embedding_status`` when the semantic arm ran, or
+        would have (lexical-only: each hit says whether it has a vector at all, ``missing`` without)."""
+        if result.search_mode == LEXICAL_ONLY:
+            info = store.get_collection(collection)
+            return replace(
+                result,
+                hits=tuple(replace(h, embedding_status=_status(store, info, h, False)) for h in result.hits),
+            )
         if result.search_mode not in (SearchMode.HYBRID, SearchMode.SEMANTIC):
             return result
         chunks, embedded = self.counts(store, collection)

@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from retrievo.errors import EmbedderUnavailable
 from retrievo.models import ArmHit, Chunk, Filters, Hit, SearchMode, SearchResult
+from retrievo.search import coverage
 from retrievo.search.calibration import calibrated
 from retrievo.search.fusion import (
     DEFAULT_FUSION,
@@ -46,7 +47,7 @@ KEYWORD, SEMANTIC, STRUCTURE = "keyword", "semantic", "structure"
 # (times its weight: 1.0 named, 0.8 its dependencies, 0.7 its tests). 0.5 was chosen on the tune half of
 # the Anthropic code set (Pass@10 92.6 % vs 90.9 % at 1.0; held-out half equal): docs/benchmarks.md.
 STRUCTURE_BONUS = 0.5
-LEXICAL_ONLY = "lexical-only"
+LEXICAL_ONLY = coverage.LEXICAL_ONLY
 # Threads that run hybrid searches' keyword and structural arms beside the dense arm (each search
 # waits for its own; more concurrent searches than this queue for a thread, the cores being busy anyway).
 ARM_THREADS = 8
@@ -214,10 +215,14 @@ def _run_search(
             }
             fused = reranked[0]
     selected, chunks = _select(store, fused, relevance_of, options, fetched)
+    # One arm alone (keyword mode, or lexical-only): its own score (BM25 for keyword), which orders the
+    # hits as the standardised one does, unless structural evidence or a reranker reordered them.
+    alone = [arm for arm in (KEYWORD, SEMANTIC) if arm in arms]
+    own = ranks[alone[0]] if len(alone) == 1 and not structural and "rerank" not in ranks else None
     hits = tuple(
         Hit(
             chunk=chunks[chunk_id],
-            score=score,
+            score=own[chunk_id].score if own is not None and chunk_id in own else score,
             relevance=relevance,
             explain={arm: by_id[chunk_id] for arm, by_id in ranks.items() if chunk_id in by_id}
             if options.explain

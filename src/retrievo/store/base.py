@@ -272,6 +272,11 @@ class Store(Protocol):
 
     def status(self) -> IndexStatus: ...
 
+    def content_kinds(self) -> dict[str, frozenset[str]]:
+        """Each collection's kinds of content now: "document", "code", "record" (typed models) and
+        "registry" (registry entries); collections without documents are absent."""
+        ...
+
     # API keys for ``retrievo serve`` (``retrievo.store.keys``) --------------------------------------
 
     def save_key(self, key: ApiKey, secret_hash: str) -> None:

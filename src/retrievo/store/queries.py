@@ -5,6 +5,8 @@ One text per question keeps the two stores from drifting apart.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 STATUS = """
     SELECT col.name, col.model_id, col.dimensions, col.last_indexed_at,
       (SELECT COUNT(*) FROM documents d WHERE d.collection_id = col.id AND d.deleted_at IS NULL),
@@ -19,6 +21,21 @@ COVERAGE = """
       (SELECT COUNT(*) FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = col.model_id
        WHERE c.collection_id = col.id AND c.superseded_at IS NULL)
     FROM collections col WHERE col.name = ?"""
+
+# What each collection holds: its documents' kinds, registry entries told apart by their media type.
+CONTENT_KINDS = """
+    SELECT DISTINCT col.name, d.kind, d.media_type = 'application/x-registry-entry' FROM documents d
+    JOIN collections col ON col.id = d.collection_id
+    WHERE d.deleted_at IS NULL"""
+
+
+def content_kinds(rows: Sequence[Sequence[object]]) -> dict[str, frozenset[str]]:
+    """``CONTENT_KINDS``'s rows as collection -> kinds ("document", "code", "record", "registry")."""
+    kinds: dict[str, set[str]] = {}
+    for name, kind, registry in rows:
+        kinds.setdefault(str(name), set()).add("registry" if registry else str(kind))
+    return {name: frozenset(found) for name, found in kinds.items()}
+
 
 # A document's state by (collection, source): the test of ``d.source`` is appended (``= ?`` for one
 # source, each store's membership in a list for many).

@@ -258,6 +258,14 @@ def status(db: Path | None, store: str | None, as_json: bool) -> None:
 @click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP port.")
+@click.option(
+    "--tools",
+    "toolsets",
+    default="auto",
+    show_default=True,
+    help="Toolsets to offer, comma-separated: docs, similar, code, records, registry, admin (status, refresh, "
+    "baselines, verify, re-embed); auto = docs and the kinds indexed; all. A kind's tools appear once indexed.",
+)
 def mcp(
     db: Path | None,
     store: str | None,
@@ -267,6 +275,7 @@ def mcp(
     http: bool,
     host: str,
     port: int,
+    toolsets: str,
 ) -> None:
     """Serve the index to MCP clients (stdio by default; --http for streamable HTTP at /mcp).
 
@@ -274,8 +283,10 @@ def mcp(
     only indexed folders (or is left out with --no-refresh).
     """
     from retrievo.surfaces.mcp_server import serve
+    from retrievo.surfaces.mcp_toolsets import parse_toolsets
 
     with _errors():
+        picked = parse_toolsets(toolsets)
         engine = _engine(db, collections[0] if collections else None, store=store)
         if watch_paths:
             from retrievo.watch import Watcher
@@ -289,6 +300,7 @@ def mcp(
             port=port,
             collections=collections or None,
             allow_refresh=not no_refresh,
+            toolsets=picked,
         )
 
 

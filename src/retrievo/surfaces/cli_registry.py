@@ -111,4 +111,5 @@ def registry_search(
         click.echo(f"{group}:")
         for item in data[group]:
             where = item.get("path") or item.get("server_path")
-            click.echo(f"  {item['relevance_score']:.3f}  {item['name']}  ({where})")
+            name = item.get("server_name") or item.get("tool_name") or item.get("name")
+            click.echo(f"  {item['relevance_score']:.3f}  {name}  ({where})")

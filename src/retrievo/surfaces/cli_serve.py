@@ -34,6 +34,12 @@ KEEP_ALIVE_S = 75
 @click.option(
     "--log-queries", is_flag=True, default=None, help="Put query text in request logs (off by default)."
 )
+@click.option(
+    "--tools",
+    "toolsets",
+    help="MCP toolsets, comma-separated: docs, similar, code, records, registry, admin; auto (default: docs "
+    "and the kinds indexed) or all. REST has every tool.",
+)
 def serve(
     db: Path | None,
     store: str | None,
@@ -48,6 +54,7 @@ def serve(
     burst: float | None,
     no_refresh: bool | None,
     log_queries: bool | None,
+    toolsets: str | None,
 ) -> None:
     """Serve the index over HTTP for a team: REST at /api (OpenAPI at /api/docs), MCP at /mcp, a search
     page at /. Every request needs `Authorization: Bearer KEY` (see `retrievo keys create`)."""
@@ -59,7 +66,7 @@ def serve(
     overrides = {
         "host": host, "port": port, "workers": workers, "no_auth": no_auth, "rate": rate, "burst": burst,
         "collections": collections or None, "cors_origins": cors_origins or None, "log_queries": log_queries,
-        "allow_refresh": False if no_refresh else None,
+        "allow_refresh": False if no_refresh else None, "tools": toolsets,
     }  # fmt: skip
     with _errors():
         settings = serve_settings.load(config_file, overrides)

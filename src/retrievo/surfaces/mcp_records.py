@@ -10,6 +10,7 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.models import Filters, Kind
 from retrievo.search.records import element_hit
+from retrievo.surfaces.mcp_answers import document_uri
 from retrievo.surfaces.mcp_calls import search_call
 from retrievo.surfaces.mcp_schemas import (
     ElementResult,
@@ -19,7 +20,7 @@ from retrievo.surfaces.mcp_schemas import (
     RecordSourceOut,
     SemanticSearchOutput,
 )
-from retrievo.surfaces.mcp_server import Query, Scope, document_uri, point_of
+from retrievo.surfaces.mcp_server import Query, Scope, point_of
 
 
 def _filters(raw: RecordFilters | None) -> Filters:
@@ -30,15 +31,13 @@ def _filters(raw: RecordFilters | None) -> Filters:
 def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> None:
     @server.tool(
         name="semanticSearch",
-        description="Find model elements (ArchiMate and other typed graphs) related to a question, through their "
-        "names, descriptions and relationships; each result cites element_id and revision_id.",
+        description="Find elements of the indexed models (ArchiMate, typed graphs) for a question; each cites "
+        "element_id and revision_id.",
     )
     async def semantic_search(
         query: Query,
-        top_k: Annotated[int, Field(strict=True, ge=1, le=50, description="Number of results.")] = 10,
-        min_score: Annotated[
-            float, Field(strict=True, ge=0, le=1, description="Minimum relevance (0-1).")
-        ] = 0.5,
+        top_k: Annotated[int, Field(strict=True, ge=1, le=50)] = 10,
+        min_score: Annotated[float, Field(strict=True, ge=0, le=1)] = 0.5,
         read_context: ReadContext | None = None,
         filters: RecordFilters | None = None,
     ) -> SemanticSearchOutput:
@@ -71,16 +70,14 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
 
     @server.tool(
         name="getContext",
-        description="Assembled context about a model for answering a question: the best elements' contextual "
-        "chunks, then (include_relationships) their one-hop neighbours marked as expansions, under max_tokens.",
+        description="Evidence from the models to answer a question: the best elements, then their neighbours, "
+        "under max_tokens.",
     )
     async def get_context(
         query: Query,
-        max_tokens: Annotated[
-            int, Field(strict=True, ge=50, le=100_000, description="Token budget (never exceeded).")
-        ] = 4000,
+        max_tokens: Annotated[int, Field(strict=True, ge=50, le=100_000)] = 4000,
         include_relationships: Annotated[
-            bool, Field(strict=True, description="Add the top elements' one-hop neighbours.")
+            bool, Field(strict=True, description="Add one-hop neighbours.")
         ] = True,
         read_context: ReadContext | None = None,
         filters: RecordFilters | None = None,

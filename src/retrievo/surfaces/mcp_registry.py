@@ -20,21 +20,15 @@ EntityType = Literal["server", "agent", "tool"]
 
 def register_registry_tools(server: MCPServer, engine: Engine, scope: Scope) -> None:
     @server.tool(
-        description='Find the MCP servers, A2A agents and tools that fit a need ("context7 docs", "create a Jira '
-        'issue"): the top results per type, servers with their matching tools, tools with their input schema.'
+        description='Find MCP servers, A2A agents and tools for a need ("create a Jira issue"): the top of each '
+        "type, tools with their input schema."
     )
     async def search_registry(
         query: Query,
-        limit: Annotated[
-            int, Field(strict=True, ge=1, le=10, description="Results per entity type (1-10).")
-        ] = 3,
-        entity_types: Annotated[
-            list[EntityType] | None, Field(max_length=3, description="Only these types (default all).")
-        ] = None,
-        tags: Annotated[list[str] | None, Field(max_length=20, description="All must be present.")] = None,
-        include_disabled: Annotated[
-            bool, Field(strict=True, description="Include is_enabled=false entries.")
-        ] = False,
+        limit: Annotated[int, Field(strict=True, ge=1, le=10, description="Per entity type.")] = 3,
+        entity_types: Annotated[list[EntityType] | None, Field(max_length=3)] = None,
+        tags: Annotated[list[str] | None, Field(max_length=20)] = None,
+        include_disabled: Annotated[bool, Field(strict=True)] = False,
         read_context: ReadContext | None = None,
     ) -> SearchRegistryOutput:
         collection = scope.check(REGISTRY_COLLECTION if scope.allowed is None else None)

@@ -8,67 +8,34 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class ReadContext(BaseModel):
-    """Point-in-time read context (seed 000 §5.2): one of baseline_id or as_of; neither means HEAD."""
-
+    # No docstring: it would be the schema's description in every tool that takes it (tools/list bytes).
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    baseline_id: str | None = Field(
-        None, max_length=200, description="Read the collection as pinned by this baseline (its id or name)."
-    )
-    as_of: str | None = Field(
-        None,
-        max_length=40,
-        description="Read the collection as it was at this ISO time (UTC unless an offset is given).",
-    )
+    baseline_id: str | None = Field(None, max_length=200)
+    as_of: str | None = Field(None, max_length=40)
 
 
 class PointFields(BaseModel):
     """Which point in time an answer was read at: cite it to get the same evidence again."""
 
-    baseline_id: str | None = Field(
-        None, description="The baseline read (null at HEAD or for a plain as_of)."
-    )
-    as_of: str | None = Field(
-        None, description="Effective point in time (UTC); at HEAD the collection's latest change."
-    )
+    baseline_id: str | None = None
+    as_of: str | None = None
+
+
+KindName = Literal["document", "code", "record"]
 
 
 class SearchFilters(BaseModel):
-    """Restrict results; every field is optional and all given fields must hold."""
-
+    # All given fields must hold. (No docstring: it would be repeated in every tool's schema.)
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    collection: str | None = Field(
-        None, max_length=200, description="Collection to search (default: the server's)."
-    )
-    kind: list[Literal["document", "code", "record"]] | None = Field(
-        None, max_length=3, description="Document kinds."
-    )
-    path: str | None = Field(
-        None,
-        max_length=1000,
-        description="Glob on the absolute file path; a relative glob like 'docs/*.md' matches at any depth.",
-    )
-    tags: list[str] | None = Field(None, max_length=20, description="Front-matter tags; all must be present.")
-    strategy: Literal["sentence", "paragraph", "markdown", "code", "whole", "semantic"] | None = Field(
-        None, description="Only chunks of this chunking strategy (when sources were chunked several ways)."
-    )
-    metadata: dict[str, str] | None = Field(
-        None, description="Chunk or document metadata equality, e.g. {'page': '3'}."
-    )
-    layer: str | None = Field(
-        None,
-        max_length=40,
-        description="Records: ArchiMate layer (strategy, business, application, technology, …).",
-    )
-    element_type: str | None = Field(
-        None, max_length=100, description="Records: element type, e.g. BusinessProcess."
-    )
-    capability: str | None = Field(
-        None, max_length=300, description="Records: the capability the element belongs to."
-    )
-    date_from: str | None = Field(None, max_length=40, description="ISO date: file modified on or after.")
-    date_to: str | None = Field(None, max_length=40, description="ISO date: file modified on or before.")
+    collection: str | None = Field(None, max_length=200)
+    kind: list[KindName] | None = Field(None, max_length=3)
+    path: str | None = Field(None, max_length=1000, description="Glob, e.g. docs/*.md")
+    tags: list[str] | None = Field(None, max_length=20)
+    metadata: dict[str, str] | None = Field(None, description="e.g. {layer: business}")
+    date_from: str | None = Field(None, max_length=40, description="ISO date")
+    date_to: str | None = Field(None, max_length=40)
 
 
 class ArmScore(BaseModel):
@@ -77,77 +44,47 @@ class ArmScore(BaseModel):
 
 
 class SearchHit(BaseModel):
-    chunk_id: int
-    document_id: str
-    collection: str
-    uri: str = Field(description="Resource URI of the cited revision of the document.")
-    path: str = Field(description="Absolute path of the source file.")
-    title: str
-    kind: str
-    score: float = Field(
-        description="The fused score the results are ordered by; comparable only within one answer. z-score "
-        "fusion (default): the weighted mean of each arm's standardised score (weights per query, see "
-        "fusion_weights); RRF: sum of weight/(60 + rank) over the arms."
-    )
-    relevance: float = Field(
-        ge=0,
-        le=1,
-        description="Estimated probability that this hit is relevant, calibrated on judged data: of hits with "
-        "relevance 0.7, about 7 in 10 are relevant. Comparable across queries; min_score filters on it.",
-    )
-    excerpt: str = Field(description="Part of the text around the match, matched words in **bold**.")
-    text: str | None = Field(
-        description="The chunk's exact text: document_text[start:end] (null with detail='brief')."
-    )
-    context: str = Field(description="Title and heading path that place the chunk.")
-    start: int
-    end: int
+    """One passage. Brief: ``excerpt`` and the citation; full: the exact ``text`` and where it lies."""
+
+    uri: str = Field(description="The cited revision; get_document(uri=...) reads it.")
+    path: str
     line_start: int
     line_end: int
-    revision_id: str = Field(description="The revision the chunk belongs to: cite it.")
-    metadata: dict[str, Any]
+    context: str = Field(description="Title and heading path.")
+    score: float = Field(description="What results are ordered by (the keyword score when lexical-only).")
+    relevance: float = Field(ge=0, le=1, description="Calibrated probability of being relevant.")
+    excerpt: str | None = None
+    chunk_id: int | None = None
+    text: str | None = Field(None, description="Exactly document_text[start:end].")
+    start: int | None = None
+    end: int | None = None
+    kind: str | None = None
+    metadata: dict[str, Any] | None = None
     explain: dict[str, ArmScore] | None = None
-    embedding_status: Literal["fresh", "stale", "missing"] | None = Field(
-        default=None,
-        description="fresh: its vector is for exactly this text; stale: the stored text no longer matches its "
-        "hash (run `retrievo verify`); missing: no vector yet, found by keywords only. Null in keyword mode.",
-    )
+    embedding_status: Literal["fresh", "stale", "missing"] | None = None
 
 
 class SearchOutput(PointFields):
     query: str
-    search_mode: str = Field(
-        description="hybrid | keyword | semantic | lexical-only (embedder unavailable); hybrid-partial or "
-        "semantic-partial when only part of the collection has vectors (see coverage)."
-    )
+    search_mode: str
     search_duration_ms: float
     total_results: int
     degraded_reason: str | None = None
-    cut: str | None = Field(
-        default=None, description="Said when results were left out to keep the answer small."
-    )
-    coverage: float | None = Field(
-        default=None,
-        description="Share of the collection's chunks that have vectors (1.0: all). Below 1 the semantic arm saw "
-        "only part of the collection: search_mode ends in -partial and degraded_reason says what to run.",
-    )
-    fusion_weights: dict[str, float] | None = Field(
-        default=None, description="With explain: each arm's weight in this query's fusion (keyword is 1)."
-    )
+    cut: str | None = None
+    coverage: float | None = None
+    fusion_weights: dict[str, float] | None = None
     results: list[SearchHit]
 
 
 class ContextSource(BaseModel):
     n: int = Field(description="The citation number used as [n] in the text.")
     chunk_ids: list[int]
-    document_id: str
     uri: str
     path: str
     start: int
     end: int
     line_start: int
     line_end: int
-    revision_id: str
     relevance: float
 
 
@@ -161,15 +98,12 @@ class ContextOutput(PointFields):
 
 
 class DocumentOutput(PointFields):
-    document_id: str
-    revision_id: str
+    uri: str = Field(description="retrievo://document/ID/revision/REV")
     is_current: bool
     valid_from: str = Field(description="When this revision was indexed (UTC).")
     valid_to: str | None = Field(
         description="When a later revision or a deletion replaced it (null: current)."
     )
-    collection: str
-    uri: str
     path: str
     title: str
     kind: str
@@ -256,13 +190,9 @@ class SymbolOut(BaseModel):
     docstring: str = Field(description="First line of the docstring or of the comment above the symbol.")
     language: str
     is_test: bool
-    document_id: str
     path: str
     line_start: int
     line_end: int
-    column_start: int
-    column_end: int
-    citation: str = Field(description="path:line_start-line_end")
 
 
 class FindSymbolOutput(BaseModel):
@@ -281,7 +211,6 @@ class EdgeOut(BaseModel):
     line_text: str
     depth: int
     is_test: bool
-    citation: str = Field(description="path:line")
 
 
 class SymbolGraphOutput(BaseModel):
@@ -296,11 +225,9 @@ class SymbolGraphOutput(BaseModel):
 class RecordFilters(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    layer: str | None = Field(
-        None, max_length=40, description="strategy, business, application, technology, …"
-    )
-    element_type: str | None = Field(None, max_length=100, description="e.g. BusinessProcess.")
-    capability: str | None = Field(None, max_length=300, description="The capability the element belongs to.")
+    layer: str | None = Field(None, max_length=40, description="e.g. business")
+    element_type: str | None = Field(None, max_length=100, description="e.g. BusinessProcess")
+    capability: str | None = Field(None, max_length=300)
 
 
 class ElementResult(BaseModel):
@@ -353,12 +280,12 @@ class GetContextOutput(BaseModel):
 
 
 class MatchingTool(BaseModel):
-    name: str
+    tool_name: str
     description: str
 
 
 class RegistryServerOut(BaseModel):
-    name: str
+    server_name: str
     path: str
     description: str
     tags: list[str]
@@ -375,12 +302,12 @@ class RegistryAgentOut(BaseModel):
     description: str
     tags: list[str]
     capabilities: list[str]
-    skills: list[str | None]
+    skills: list[str]
     relevance_score: float
 
 
 class RegistryToolOut(BaseModel):
-    name: str
+    tool_name: str
     description: str
     server_path: str
     server_name: str
@@ -392,7 +319,7 @@ class SearchRegistryOutput(PointFields):
     query: str
     search_mode: str = Field(description="hybrid, or lexical-only when the embedding model is unavailable.")
     profile: str
-    degraded_reason: str | None
+    degraded_reason: str | None = None
     servers: list[RegistryServerOut]
     agents: list[RegistryAgentOut]
     tools: list[RegistryToolOut]

@@ -9,10 +9,10 @@ from __future__ import annotations
 import functools
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from importlib.metadata import version
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
@@ -22,10 +22,10 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.errors import ConfigError, RetrievoError
 from retrievo.jobs import recent_jobs, submit_refresh
-from retrievo.models import Filters, SearchResult
-from retrievo.search.highlight import highlight
+from retrievo.models import Filters, Kind
 from retrievo.secrets import redact
 from retrievo.surfaces.filters import filters_from_mapping
+from retrievo.surfaces.mcp_answers import document_uri, holdings, page_of, parse_uri, search_output
 from retrievo.surfaces.mcp_calls import call, search_call
 from retrievo.surfaces.mcp_schemas import (
     BaselineOut,
@@ -33,30 +33,19 @@ from retrievo.surfaces.mcp_schemas import (
     ContextSource,
     DocumentOutput,
     JobOut,
+    KindName,
     ReadContext,
     RefreshOutput,
     SearchFilters,
-    SearchHit,
     SearchOutput,
     StatusOutput,
 )
+from retrievo.surfaces.mcp_toolsets import Offer, parse_toolsets, toolset_of
 from retrievo.surfaces.mcp_wire import RetrievoMCPServer
-from retrievo.surfaces.serialize import hit_to_dict, report_to_dict, status_to_dict
+from retrievo.surfaces.serialize import report_to_dict, status_to_dict
 
 log = logging.getLogger("retrievo.mcp")
 MAX_QUERY = 10_000
-INSTRUCTIONS = (
-    "retrievo searches the user's indexed documents. Use `search` to find passages (cite path and lines), "
-    "`get_context` for answer-ready evidence under a token budget with numbered citations, `get_document` "
-    "to read the exact cited span, `find_similar` for related passages elsewhere. For code: `find_symbol` "
-    "looks up functions and classes by name, `symbol_graph` follows calls, imports and inheritance and "
-    "names the tests that reach a symbol."
-)
-
-
-def document_uri(document_id: str, revision_id: str | None = None) -> str:
-    base = f"retrievo://document/{document_id}"
-    return f"{base}/revision/{revision_id}" if revision_id else base
 
 
 class NotServed(ToolError):
@@ -102,24 +91,6 @@ class Scope:
             raise ToolError(str(exc)) from exc
 
 
-def _search_output(result: SearchResult, query_for_highlight: str, detail: str = "full") -> SearchOutput:
-    hits = []
-    for hit in result.hits:
-        data = hit_to_dict(hit)
-        data.pop("chunk_hash"), data.pop("source_hash")
-        if detail == "brief":  # the excerpt and the citation; the text is one get_document away
-            data["text"], data["metadata"] = None, {}
-        data["uri"] = document_uri(hit.chunk.document_id, hit.chunk.revision_id)
-        data["excerpt"] = highlight(hit.chunk.text, query_for_highlight)
-        hits.append(SearchHit.model_validate(data))
-    return SearchOutput(
-        query=result.query, search_mode=result.search_mode, search_duration_ms=result.search_duration_ms,
-        total_results=len(hits), degraded_reason=result.degraded_reason, results=hits,
-        baseline_id=result.baseline_id, as_of=result.as_of, fusion_weights=result.fusion_weights,
-        coverage=result.coverage,
-    )  # fmt: skip
-
-
 def point_of(read_context: ReadContext | None) -> dict[str, str | None]:
     """A tool's read_context as the engine's ``baseline``/``as_of`` keywords."""
     if read_context is None:
@@ -133,69 +104,63 @@ def _query(query: str) -> str:
     return query
 
 
-Query = Annotated[
-    str, Field(min_length=1, max_length=MAX_QUERY, description="Words or a natural-language question.")
-]
-Limit = Annotated[int, Field(strict=True, ge=1, le=50, description="How many results (1-50).")]
+Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY)]
+Limit = Annotated[int, Field(strict=True, ge=1, le=50)]
 # Ids are SQLite/PostgreSQL 64-bit integers: anything larger cannot name a chunk.
 MAX_ID = 2**63 - 1
 Detail = Annotated[
-    Literal["full", "brief"],
-    Field(
-        description="full: each hit's exact text and metadata; brief: excerpt and citation only (smaller)."
-    ),
+    Literal["brief", "full"], Field(description="brief: excerpt + citation; full: exact text.")
 ]
-Mode = Annotated[
-    Literal["hybrid", "keyword", "semantic"],
-    Field(description="hybrid (BM25 + vectors, default), keyword (BM25 only) or semantic (vectors only)."),
-]
+Mode = Annotated[Literal["hybrid", "keyword", "semantic"], Field()]
+Offset = Annotated[int | None, Field(strict=True, ge=0)]  # slices of a text: any size is safe
+Line = Annotated[int | None, Field(strict=True, ge=1)]
 
 
 def build_server(
-    engine: Engine, collections: Sequence[str] | None = None, allow_refresh: bool = True
+    engine: Engine,
+    collections: Sequence[str] | None = None,
+    allow_refresh: bool = True,
+    toolsets: Iterable[str] | None = None,
 ) -> MCPServer:
     """``collections``: the only ones any tool or resource may touch (default: all).
 
-    ``allow_refresh=False`` leaves the ``refresh_index`` tool out entirely.
+    ``allow_refresh=False`` leaves the tools that write (``refresh_index``, ``create_baseline``,
+    ``regenerate_embeddings``) out entirely. ``toolsets`` (``retrievo.surfaces.mcp_toolsets``): the
+    toolsets registered (default ``auto``: all but admin); of those, only the tools whose kind of
+    content a served collection holds are listed.
     """
-    server = RetrievoMCPServer(
-        name="retrievo", version=version("retrievo"), instructions=INSTRUCTIONS, log_level="WARNING"
-    )
+    picked = parse_toolsets(toolsets)
     allowed = frozenset(collections) if collections else None
+    offer = Offer(engine.content_kinds, allowed)
+
+    def served() -> list[str] | None:
+        existing = engine.collections()
+        return [c for c in existing if allowed is None or c in allowed] if existing is not None else None
+
+    server = RetrievoMCPServer(
+        name="retrievo", version=version("retrievo"), instructions=holdings(offer.kinds(), served()),
+        log_level="WARNING",
+    )  # fmt: skip
+    server.offer = offer
+    server.describe_holdings = lambda kinds: holdings(kinds, served())
     default = engine.config.collection
     if allowed is not None and default not in allowed:
         default = sorted(allowed)[0]
-
-    def existing() -> list[str] | None:
-        try:
-            return engine._open_store(create=False).list_collections()
-        except RetrievoError:
-            return None  # the tool itself will say what is wrong with the index
-
-    scope = Scope(default, allowed, existing)
+    scope = Scope(default, allowed, engine.collections)
 
     @server.tool(
-        description="Find passages by meaning and keyword; returns ranked chunks with exact citations."
+        description="Find passages in the indexed files, each with path:lines and a uri for get_document; "
+        "relevance is a calibrated probability."
     )
     async def search(
         query: Query,
         limit: Limit = 10,
         mode: Mode = "hybrid",
-        min_score: Annotated[
-            float | None,
-            Field(
-                strict=True,
-                ge=0,
-                le=1,
-                description="Drop hits whose relevance (estimated probability of being relevant) is below this.",
-            ),
-        ] = None,
+        min_score: Annotated[float | None, Field(strict=True, ge=0, le=1)] = None,
         filters: SearchFilters | None = None,
-        explain: Annotated[
-            bool, Field(strict=True, description="Include each arm's rank and raw score.")
-        ] = False,
+        explain: Annotated[bool, Field(strict=True)] = False,
         read_context: ReadContext | None = None,
-        detail: Detail = "full",
+        detail: Detail = "brief",
     ) -> SearchOutput:
         def answer() -> SearchOutput:
             # In a worker thread, the scope's lookups and the excerpts too (the event loop stays free),
@@ -207,22 +172,18 @@ def build_server(
                     text, collection=collection, limit=limit, mode=mode, filters=parsed,
                     min_score=min_score, explain=explain, **point_of(read_context),
                 )  # fmt: skip
-            return _search_output(result, query, detail)
+            return search_output(result, query, detail)
 
         return await search_call(answer)
 
     @server.tool(
-        description="Answer-ready evidence for a question: best passages with neighbours, merged, packed under "
-        "max_tokens (never over), with numbered citations [n] and their sources."
+        description="Evidence to answer a question: the best passages as text with numbered citations [n], "
+        "under max_tokens."
     )
     async def get_context(
         query: Query,
-        max_tokens: Annotated[
-            int, Field(strict=True, ge=50, le=100_000, description="Token budget for the text.")
-        ] = 4000,
-        neighbors: Annotated[
-            int, Field(strict=True, ge=0, le=5, description="Chunks to add on each side of a hit.")
-        ] = 1,
+        max_tokens: Annotated[int, Field(strict=True, ge=50, le=100_000)] = 4000,
+        neighbors: Annotated[int, Field(strict=True, ge=0, le=5, description="Chunks added each side.")] = 1,
         filters: SearchFilters | None = None,
         read_context: ReadContext | None = None,
     ) -> ContextOutput:
@@ -235,14 +196,12 @@ def build_server(
             ContextSource(
                 n=s.n,
                 chunk_ids=list(s.chunk_ids),
-                document_id=s.document_id,
                 uri=document_uri(s.document_id, s.revision_id),
                 path=s.path,
                 start=s.start,
                 end=s.end,
                 line_start=s.line_start,
                 line_end=s.line_end,
-                revision_id=s.revision_id,
                 relevance=s.relevance,
             )
             for s in assembled.sources
@@ -254,61 +213,55 @@ def build_server(
         )  # fmt: skip
 
     @server.tool(
-        description="Read a document's exact text (current revision, a revision_id, or the revision valid at "
-        "read_context), optionally a character range start/end or a line range; long documents are paged "
-        "with next_start."
+        description="A document's exact text by uri (or document_id), or a character or line range; paged "
+        "(next_start)."
     )
     async def get_document(
-        document_id: Annotated[str, Field(min_length=1, max_length=100, description="From a search result.")],
-        revision_id: Annotated[
-            str | None, Field(max_length=100, description="A past or current revision.")
-        ] = None,
-        start: Annotated[
-            int | None, Field(strict=True, ge=0, le=MAX_ID, description="First character offset.")
-        ] = None,
-        end: Annotated[
-            int | None, Field(strict=True, ge=0, le=MAX_ID, description="Character offset to stop before.")
-        ] = None,
-        line_start: Annotated[
-            int | None, Field(strict=True, ge=1, le=MAX_ID, description="First line (1-based).")
-        ] = None,
-        line_end: Annotated[
-            int | None, Field(strict=True, ge=1, le=MAX_ID, description="Last line, inclusive.")
-        ] = None,
-        max_chars: Annotated[
-            int, Field(strict=True, ge=100, le=100_000, description="Page size in characters.")
-        ] = 20_000,
+        uri: Annotated[str | None, Field(max_length=300, description="From a hit.")] = None,
+        document_id: Annotated[str | None, Field(min_length=1, max_length=100)] = None,
+        revision_id: Annotated[str | None, Field(max_length=100)] = None,
+        start: Offset = None,
+        end: Offset = None,
+        line_start: Line = None,
+        line_end: Line = None,
+        max_chars: Annotated[int, Field(strict=True, ge=100, le=100_000)] = 20_000,
         read_context: ReadContext | None = None,
     ) -> DocumentOutput:
+        if uri is not None:
+            document_id, named_revision = parse_uri(uri, document_id)
+            revision_id = revision_id or named_revision
+        if document_id is None:
+            raise ToolError("give uri (from a search hit) or document_id")
         revision = await call(
             engine.document, document_id, revision_id, collections=scope.allowed, **point_of(read_context)
         )
         return page_of(revision, start, end, line_start, line_end, max_chars)
 
-    @server.tool(description="Chunks in other documents most similar to a chunk (or a whole document).")
+    @server.tool(
+        description="Passages in other documents most like a document (uri from a hit) or a chunk (chunk_id)."
+    )
     async def find_similar(
-        chunk_id: Annotated[
-            int | None, Field(strict=True, ge=1, le=MAX_ID, description="A chunk id from a search result.")
-        ] = None,
-        document_id: Annotated[str | None, Field(max_length=100, description="Or a whole document.")] = None,
+        uri: Annotated[str | None, Field(max_length=300)] = None,
+        chunk_id: Annotated[int | None, Field(strict=True, ge=1, le=MAX_ID)] = None,
+        document_id: Annotated[str | None, Field(max_length=100)] = None,
         limit: Limit = 10,
-        filters: SearchFilters | None = None,
+        kind: Annotated[list[KindName] | None, Field(max_length=3)] = None,
+        path: Annotated[str | None, Field(max_length=1000)] = None,
         read_context: ReadContext | None = None,
-        detail: Detail = "full",
+        detail: Detail = "brief",
     ) -> SearchOutput:
-        _, parsed = scope.filters(filters)
+        if uri is not None:
+            document_id = parse_uri(uri, document_id)[0]
+        parsed = Filters(kinds=tuple(Kind(k) for k in kind or ()), path_glob=path)
         result = await call(
             engine.similar, chunk_id=chunk_id, document_id=document_id, limit=limit, filters=parsed,
             collections=scope.allowed, **point_of(read_context),
         )  # fmt: skip
-        return _search_output(result, "", detail)
+        return search_output(result, "", detail)
 
-    @server.tool(
-        description="Collections with document, chunk, embedded and missing-vector counts, model, last indexed; "
-        "and the baselines (named points in time) to pass as read_context."
-    )
+    @server.tool(description="Collections (counts, model, last indexed), baselines to read at, recent jobs.")
     async def index_status(
-        collection: Annotated[str | None, Field(max_length=200, description="Only this collection.")] = None,
+        collection: Annotated[str | None, Field(max_length=200)] = None,
     ) -> StatusOutput:
         state = status_to_dict(await call(engine.status))
         state["db"] = redact(state["db"])
@@ -344,18 +297,13 @@ def build_server(
     if allow_refresh:
 
         @server.tool(
-            description="Re-index (incrementally) an indexed folder or file, or a path inside one (relative "
-            "paths are taken inside the indexed folders); returns what changed. Nothing else can be indexed."
+            description="Re-index an indexed folder or file (or a path inside one) incrementally; returns what "
+            "changed. Nothing outside the indexed folders can be indexed."
         )
         async def refresh_index(
-            path: Annotated[
-                str, Field(min_length=1, max_length=4096, description="An indexed file or folder.")
-            ],
+            path: Annotated[str, Field(min_length=1, max_length=4096)],
             collection: Annotated[str | None, Field(max_length=200)] = None,
-            background: Annotated[
-                bool,
-                Field(strict=True, description="Return a job_id at once; index_status shows its progress."),
-            ] = False,
+            background: Annotated[bool, Field(strict=True, description="Answer a job_id at once.")] = False,
         ) -> RefreshOutput:
             name = scope.check(collection)
             if background:
@@ -365,21 +313,24 @@ def build_server(
                                      chunks_embedded=0, embeddings_missing=0, embed_error=None, skipped={},
                                      duration_s=0.0)  # fmt: skip
             report = await call(engine.refresh, path, collection=name)
+            offer.forget()  # what the collections hold may have changed: the tool list is looked at again
             return RefreshOutput.model_validate(report_to_dict(report))
 
         @server.tool(
-            description="Pin the collection's current revisions under a name (a baseline), so later queries can "
-            "read exactly this state with read_context.baseline_id; cheap, nothing is copied."
+            description="Pin the collection's current state under a name (a baseline) to read later with "
+            "read_context.baseline_id; nothing is copied."
         )
         async def create_baseline(
-            name: Annotated[
-                str, Field(min_length=1, max_length=200, description="A name, e.g. release-2.1.")
-            ],
-            note: Annotated[str, Field(max_length=2000, description="Why it was taken.")] = "",
+            name: Annotated[str, Field(min_length=1, max_length=200)],
+            note: Annotated[str, Field(max_length=2000)] = "",
             collection: Annotated[str | None, Field(max_length=200)] = None,
         ) -> BaselineOut:
             baseline = await call(engine.history.create, name, scope.check(collection), note)
             return BaselineOut.model_validate(asdict(baseline))
+
+    for tool in server._tool_manager.list_tools():
+        if toolset_of(tool.name) not in picked:
+            server.remove_tool(tool.name)
 
     @server.resource(
         document_uri("{document_id}"), mime_type="text/plain", description="A document's current text."
@@ -410,42 +361,6 @@ async def _read_resource(
     return revision.text
 
 
-def page_of(
-    revision: Any,
-    start: int | None,
-    end: int | None,
-    line_start: int | None,
-    line_end: int | None,
-    max_chars: int,
-) -> DocumentOutput:
-    text: str = revision.text
-    line_offsets = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
-    if line_start is not None or line_end is not None:
-        if start is not None or end is not None:
-            raise ToolError("give either start/end or line_start/line_end, not both")
-        first = (line_start or 1) - 1
-        last = min(line_end or len(line_offsets), len(line_offsets))
-        if first >= len(line_offsets) or last <= first:
-            raise ToolError(f"line range is outside the document, which has {len(line_offsets)} lines")
-        start = line_offsets[first]
-        end = line_offsets[last] if last < len(line_offsets) else len(text)
-    begin = min(start or 0, len(text))
-    stop = min(len(text) if end is None else end, len(text))
-    if stop < begin:
-        raise ToolError(f"end ({stop}) is before start ({begin})")
-    page_end = min(stop, begin + max_chars)
-    return DocumentOutput(
-        document_id=revision.document_id, revision_id=revision.revision_id, is_current=revision.is_current,
-        valid_from=revision.created_at, valid_to=revision.valid_to, baseline_id=revision.baseline_id,
-        as_of=revision.as_of,
-        collection=revision.collection, uri=document_uri(revision.document_id, revision.revision_id),
-        path=revision.path, title=revision.title, kind=str(revision.kind), total_chars=len(text),
-        total_lines=len(line_offsets), start=begin, end=page_end, line_start=text.count("\n", 0, begin) + 1,
-        line_end=text.count("\n", 0, max(begin, page_end - 1)) + 1, text=text[begin:page_end],
-        next_start=page_end if page_end < stop else None,
-    )  # fmt: skip
-
-
 def serve(
     engine: Engine,
     http: bool,
@@ -453,9 +368,10 @@ def serve(
     port: int,
     collections: Sequence[str] | None = None,
     allow_refresh: bool = True,
+    toolsets: Iterable[str] | None = None,
 ) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    server = build_server(engine, collections, allow_refresh)
+    server = build_server(engine, collections, allow_refresh, toolsets)
     if http:
         server.run("streamable-http", host=host, port=port)
     else:

@@ -12,15 +12,21 @@
 
 from __future__ import annotations
 
+import math
 import os
+import re
+from collections.abc import Callable
 from typing import Any
 
 import pydantic_core
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.subscriptions import ToolsListChanged
 from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, ValidationError
+
+from retrievo.surfaces.mcp_toolsets import Offer
 
 MAX_SHOWN_INPUT = 60
 MAX_BYTES = int(os.environ.get("RETRIEVO_MCP_MAX_BYTES", "90000"))
@@ -67,7 +73,9 @@ def _where(location: tuple[int | str, ...]) -> str:
     return path or "arguments"
 
 
-def describe(tool: str, exc: ValidationError, accepted: list[str]) -> str:
+def describe(
+    tool: str, exc: ValidationError, accepted: list[str], schema: dict[str, Any] | None = None
+) -> str:
     problems = []
     for error in exc.errors(include_url=False):
         where = _where(tuple(error["loc"]))
@@ -79,8 +87,94 @@ def describe(tool: str, exc: ValidationError, accepted: list[str]) -> str:
         elif error["type"] == "missing":
             problems.append(f"argument {where!r} is required")
         else:
-            problems.append(f"argument {where!r}: {error['msg']} (got {shown})")
+            allowed = _allowed(_node_at(schema, tuple(error["loc"]))) if schema else ""
+            problems.append(f"argument {where!r}: {error['msg']} (got {shown}){allowed}")
     return f"invalid arguments for {tool}: " + "; ".join(problems)
+
+
+def _resolved(node: Any, defs: dict[str, Any]) -> Any:
+    """``node`` with a ``$ref`` followed and ``anyOf [X, null]`` taken as X."""
+    for _ in range(8):
+        if not isinstance(node, dict):
+            return node
+        if isinstance(node.get("$ref"), str):
+            node = defs.get(node["$ref"].rsplit("/", 1)[-1])
+            continue
+        options = [o for o in node.get("anyOf", ()) if o != {"type": "null"}]
+        if "anyOf" in node and len(options) == 1:
+            node = options[0]
+            continue
+        return node
+    return node
+
+
+def _node_at(schema: dict[str, Any], location: tuple[int | str, ...]) -> Any:
+    defs = schema.get("$defs", {})
+    node: Any = schema
+    for part in location:
+        node = _resolved(node, defs)
+        if not isinstance(node, dict):
+            return None
+        node = node.get("items") if isinstance(part, int) else (node.get("properties") or {}).get(part)
+    return _resolved(node, defs)
+
+
+def _allowed(node: Any) -> str:
+    """What an argument accepts, said after a refusal: its values or its range."""
+    if not isinstance(node, dict):
+        return ""
+    if isinstance(node.get("enum"), list):
+        return "; allowed: " + ", ".join(map(str, node["enum"]))
+    kind = node.get("type")
+    if kind in ("integer", "number"):
+        low, high = node.get("minimum"), node.get("maximum")
+        what = "an integer" if kind == "integer" else "a number"
+        if low is not None and high is not None:
+            return f"; allowed: {what} from {low} to {high}"
+        if low is not None:
+            return f"; allowed: {what} of at least {low}"
+        return f"; allowed: {what}"
+    return ""
+
+
+_INTEGER = re.compile(r"[+-]?\d{1,19}")
+
+
+def forgiving(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments as agents write them, made what the schema asks, and nothing looser: a single value
+    where a list of it is taken, a number written as a string (``"5"``), an enum value in another
+    case. Anything else is left as it is, for validation to refuse with the allowed values."""
+    defs = schema.get("$defs", {})
+    properties = schema.get("properties") or {}
+    return {key: _forgiven(value, properties.get(key), defs) for key, value in arguments.items()}
+
+
+def _forgiven(value: Any, node: Any, defs: dict[str, Any]) -> Any:
+    node = _resolved(node, defs)
+    if value is None or not isinstance(node, dict):
+        return value
+    kind = node.get("type")
+    if kind == "array":
+        items = node.get("items")
+        values = value if isinstance(value, list) else [value]
+        return [_forgiven(item, items, defs) for item in values]
+    if kind == "object" and isinstance(value, dict) and isinstance(node.get("properties"), dict):
+        return {key: _forgiven(item, node["properties"].get(key), defs) for key, item in value.items()}
+    if isinstance(value, str):
+        text = value.strip()
+        if kind == "integer" and _INTEGER.fullmatch(text):
+            return int(text)
+        if kind == "number":
+            try:
+                number = float(text)
+            except ValueError:
+                return value
+            return number if math.isfinite(number) else value
+        choices = node.get("enum")
+        if isinstance(choices, list) and value not in choices:
+            same = [c for c in choices if isinstance(c, str) and c.casefold() == text.casefold()]
+            return same[0] if len(same) == 1 else value
+    return value
 
 
 def without_titles(schema: Any, naming: bool = False) -> Any:
@@ -99,28 +193,129 @@ def without_titles(schema: Any, naming: bool = False) -> Any:
     return schema
 
 
-def registered(server: MCPServer) -> tuple[int, ...]:
-    """Which tools the server has registered now: a cache made from its tools holds while this does."""
-    return tuple(map(id, server._tool_manager.list_tools()))
+def _non_null(node: Any) -> dict[str, Any] | None:
+    """``X`` of a node ``anyOf: [X, {"type": "null"}]`` (with the node's other keys), else None."""
+    options = node.get("anyOf") if isinstance(node, dict) else None
+    if not isinstance(options, list) or len(options) != 2 or {"type": "null"} not in options:
+        return None
+    other = next(option for option in options if option != {"type": "null"})
+    rest = {k: v for k, v in node.items() if k != "anyOf" and not (k == "default" and v is None)}
+    return {**other, **rest}
+
+
+def lean(schema: Any, output: bool = False) -> Any:
+    """A tool's JSON schema as agents read it, without bytes that say nothing (a third of tools/list):
+    no generated titles, no ``default: null``, an optional argument as its type rather than
+    ``anyOf [type, null]`` (leaving it out means the same), ``additionalProperties: true`` dropped.
+
+    ``output``: the types of the answer's fields, exactly; answers leave out null and empty fields
+    (``_called``), so a nullable field is its type, and no field is promised (no ``required``); no
+    descriptions (the tool's description says what its answer means). Output schemas were half of
+    the list's bytes.
+    """
+    return _inline_single_use(_lean(without_titles(schema), output))
+
+
+def _refs(node: Any, counts: dict[str, int]) -> None:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            counts[ref[8:]] = counts.get(ref[8:], 0) + 1
+        for value in node.values():
+            _refs(value, counts)
+    elif isinstance(node, list):
+        for item in node:
+            _refs(item, counts)
+
+
+def _inline_single_use(schema: Any) -> Any:
+    """Definitions are shared where they are used more than once; one used once is written in place."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
+        return schema
+    defs: dict[str, Any] = dict(schema["$defs"])
+    counts: dict[str, int] = {}
+    _refs(schema, counts)
+    single = {name for name in defs if counts.get(name, 0) == 1}
+
+    def place(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref[8:] in single and ref.startswith("#/$defs/"):
+                return {**place(defs[ref[8:]]), **{k: v for k, v in node.items() if k != "$ref"}}
+            return {key: place(value) for key, value in node.items() if key != "$defs"}
+        if isinstance(node, list):
+            return [place(item) for item in node]
+        return node
+
+    kept = {name: place(body) for name, body in defs.items() if name not in single}
+    out = place(schema)
+    return {"$defs": kept, **out} if kept else out
+
+
+def _lean(node: Any, output: bool, naming: bool = False) -> Any:
+    if isinstance(node, list):
+        return [_lean(item, output) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if naming:  # properties (or definitions): a nullable property is its type (see above)
+        return {key: _lean(_non_null(value) or value, output) for key, value in node.items()}
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if (key == "additionalProperties" and value is True) or (key == "default" and value is None):
+            continue
+        if output and key in ("description", "required"):
+            continue
+        out[key] = _lean(value, output, naming=key in ("properties", "$defs"))
+    return out
+
+
+def registered(server: MCPServer) -> tuple[object, ...]:
+    """Which tools the server offers now: a cache made from its tools holds while this does."""
+    hidden = server.hidden() if isinstance(server, RetrievoMCPServer) else frozenset()
+    return (*map(id, server._tool_manager.list_tools()), hidden)
 
 
 class RetrievoMCPServer(MCPServer):
-    _listed: tuple[tuple[int, ...], list[MCPTool]] | None = None
+    _listed: tuple[tuple[object, ...], list[MCPTool]] | None = None
+    offer: Offer | None = None  # which registered tools the served collections can answer now
+    describe_holdings: Callable[[frozenset[str]], str] | None = None  # instructions for these kinds
+    _announced: frozenset[str] | None = None  # the hidden tools when the list was last given out
+
+    def hidden(self) -> frozenset[str]:
+        """Registered tools not listed now (their kind of content is not in the served collections)."""
+        if self.offer is None:
+            return frozenset()
+        return self.offer.hidden(tool.name for tool in self._tool_manager.list_tools())
+
+    async def announce_changes(self) -> None:
+        """Tell listeners (``notifications/tools/list_changed``) when the offered tools changed since
+        the list was last given out, and keep the instructions in step with what is held."""
+        if self.offer is None or self._announced is None:
+            return
+        now = self.hidden()
+        if now != self._announced:
+            self._announced = now
+            if self.describe_holdings is not None:
+                self._lowlevel_server.instructions = self.describe_holdings(self.offer.kinds())
+            await self._subscriptions.publish(ToolsListChanged())
 
     async def list_tools(self) -> list[MCPTool]:
-        """The tools, their schemas without generated titles (a fifth of tools/list's bytes); made
-        again only when the registered tools change (every client lists them: 0.65 ms each)."""
+        """The tools offered now, their schemas lean (``lean``); made again only when that changes
+        (every client lists them: 0.65 ms each)."""
         now = registered(self)
+        self._announced = now[-1]  # type: ignore[assignment]
         if self._listed is not None and self._listed[0] == now:
             return list(self._listed[1])
+        hidden = now[-1]
         tools = [
             tool.model_copy(
                 update={
-                    "input_schema": without_titles(tool.input_schema),
-                    "output_schema": without_titles(tool.output_schema) if tool.output_schema else None,
+                    "input_schema": lean(tool.input_schema),
+                    "output_schema": lean(tool.output_schema, output=True) if tool.output_schema else None,
                 }
             )
             for tool in await super().list_tools()
+            if tool.name not in hidden  # type: ignore[operator]
         ]
         self._listed = (now, tools)
         return list(tools)
@@ -134,13 +329,17 @@ class RetrievoMCPServer(MCPServer):
             raise ToolError(
                 f"invalid arguments for {name}: unknown argument {unknown[0]!r}; {name} takes: {', '.join(accepted)}"
             )
+        if tool is not None and arguments:
+            arguments = forgiving(arguments, tool.parameters)
         try:
-            return fit(name, await self._called(tool, name, arguments, context))
+            answer = fit(name, await self._called(tool, name, arguments, context))
         except ToolError as exc:
             cause = exc.__cause__
             if not isinstance(cause, ValidationError):
                 raise
-            raise ToolError(describe(name, cause, accepted)) from None
+            raise ToolError(describe(name, cause, accepted, tool.parameters if tool else None)) from None
+        await self.announce_changes()
+        return answer
 
     async def _called(self, tool: Any, name: str, arguments: dict[str, Any], context: Any) -> Any:
         """The tool's answer as the SDK's ``call_tool`` gives it, but a typed answer (an instance of the
@@ -154,6 +353,7 @@ class RetrievoMCPServer(MCPServer):
         meta = tool.fn_metadata
         if type(result) is meta.output_model and isinstance(result, BaseModel) and not meta.wrap_output:
             return CallToolResult(
-                content=[], structured_content=result.model_dump(mode="json", by_alias=True)
+                content=[],
+                structured_content=result.model_dump(mode="json", by_alias=True, exclude_none=True),
             )
         return meta.convert_result(result)

@@ -99,21 +99,19 @@ def status_to_dict(status: IndexStatus) -> dict[str, Any]:
 
 
 def registry_hit_to_dict(hit: RegistryHit) -> dict[str, Any]:
+    """One entry with seed 001's field names: ``server_name`` / ``tool_name`` (agents: ``name``)."""
     meta = hit.meta
-    common = {
-        "name": meta.get("name"),
-        "description": meta.get("description"),
-        "relevance_score": hit.relevance,
-    }
+    common = {"description": meta.get("description"), "relevance_score": hit.relevance}
     if hit.entity_type == "server":
-        return {**common, "path": meta.get("path"), "tags": meta.get("tags", []), "is_enabled": meta.get("is_enabled"),
-                "matching_tools": hit.matching_tools}  # fmt: skip
+        tools = [{"tool_name": t["name"], "description": t["description"]} for t in hit.matching_tools]
+        return {"server_name": meta.get("name"), **common, "path": meta.get("path"), "tags": meta.get("tags", []),
+                "is_enabled": meta.get("is_enabled"), "matching_tools": tools}  # fmt: skip
     if hit.entity_type == "agent":
-        skills = meta.get("skills") or []
-        return {**common, "path": meta.get("path"), "tags": meta.get("tags", []),
-                "capabilities": meta.get("capabilities", []), "skills": [s.get("name") for s in skills]}  # fmt: skip
-    return {**common, "server_path": meta.get("server_path"), "server_name": meta.get("server_name"),
-            "inputSchema": meta.get("input_schema", {})}  # fmt: skip
+        skills = [s.get("name") for s in meta.get("skills") or [] if s.get("name")]
+        return {"name": meta.get("name"), **common, "path": meta.get("path"), "tags": meta.get("tags", []),
+                "capabilities": meta.get("capabilities", []), "skills": skills}  # fmt: skip
+    return {"tool_name": meta.get("name"), **common, "server_path": meta.get("server_path"),
+            "server_name": meta.get("server_name"), "inputSchema": meta.get("input_schema", {})}  # fmt: skip
 
 
 def registry_result_to_dict(result: RegistryResult) -> dict[str, Any]:

@@ -459,6 +459,9 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
         rows = self._rows(format_style(queries.COVERAGE), (collection,))
         return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
 
+    def content_kinds(self) -> dict[str, frozenset[str]]:
+        return queries.content_kinds(self._rows(format_style(queries.CONTENT_KINDS)))
+
     def status(self) -> IndexStatus:
         rows = self._rows(format_style(queries.STATUS))
         size = int(self._rows("SELECT pg_database_size(current_database())")[0][0])

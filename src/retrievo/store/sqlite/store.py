@@ -371,6 +371,9 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
             self._coverage[collection] = cached
         return cached[1], cached[2]
 
+    def content_kinds(self) -> dict[str, frozenset[str]]:
+        return queries.content_kinds(self._cataloged("kinds", queries.CONTENT_KINDS))
+
     def status(self) -> IndexStatus:
         rows = self._read(queries.STATUS)
         collections = tuple(

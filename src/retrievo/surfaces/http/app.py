@@ -65,7 +65,7 @@ def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = No
         title="retrievo", version=version("retrievo"), description=DESCRIPTION, lifespan=lifespan,
         docs_url="/api/docs", redoc_url=None, openapi_url="/api/openapi.json",
     )  # fmt: skip
-    add_tool_routes(app, servers, servers.server((frozenset(settings.collections) or None, True)))
+    add_tool_routes(app, servers, servers.rest_server((frozenset(settings.collections) or None, True)))
 
     @app.get("/healthz", tags=["operations"], summary="The process is up.")
     async def healthz() -> dict[str, str]:

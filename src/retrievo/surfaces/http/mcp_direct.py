@@ -111,7 +111,7 @@ class DirectCalls:
         self.server = server
         self.security = TransportSecurityMiddleware(security)
         self._direct: dict[str, tuple[Any, bool]] = {}  # name -> (the tool looked at, its verdict)
-        self._tools: tuple[tuple[int, ...], str, bytes] | None = None  # tool ids, version, answer
+        self._tools: tuple[tuple[object, ...], str, bytes] | None = None  # tools offered, version, answer
 
     def _takes(self, name: str) -> bool:
         """Whether tool ``name`` exists and runs without the MCP context or ``Mcp-Param`` headers."""

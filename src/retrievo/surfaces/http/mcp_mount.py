@@ -51,17 +51,30 @@ class McpServers:
         self.settings = settings
         # by rights: the server, its SDK transport, its direct path for stateless calls
         self._servers: dict[Rights, tuple[MCPServer, StreamableHTTPSessionManager, DirectCalls]] = {}
+        self._rest: dict[Rights, MCPServer] = {}  # by rights: the server REST calls (every toolset)
         self._lock = anyio.Lock()
         self._tasks: TaskGroup | None = None
 
     def start(self, tasks: TaskGroup) -> None:
         self._tasks = tasks
 
+    def rest_server(self, rights: Rights) -> MCPServer:
+        """The server REST calls for these rights: every toolset (an HTTP route costs an agent nothing)."""
+        if rights not in self._rest:
+            collections = sorted(rights[0]) if rights[0] is not None else None
+            self._rest[rights] = build_server(
+                self.engine, collections, allow_refresh=rights[1], toolsets=["all"]
+            )
+        return self._rest[rights]
+
     def server(self, rights: Rights) -> MCPServer:
-        """The server for these rights (built now if new; its HTTP side starts on first request)."""
+        """The MCP server for these rights (built now if new; its HTTP side starts on first request),
+        with the toolsets of the settings."""
         if rights not in self._servers:
             collections: Sequence[str] | None = sorted(rights[0]) if rights[0] is not None else None
-            server = build_server(self.engine, collections, allow_refresh=rights[1])
+            server = build_server(
+                self.engine, collections, allow_refresh=rights[1], toolsets=self.settings.tools
+            )
             security = security_for(self.settings)
             manager = StreamableHTTPSessionManager(
                 app=server._lowlevel_server,

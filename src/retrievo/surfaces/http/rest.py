@@ -87,7 +87,7 @@ def add_tool_routes(app: FastAPI, servers: McpServers, reference: MCPServer) -> 
 
         async def endpoint(request: Request, name: str = name) -> Response:
             principal: Principal = request.state.principal
-            server = servers.server(rights_of(principal, servers.settings))
+            server = servers.rest_server(rights_of(principal, servers.settings))
             if server._tool_manager.get_tool(name) is None:
                 return error(403, f"this key's rights ({principal.scope}) do not include {name}")
             arguments = await arguments_of(request)

@@ -55,10 +55,12 @@ function excerpt(text) {
   return p;
 }
 
+// A hit cites retrievo://document/ID/revision/REV and its lines: the view marks those lines.
 function citation(hit) {
   const lines = hit.line_start === hit.line_end ? hit.line_start : hit.line_start + "-" + hit.line_end;
+  const [, documentId, revisionId] = hit.uri.match(/^retrievo:\/\/document\/([^/]+)\/revision\/([^/]+)$/) || [];
   const params = new URLSearchParams({
-    document_id: hit.document_id, revision_id: hit.revision_id, start: hit.start, end: hit.end,
+    document_id: documentId || "", revision_id: revisionId || "", line_start: hit.line_start, line_end: hit.line_end,
   });
   const a = el("a", "cite", hit.path + ":" + lines);
   a.href = "/view?" + params.toString();
@@ -70,14 +72,13 @@ function render(data, explain) {
   list.replaceChildren();
   for (const hit of data.results) {
     const li = el("li", "hit");
-    li.dataset.chunkId = hit.chunk_id;
-    li.appendChild(el("h2", "", hit.title || hit.path));
+    li.appendChild(el("h2", "", hit.context || hit.path));
     const meta = el("p", "meta");
     meta.appendChild(citation(hit));
     const relevance = el("span", "relevance", "relevance " + hit.relevance.toFixed(2));
     relevance.title = "fused score " + hit.score.toFixed(4);
     meta.appendChild(relevance);
-    if (hit.kind !== "document") meta.appendChild(el("span", "kind", hit.kind));
+    if (hit.kind && hit.kind !== "document") meta.appendChild(el("span", "kind", hit.kind));
     li.appendChild(meta);
     li.appendChild(excerpt(hit.excerpt));
     if (explain && hit.explain) {
@@ -108,7 +109,10 @@ function filters() {
   if (value("path")) out.path = value("path");
   const tags = value("tags").split(",").map((t) => t.trim()).filter(Boolean);
   if (tags.length) out.tags = tags;
-  for (const id of ["date_from", "date_to", "layer", "element_type"]) if (value(id)) out[id] = value(id);
+  for (const id of ["date_from", "date_to"]) if (value(id)) out[id] = value(id);
+  const metadata = {};
+  for (const id of ["layer", "element_type"]) if (value(id)) metadata[id] = value(id);
+  if (Object.keys(metadata).length) out.metadata = metadata;
   return out;
 }
 
@@ -157,8 +161,18 @@ function unitIndex(text, points) {
   return units;
 }
 
+// Where lines first..last (1-based, inclusive) lie in text, as [start, end) in the string's own units.
+function lineSpan(text, first, last) {
+  const starts = [0];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+  const from = starts[Math.min(Math.max(first, 1), starts.length) - 1];
+  const to = last < starts.length ? starts[last] - 1 : text.length;
+  return [from, Math.max(from, to)];
+}
+
 async function showDocument() {
   const params = new URLSearchParams(location.search);
+  const byLines = params.has("line_start");
   const start = Number(params.get("start") || 0);
   const end = Number(params.get("end") || 0);
   const args = { document_id: params.get("document_id") || "", max_chars: 100000, start: 0 };
@@ -170,22 +184,26 @@ async function showDocument() {
       page = await api("get_document", args);
       text += page.text;
       args.start = page.next_start;
-    } while (page.next_start !== null && text.length < 5000000);
+    } while (page.next_start != null && text.length < 5000000);
   } catch (error) {
     $("title").textContent = "Cannot open this document";
     setState(error.message, true);
     return;
   }
   $("title").textContent = page.title || page.path;
-  $("where").textContent = page.path + " · revision " + page.revision_id + (page.is_current ? "" : " (not current)");
+  const revision = page.uri.split("/revision/")[1] || "";
+  $("where").textContent = page.path + " · revision " + revision + (page.is_current ? "" : " (not current)");
   const doc = $("doc");
-  const at = (n) => unitIndex(text, n);
-  const mark = el("mark", "", text.slice(at(start), at(end)));
+  const first = Number(params.get("line_start") || 1);
+  const last = Number(params.get("line_end") || first);
+  const [from, to] = byLines ? lineSpan(text, first, last) : [unitIndex(text, start), unitIndex(text, end)];
+  const mark = el("mark", "", text.slice(from, to));
   mark.id = "hit";
-  doc.replaceChildren(document.createTextNode(text.slice(0, at(start))), mark, document.createTextNode(text.slice(at(end))));
+  doc.replaceChildren(document.createTextNode(text.slice(0, from)), mark, document.createTextNode(text.slice(to)));
   mark.scrollIntoView({ block: "center" });
   doc.focus({ preventScroll: true });
-  setState("The cited passage (characters " + start + "–" + end + ") is marked.");
+  setState(byLines ? "The cited lines (" + first + "–" + last + ") are marked."
+    : "The cited passage (characters " + start + "–" + end + ") is marked.");
 }
 
 setUpKey();

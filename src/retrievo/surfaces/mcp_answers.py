@@ -1,0 +1,146 @@
+"""The shape of the MCP tools' answers: brief or full hits, document pages, document uris, and the
+server's ``instructions`` — what agents read, kept small (tools/list and answers cost tokens)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from retrievo.models import SearchResult
+from retrievo.search.highlight import highlight
+from retrievo.surfaces.mcp_schemas import DocumentOutput, SearchHit, SearchOutput
+
+TOOL_ROLES = {
+    "document": "search finds passages (brief; detail=full for text), get_context packs cited evidence "
+    "under a token budget, get_document reads a cited uri",
+    "code": "find_symbol and symbol_graph look code up by name, callers and tests",
+    "record": "semanticSearch and getContext answer over model elements and relations",
+    "registry": "search_registry finds MCP servers, agents and tools for a need",
+}
+MAX_INSTRUCTIONS = 600
+
+
+def holdings(kinds: frozenset[str], collections: Sequence[str] | None) -> str:
+    """The ``instructions`` of ``initialize``: what this server holds and which tool answers what."""
+    held = [kind for kind in ("document", "code", "record", "registry") if kind in kinds]
+    names = ", ".join(list(collections or [])[:5]) or "none yet"
+    if collections and len(collections) > 5:
+        names += f" and {len(collections) - 5} more"
+    text = (
+        f"retrievo: retrieval over this user's indexed {', '.join(held) if held else 'content (nothing yet)'}"
+        f" (collections: {names}). "
+        + "; ".join(TOOL_ROLES[kind] for kind in ["document", *(k for k in held if k != "document")])
+        + ". Cite path:lines."
+    )
+    return text[: MAX_INSTRUCTIONS - 1] + "…" if len(text) > MAX_INSTRUCTIONS else text
+
+
+def document_uri(document_id: str, revision_id: str | None = None) -> str:
+    base = f"retrievo://document/{document_id}"
+    return f"{base}/revision/{revision_id}" if revision_id else base
+
+
+URI = re.compile(r"retrievo://document/([^/]{1,100})(?:/revision/([^/]{1,100}))?")
+
+
+def parse_uri(uri: str, document_id: str | None) -> tuple[str, str | None]:
+    """(document id, revision id or None) of a document uri; a tool error for anything else."""
+    named = URI.fullmatch(uri)
+    if named is None:
+        raise ToolError(
+            f"uri {uri[:120]!r} is not a retrievo document uri (retrievo://document/ID/revision/REV)"
+        )
+    if document_id is not None:
+        raise ToolError("give uri (as a search hit has it) or document_id, not both")
+    return named.group(1), named.group(2)
+
+
+BRIEF_EXCERPT = 140  # characters of excerpt in a brief hit (a 3-hit answer stays under 1.5 kB)
+
+
+BRIEF_CONTEXT = 80  # characters of heading path in a brief hit
+
+
+def short_context(context: str, width: int = BRIEF_CONTEXT) -> str:
+    """A heading path cut for a brief hit: the title and the nearest heading, within ``width``."""
+    if len(context) <= width:
+        return context
+    parts = context.split(" > ")
+    if len(parts) > 2:
+        context = f"{parts[0]} > … > {parts[-1]}"
+    return context if len(context) <= width else context[: width - 1].rstrip() + "…"
+
+
+def search_output(result: SearchResult, query_for_highlight: str, detail: str = "brief") -> SearchOutput:
+    """Brief: excerpt and citation (what an agent reads first; ``uri`` is the one id a follow-up needs);
+    full: exact text, offsets, chunk id and metadata, never both. Null and empty fields are left out; a
+    fresh vector is the norm, said only in full."""
+    hits = []
+    for hit in result.hits:
+        chunk = hit.chunk
+        data: dict[str, Any] = {
+            "uri": document_uri(chunk.document_id, chunk.revision_id), "path": chunk.path,
+            "line_start": chunk.line_start, "line_end": chunk.line_end, "context": chunk.context,
+            "score": round(hit.score, 3), "relevance": round(hit.relevance, 3),
+        }  # fmt: skip
+        if detail == "brief":
+            data["context"] = short_context(chunk.context)
+            data["excerpt"] = highlight(chunk.text, query_for_highlight, width=BRIEF_EXCERPT)
+            if hit.embedding_status not in (None, "fresh"):
+                data["embedding_status"] = hit.embedding_status
+        else:
+            data.update(
+                chunk_id=chunk.chunk_id, text=chunk.text, start=chunk.start, end=chunk.end, kind=str(chunk.kind),
+                metadata=chunk.metadata or None,
+                embedding_status=hit.embedding_status,
+            )  # fmt: skip
+        if hit.explain is not None:
+            data["explain"] = {
+                arm: {"rank": a.rank, "score": round(a.score, 6)} for arm, a in hit.explain.items()
+            }
+        hits.append(SearchHit.model_validate(data))
+    weights = result.fusion_weights
+    return SearchOutput(
+        query=result.query, search_mode=result.search_mode, search_duration_ms=result.search_duration_ms,
+        total_results=len(hits), degraded_reason=result.degraded_reason, results=hits,
+        baseline_id=result.baseline_id, as_of=result.as_of,
+        fusion_weights={arm: round(w, 4) for arm, w in weights.items()} if weights else None,
+        coverage=result.coverage if result.coverage is not None and result.coverage < 1 else None,
+    )  # fmt: skip
+
+
+def page_of(
+    revision: Any,
+    start: int | None,
+    end: int | None,
+    line_start: int | None,
+    line_end: int | None,
+    max_chars: int,
+) -> DocumentOutput:
+    text: str = revision.text
+    line_offsets = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+    if line_start is not None or line_end is not None:
+        if start is not None or end is not None:
+            raise ToolError("give either start/end or line_start/line_end, not both")
+        first = (line_start or 1) - 1
+        last = min(line_end or len(line_offsets), len(line_offsets))
+        if first >= len(line_offsets) or last <= first:
+            raise ToolError(f"line range is outside the document, which has {len(line_offsets)} lines")
+        start = line_offsets[first]
+        end = line_offsets[last] if last < len(line_offsets) else len(text)
+    begin = min(start or 0, len(text))
+    stop = min(len(text) if end is None else end, len(text))
+    if stop < begin:
+        raise ToolError(f"end ({stop}) is before start ({begin})")
+    page_end = min(stop, begin + max_chars)
+    return DocumentOutput(
+        uri=document_uri(revision.document_id, revision.revision_id), is_current=revision.is_current,
+        valid_from=revision.created_at, valid_to=revision.valid_to, baseline_id=revision.baseline_id,
+        as_of=revision.as_of, path=revision.path, title=revision.title, kind=str(revision.kind), total_chars=len(text),
+        total_lines=len(line_offsets), start=begin, end=page_end, line_start=text.count("\n", 0, begin) + 1,
+        line_end=text.count("\n", 0, max(begin, page_end - 1)) + 1, text=text[begin:page_end],
+        next_start=page_end if page_end < stop else None,
+    )  # fmt: skip
