@@ -110,7 +110,9 @@ def test_mcp_refresh_in_the_background_and_jobs_in_index_status(tmp_path: Path) 
     assert cli(db, "index", str(docs)).returncode == 0
     (docs / "note-new.md").write_text("# New\n\nA lighthouse keeper's log, freshly written.\n")
     server = StdioServerParameters(
-        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db)], cwd=str(ROOT)
+        command=sys.executable,
+        args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db), "--tools", "all"],
+        cwd=str(ROOT),
     )
 
     async def main() -> tuple[dict[str, Any], dict[str, Any], str]:

@@ -5,7 +5,6 @@ server's instructions, and lexical-only hits that say their vectors are missing.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from benchmarks.mcp_payload import CODE, QUESTIONS, every_kind, fifteen_markdown_files
 from mcp import Client, StdioServerParameters
 from mcp.shared.subscriptions import ToolsListChanged
 
@@ -31,39 +31,6 @@ EVERY_KIND_TOOLS = DOCS_TOOLS | {
     "search_registry",
 }
 DOCS_BUDGET, EVERY_KIND_BUDGET, BRIEF_BUDGET = 8_000, 14_000, 1_500
-QUESTIONS = ["parental leave approval", "home office equipment allowance", "expense receipts travel",
-             "lost laptop what to do", "how many days of annual leave"]  # fmt: skip
-CODE = '''"""Invoices."""
-
-
-def total_due(lines: list[float], tax_rate: float) -> float:
-    """The amount due for invoice lines with tax."""
-    return sum(lines) * (1 + tax_rate)
-'''
-MODEL = {"name": "Shop", "elements": [
-    {"id": "a1", "type": "ApplicationComponent", "name": "Billing System", "layer": "Application"},
-    {"id": "s1", "type": "ApplicationService", "name": "Invoice Service", "layer": "Application"}],
-    "relationships": [{"id": "r1", "type": "Realization", "source": "a1", "target": "s1"}]}  # fmt: skip
-REGISTRY = [{"server_name": "Atlas Tickets", "path": "/tickets", "description": "Issue tracking", "tags": ["jira"],
-             "tool_list": [{"name": "create_ticket", "description": "Create a ticket", "schema": {"type": "object"}}]}]  # fmt: skip
-
-
-def fifteen_markdown_files(folder: Path) -> Path:
-    """The handbook's Markdown, and its sections as files of their own: 15 Markdown files."""
-    from conftest import HANDBOOK
-
-    folder.mkdir(parents=True)
-    sections: list[tuple[str, str]] = []
-    for source in sorted(HANDBOOK.glob("*.md")):
-        shutil.copy(source, folder / source.name)
-        for part in source.read_text().split("\n## ")[1:]:
-            title, _, body = part.partition("\n")
-            sections.append((title, body))
-    paragraphs = [(title, p) for title, body in sections for p in body.split("\n\n") if len(p) > 80]
-    for n, (title, body) in enumerate((sections + paragraphs)[: 15 - len(list(folder.iterdir()))]):
-        (folder / f"section-{n:02d}.md").write_text(f"# {title}\n\n{body.strip()}\n")
-    assert len(list(folder.glob("*.md"))) == 15
-    return folder
 
 
 @pytest.fixture(scope="module")
@@ -80,14 +47,9 @@ def docs_db(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> tuple[Path
 def every_kind_db(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Path:
     base = tmp_path_factory.mktemp("k")
     corpus = fifteen_markdown_files(base / "md")
-    (base / "code").mkdir()
-    (base / "code" / "invoices.py").write_text(CODE)
-    (base / "shop.json").write_text(json.dumps(MODEL))
-    (base / "entries").mkdir()
-    (base / "entries" / "servers.json").write_text(json.dumps(REGISTRY))
     db = base / "all.db"
     with Engine(Config(db=db), embedder=minilm) as engine:
-        engine.index([corpus, base / "code", base / "shop.json"])
+        engine.index([corpus, *every_kind(base)])
         engine.registry.add([base / "entries"])
     return db
 

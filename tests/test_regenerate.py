@@ -179,7 +179,7 @@ def test_mcp_migrates_in_a_job_and_verifies_over_the_official_client(
     env = {"RETRIEVO_EMBED_URL": embedding_server.url + "/v1"}
     assert cli(db, "index", str(docs), env=env).returncode == 0
     server = StdioServerParameters(
-        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db)], cwd=str(ROOT),
+        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db), "--tools", "all"], cwd=str(ROOT),
         env={**os.environ, **env},
     )  # fmt: skip
 
