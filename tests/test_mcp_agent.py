@@ -100,10 +100,14 @@ def test_only_documents_indexed_lists_three_tools_within_8_kb(
 
 
 def test_every_kind_indexed_lists_its_tools_within_14_kb(every_kind_db: Path) -> None:
-    run(
-        stdio(every_kind_db),
-        lambda client: tool_list_within_budget(client, EVERY_KIND_TOOLS, EVERY_KIND_BUDGET),
-    )
+    from benchmarks.hostile.mcp_abuse import http_server
+
+    def within(client: Client) -> Any:
+        return tool_list_within_budget(client, EVERY_KIND_TOOLS, EVERY_KIND_BUDGET)
+
+    run(stdio(every_kind_db), within)
+    with http_server(every_kind_db) as url:
+        run(url, within)
 
 
 def test_toolsets_are_picked_at_start_and_a_bad_name_is_refused(docs_db: tuple[Path, Path]) -> None:
@@ -126,7 +130,8 @@ def test_toolsets_are_picked_at_start_and_a_bad_name_is_refused(docs_db: tuple[P
     assert refused.exit_code == 1 and "unknown toolset 'everything'" in refused.output
 
 
-def test_a_kind_indexed_later_is_announced_and_listed(tmp_path: Path, minilm: Any) -> None:
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_kind_indexed_later_is_announced_and_listed(tmp_path: Path, minilm: Any, transport: str) -> None:
     corpus = fifteen_markdown_files(tmp_path / "md")
     db = tmp_path / "grows.db"
     with Engine(Config(db=db), embedder=minilm) as engine:
@@ -146,10 +151,16 @@ def test_a_kind_indexed_later_is_announced_and_listed(tmp_path: Path, minilm: An
         found = await client.call_tool("find_symbol", {"pattern": "total_due"})
         assert not found.is_error and found.structured_content["symbols"][0]["path"].endswith("invoices.py")  # type: ignore[index]
 
-    run(stdio(db, "--tools", "auto,admin"), grows)
+    if transport == "stdio":
+        run(stdio(db, "--tools", "auto,admin"), grows)
+        return
+    from benchmarks.hostile.mcp_abuse import http_server
+
+    with http_server(db, tools="auto,admin") as url:
+        run(url, grows)
 
 
-def test_brief_answers_are_small_and_full_answers_exact(docs_db: tuple[Path, Path]) -> None:
+def test_brief_answers_are_small_and_full_answers_exact(docs_db: tuple[Path, Path], http_docs: str) -> None:
     async def answers(client: Client) -> None:
         for question in QUESTIONS:
             brief = await client.call_tool("search", {"query": question, "limit": 3})
@@ -168,6 +179,7 @@ def test_brief_answers_are_small_and_full_answers_exact(docs_db: tuple[Path, Pat
             assert not read.is_error and hit["text"] in read.structured_content["text"]  # type: ignore[index]
 
     run(stdio(docs_db[0]), answers)
+    run(http_docs, answers)
 
 
 FORGIVEN = [
@@ -217,6 +229,7 @@ def test_forgiving_arguments_over_mcp_and_rest(docs_db: tuple[Path, Path], http_
                 assert result.is_error and refusal in text, (arguments, text)
 
     run(stdio(docs_db[0]), over_mcp)
+    run(http_docs, over_mcp)
     from serving import serving
 
     with serving(["--db", str(docs_db[0])], "--no-auth") as server:
@@ -231,7 +244,9 @@ def test_forgiving_arguments_over_mcp_and_rest(docs_db: tuple[Path, Path], http_
                 )
 
 
-def test_initialize_says_what_the_server_holds(every_kind_db: Path, docs_db: tuple[Path, Path]) -> None:
+def test_initialize_says_what_the_server_holds(
+    every_kind_db: Path, docs_db: tuple[Path, Path], http_docs: str
+) -> None:
     async def holds(client: Client) -> None:
         said = client.instructions or ""
         assert 0 < len(said) <= 600
@@ -245,6 +260,7 @@ def test_initialize_says_what_the_server_holds(every_kind_db: Path, docs_db: tup
         assert "get_context" in said and "find_symbol" not in said
 
     run(stdio(docs_db[0]), documents_only)
+    run(http_docs, documents_only)
 
 
 def test_lexical_only_hits_say_their_vectors_are_missing_and_carry_the_keyword_score(tmp_path: Path) -> None:
@@ -265,6 +281,10 @@ def test_lexical_only_hits_say_their_vectors_are_missing_and_carry_the_keyword_s
             assert scores == sorted(scores, reverse=True) and all(score > 0 for score in scores)  # BM25
 
     run(stdio(db), lexical)
+    from benchmarks.hostile.mcp_abuse import http_server
+
+    with http_server(db) as url:
+        run(url, lexical)
 
 
 def test_lean_schemas_stay_exact() -> None:
