@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT
 from retrievo import Config, Engine, IndexLockedError
 from retrievo.errors import CollectionNotFound
-from retrievo.models import LoadedDocument
+from retrievo.models import Kind, LoadedDocument
 
 QUERIES = [
     "parental leave approval",
@@ -212,3 +212,22 @@ def test_document_states_of_many_sources_are_each_sources_state(make_engine: Any
     assert store.document_states("c", []) == {}
     again = engine.add_documents(documents, "c", embed=False)
     assert (again.documents_unchanged, again.documents_changed, again.documents_added) == (3, 1, 1)
+
+
+def test_content_kinds_and_revision_times_say_what_each_collection_holds(make_engine: Any) -> None:
+    """What the MCP server offers tools for (kinds per collection) and when revisions were written."""
+    engine = make_engine()
+    engine.add_documents([LoadedDocument(source="mem://a", text="pumps", title="a")], "docs", embed=False)
+    code = LoadedDocument(source="mem://b.py", text="def pump():\n    return 1\n", title="b", kind=Kind.CODE)
+    engine.add_documents([code], "mixed", embed=False)
+    engine.add_documents([LoadedDocument(source="mem://c", text="valves", title="c")], "mixed", embed=False)
+    engine.add_documents([LoadedDocument(source="mem://d", text="gone", title="d")], "emptied", embed=False)
+    store = engine._open_store(create=False)
+    store.remove_sources("emptied", ["mem://d"])
+    assert store.content_kinds() == {"docs": {"document"}, "mixed": {"code", "document"}}
+    assert engine.content_kinds() == store.content_kinds()
+    state = store.document_state("docs", "mem://a")
+    assert state is not None
+    times = store.revision_times([state.revision_id, "rev_missing"])
+    assert list(times) == [state.revision_id] and times[state.revision_id].startswith("20")
+    assert store.revision_times([]) == {}

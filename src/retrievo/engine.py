@@ -18,6 +18,7 @@ from retrievo.embed.pool import ModelPool
 from retrievo.embed.tokens import TokenCounter
 from retrievo.engine_code import CodeQueries
 from retrievo.engine_embed import EmbeddingLifecycle
+from retrievo.engine_library import LibraryQueries
 from retrievo.engine_similar import SimilarQueries
 from retrievo.errors import (
     CollectionNotFound,
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class Engine(CodeQueries, SimilarQueries, EmbeddingLifecycle):
+class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
     def __init__(
         self,
         config: Config,

@@ -272,6 +272,10 @@ class Store(Protocol):
 
     def status(self) -> IndexStatus: ...
 
+    def revision_times(self, revision_ids: Sequence[str]) -> dict[str, str]:
+        """When each revision was written (UTC ISO), in one query; unknown ids are absent."""
+        ...
+
     def content_kinds(self) -> dict[str, frozenset[str]]:
         """Each collection's kinds of content now: "document", "code", "record" (typed models) and
         "registry" (registry entries); collections without documents are absent."""

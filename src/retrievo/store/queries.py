@@ -22,6 +22,9 @@ COVERAGE = """
        WHERE c.collection_id = col.id AND c.superseded_at IS NULL)
     FROM collections col WHERE col.name = ?"""
 
+# When revisions were written (the seed's ``processed_at``); the membership test is appended.
+REVISION_TIMES = "SELECT id, created_at FROM revisions WHERE id "
+
 # What each collection holds: its documents' kinds, registry entries told apart by their media type.
 CONTENT_KINDS = """
     SELECT DISTINCT col.name, d.kind, d.media_type = 'application/x-registry-entry' FROM documents d

@@ -323,3 +323,27 @@ class SearchRegistryOutput(PointFields):
     servers: list[RegistryServerOut]
     agents: list[RegistryAgentOut]
     tools: list[RegistryToolOut]
+
+
+class LibraryDocument(BaseModel):
+    """One document of seed 003's library search: its best passage as the excerpt."""
+
+    document_id: str
+    filename: str
+    path: str
+    uri: str
+    page_count: int | None = None
+    processed_at: str
+    similarity_score: float = Field(ge=0, le=1)
+    excerpt: str
+    tags: list[str] | None = None
+
+
+class LibraryOutput(PointFields):
+    query: str
+    total_results: int = Field(description="Every document above min_similarity, not only this page.")
+    search_duration_ms: float
+    search_mode: str
+    degraded_reason: str | None = None
+    next_cursor: str | None = Field(None, description="Pass as cursor for the next page.")
+    results: list[LibraryDocument]

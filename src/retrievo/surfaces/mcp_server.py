@@ -285,6 +285,7 @@ def build_server(
         return StatusOutput.model_validate(state)
 
     from retrievo.surfaces.mcp_code import register_code_tools
+    from retrievo.surfaces.mcp_library import register_library_tools
     from retrievo.surfaces.mcp_lifecycle import register_lifecycle_tools
     from retrievo.surfaces.mcp_records import register_record_tools
     from retrievo.surfaces.mcp_registry import register_registry_tools
@@ -292,6 +293,7 @@ def build_server(
     register_code_tools(server, engine, scope)
     register_record_tools(server, engine, scope)
     register_registry_tools(server, engine, scope)
+    register_library_tools(server, engine, scope)
     register_lifecycle_tools(server, engine, scope, may_write=allow_refresh)
 
     if allow_refresh:

@@ -4,7 +4,8 @@ served collections can answer now (no code tools before code is indexed).
 Every tool an agent sees costs tokens in every session before its first question (GitHub's MCP
 server picks toolsets at start for the same reason). ``retrievo mcp --tools docs,code`` (and
 ``serve``'s ``tools``) registers only those toolsets; ``auto`` (the default) registers docs, code,
-records and registry (``similar`` and ``admin`` are asked for by name, or ``all``) and hides a kind's tools while no served collection holds that kind. When a tool appears
+records and registry (``similar``, ``library`` — seed 003's ``search_library`` — and ``admin`` are
+asked for by name, or ``all``) and hides a kind's tools while no served collection holds that kind. When a tool appears
 or goes (an index or refresh added code, say), listeners get ``notifications/tools/list_changed``.
 """
 
@@ -22,10 +23,11 @@ TOOLSETS: dict[str, tuple[str, ...]] = {
     "code": ("find_symbol", "symbol_graph"),
     "records": ("semanticSearch", "getContext"),
     "registry": ("search_registry",),
+    "library": ("search_library",),
     "admin": ("index_status", "refresh_index", "create_baseline", "verify_index", "regenerate_embeddings"),
 }
 # A toolset that answers over one kind of content is offered only while a served collection holds it.
-NEEDS = {"code": "code", "records": "record", "registry": "registry"}
+NEEDS = {"code": "code", "records": "record", "registry": "registry", "library": "document"}
 AUTO = frozenset({"docs", "code", "records", "registry"})
 KINDS_TTL_S = 2.0
 

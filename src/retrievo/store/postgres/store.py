@@ -459,6 +459,12 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
         rows = self._rows(format_style(queries.COVERAGE), (collection,))
         return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
 
+    def revision_times(self, revision_ids: Sequence[str]) -> dict[str, str]:
+        if not revision_ids:
+            return {}
+        rows = self._rows(format_style(queries.REVISION_TIMES + "= ANY(?)"), (list(revision_ids),))
+        return {row[0]: row[1] for row in rows}
+
     def content_kinds(self) -> dict[str, frozenset[str]]:
         return queries.content_kinds(self._rows(format_style(queries.CONTENT_KINDS)))
 

@@ -371,6 +371,14 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
             self._coverage[collection] = cached
         return cached[1], cached[2]
 
+    def revision_times(self, revision_ids: Sequence[str]) -> dict[str, str]:
+        if not revision_ids:
+            return {}
+        rows = self._read(
+            queries.REVISION_TIMES + "IN (SELECT value FROM json_each(?))", (json.dumps(list(revision_ids)),)
+        )
+        return {row[0]: row[1] for row in rows}
+
     def content_kinds(self) -> dict[str, frozenset[str]]:
         return queries.content_kinds(self._cataloged("kinds", queries.CONTENT_KINDS))
 
