@@ -18,7 +18,7 @@ from retrievo.embed.base import Embedder, Vectors
 from retrievo.embed.local import MiniLMEmbedder
 from retrievo.embed.queries import QueryEmbedder
 from retrievo.engine import Engine
-from retrievo.errors import CollectionNotFound
+from retrievo.errors import CollectionNotFound, ConfigError
 
 QUESTIONS = [
     "How do I request parental leave?",
@@ -189,11 +189,11 @@ class WaitingEmbedder(Embedder):
         return np.array([[len(t) % 7 + 1, *range(1, 8)] for t in texts], dtype=np.float32)
 
 
-def test_a_hybrid_search_runs_its_keyword_arm_while_the_query_is_embedded(
+def test_with_two_query_threads_the_keyword_arm_runs_while_the_query_is_embedded(
     tmp_path: Path, handbook: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     waiting = WaitingEmbedder()
-    engine = Engine(Config.from_env(db=tmp_path / "index.db"), embedder=waiting)
+    engine = Engine(Config.from_env(db=tmp_path / "index.db", query_threads=2), embedder=waiting)
     engine.index([handbook])
     expected = [hit.chunk.chunk_id for hit in engine.search("parental leave approval").hits]
     store = engine._open_store(create=False)
@@ -308,7 +308,7 @@ def test_busy_searches_run_their_arms_inline_with_the_same_answers(
 ) -> None:
     from retrievo.search import hybrid
 
-    engine = Engine(Config.from_env(db=tmp_path / "index.db"), embedder=minilm)
+    engine = Engine(Config.from_env(db=tmp_path / "index.db", query_threads=2), embedder=minilm)
     engine.index([handbook])
     handed: list[int] = []
     real = hybrid._side_by_side
@@ -329,6 +329,41 @@ def test_busy_searches_run_their_arms_inline_with_the_same_answers(
         engine.search("anything", collection="no-such-collection")
     assert hybrid._SEARCHES[0] == 0, "every search, failed ones too, left the count"
     engine.close()
+
+
+def test_a_search_uses_one_thread_by_default(
+    tmp_path: Path, handbook: Path, minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RETRIEVO_QUERY_THREADS unset: no arm hand-off even alone on many cores, BLAS on one thread; the
+    answers are those of a search with two threads."""
+    from threadpoolctl import threadpool_info
+
+    from retrievo.search import hybrid
+
+    handed: list[int] = []
+    real = hybrid._side_by_side
+
+    def spy(*arms: Any) -> Any:
+        handed.append(1)
+        return real(*arms)
+
+    monkeypatch.setattr(hybrid, "_side_by_side", spy)
+    monkeypatch.setattr(hybrid, "CORES", 64)
+    monkeypatch.delenv("RETRIEVO_QUERY_THREADS", raising=False)
+    with Engine(Config.from_env(db=tmp_path / "index.db"), embedder=minilm) as engine:
+        assert engine.config.query_threads == 1
+        engine.index([handbook])
+        alone = [[(h.chunk.chunk_id, h.score) for h in engine.search(q).hits] for q in QUESTIONS]
+        assert not handed and all(alone)
+        blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
+        assert blas and all(pool["num_threads"] == 1 for pool in blas)
+    monkeypatch.setenv("RETRIEVO_QUERY_THREADS", "2")
+    with Engine(Config.from_env(db=tmp_path / "index.db"), embedder=minilm) as engine:
+        assert [[(h.chunk.chunk_id, h.score) for h in engine.search(q).hits] for q in QUESTIONS] == alone
+        assert handed, "two threads: the arms went beside"
+    monkeypatch.setenv("RETRIEVO_QUERY_THREADS", "0")
+    with pytest.raises(ConfigError, match="query_threads must be 1-64"):
+        Config.from_env()
 
 
 def test_a_typed_tool_answer_is_the_sdks_structured_content_with_compact_text(

@@ -19,7 +19,7 @@ from retrievo import Config, Engine
 # tools are not offered until such content is indexed (tests/test_mcp_agent.py).
 TOOLS = {
     "search", "get_context", "get_document", "find_similar", "index_status", "refresh_index", "create_baseline",
-    "verify_index", "regenerate_embeddings",
+    "verify_index", "regenerate_embeddings", "search_library",
 }  # fmt: skip
 DEFAULT_TOOLS = {"search", "get_context", "get_document"}
 ClientTest = Callable[[Client], Awaitable[None]]

@@ -62,6 +62,11 @@ SETTINGS: tuple[Setting, ...] = (
         "rerank_path", "RETRIEVO_RERANK_PATH", "folder with a cross-encoder's model.onnx + tokenizer.json"
     ),
     Setting("rerank_depth", "RETRIEVO_RERANK_DEPTH", "fused hits the reranker reorders (default 30)"),
+    Setting(
+        "query_threads",
+        "RETRIEVO_QUERY_THREADS",
+        "threads one search may use (BLAS, the arms; default 1: parallel across searches, not inside one)",
+    ),
 )
 
 
@@ -87,6 +92,7 @@ class Config:
     rerank_api_key: str | None = None
     rerank_path: str | None = None
     rerank_depth: int = 30
+    query_threads: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.db, Path):  # Config(db="index.db") from the Python API
@@ -124,7 +130,7 @@ class Config:
             try:
                 if name in ("db", "cache_dir"):
                     typed[name] = Path(value).expanduser()
-                elif name in ("max_file_bytes", "rrf_k", "ef_search", "rerank_depth"):
+                elif name in ("max_file_bytes", "rrf_k", "ef_search", "rerank_depth", "query_threads"):
                     typed[name] = int(value)
                 else:
                     typed[name] = str(value)
@@ -135,6 +141,8 @@ class Config:
             raise ConfigError(f"--store must be a postgresql:// URL, got {config.store.split(':')[0]}://…")
         if config.fusion not in ("adaptive", "zscore", "rrf"):
             raise ConfigError(f"unknown fusion {config.fusion!r}; choose adaptive, zscore or rrf")
+        if not 1 <= config.query_threads <= 64:
+            raise ConfigError(f"query_threads must be 1-64, got {config.query_threads}")
         if not 1 <= config.rerank_depth <= 1000:
             raise ConfigError(f"rerank_depth must be 1-1000, got {config.rerank_depth}")
         if config.rrf_k < 1:

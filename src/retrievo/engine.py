@@ -297,6 +297,7 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
             fusion=self.config.fusion,
             reranker=self._reranker,
             rerank_depth=self.config.rerank_depth,
+            threads=self.config.query_threads,
         )
         if self._rewriter is not None and options.mode == SearchMode.HYBRID:
             rewritten = self._rewriter.rewrite(query)

@@ -40,6 +40,7 @@ from retrievo.search.fusion import (
 from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, clean_query
 from retrievo.search.rerank import DEFAULT_DEPTH, Reranker, rerank
 from retrievo.search.structure import structural_arm
+from retrievo.search.threads import limit_blas
 from retrievo.store.base import Store
 
 KEYWORD, SEMANTIC, STRUCTURE = "keyword", "semantic", "structure"
@@ -70,6 +71,7 @@ class SearchOptions:
     entities: tuple[str, ...] = ()
     expansions: tuple[str, ...] = ()
     reranker: Reranker | None = None  # reorders the fused top ``rerank_depth`` (off by default)
+    threads: int = 1  # threads this search may use (search/threads.py): above 1, arms side by side
     rerank_depth: int = DEFAULT_DEPTH
 
 
@@ -85,8 +87,9 @@ def run_search(
     unavailable_reason: str | None = None,
 ) -> SearchResult:
     """``embed_query`` returns (model_id, vector) or raises EmbedderUnavailable."""
+    limit_blas(options.threads)
     with _under_way() as searches:
-        beside = arms_beside(searches)
+        beside = options.threads > 1 and arms_beside(searches)
         return _run_search(store, collection, query, options, embed_query, unavailable_reason, beside)
 
 
