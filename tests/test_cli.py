@@ -126,3 +126,39 @@ def test_similar_and_neighbours_commands(tmp_path: Path, handbook: Path) -> None
     assert by_doc["results"] and all(r["document_id"] != hit["document_id"] for r in by_doc["results"])
     assert "give a CHUNK_ID or --document" in run("similar", db=db, ok=False).stderr
     assert "not in the index" in run("neighbours", "999999", db=db, ok=False).stderr
+
+
+def test_the_lazy_command_table_is_what_the_modules_register() -> None:
+    """Commands in other modules load when used (a fast `retrievo --version`): the table naming them
+    is exactly what each module registers, and help still lists every command."""
+    import importlib
+    import pkgutil
+
+    from click.testing import CliRunner
+
+    from retrievo import surfaces
+    from retrievo.surfaces.cli import LAZY_COMMANDS, main
+
+    for module in pkgutil.iter_modules(surfaces.__path__):
+        if module.name.startswith("cli_"):
+            importlib.import_module(f"retrievo.surfaces.{module.name}")
+    registered = {
+        name: command.callback.__module__.rsplit(".", 1)[-1]
+        for name, command in main.commands.items()
+        if command.callback is not None and command.callback.__module__ != "retrievo.surfaces.cli"
+    }
+    assert registered == LAZY_COMMANDS
+    listed = CliRunner().invoke(main, ["--help"]).output
+    assert all(name in listed for name in LAZY_COMMANDS)
+
+
+def test_version_and_help_do_not_load_the_engine() -> None:
+    code = (
+        "import sys; from click.testing import CliRunner; from retrievo.surfaces.cli import main; "
+        "r = CliRunner().invoke(main, ['--version']); assert r.exit_code == 0, r.output; "
+        "assert 'retrievo.engine' not in sys.modules and 'numpy' not in sys.modules, sorted(sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]

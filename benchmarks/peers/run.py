@@ -32,8 +32,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-SYSTEMS = ("retrievo", "lancedb", "txtai", "bm25s")
-MODES = ("keyword", "semantic", "hybrid")
+SYSTEMS = ("retrievo", "lancedb", "txtai", "bm25s", "faiss", "matmul")
+MODES = ("keyword", "semantic", "hybrid", "dense arm")
 
 
 def prepare_scifact(work: Path, data: Path, db: Path | None) -> dict[str, Any]:
@@ -99,8 +99,10 @@ def write_inputs(work: Path, corpus: dict[str, Any]) -> None:
 
 def run_system(system: str, python: str, work: Path, ann: bool, out: Path) -> dict[str, Any]:
     command = [python, str(HERE / "systems.py"), system, str(work), str(out)] + (["--ann"] if ann else [])
+    # The physical floor runs its product on one BLAS thread; every other system with its defaults.
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"} if system == "matmul" else None
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         return {"error": (done.stderr or done.stdout)[-2000:]}
     result: dict[str, Any] = json.loads(out.read_text())
@@ -120,7 +122,8 @@ def summarise(rounds: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, An
             if mode in runs[0]["latency"]:
                 entry[mode] = {
                     stat: round(statistics.median(r["latency"][mode][stat] for r in runs), 2)
-                    for stat in ("p50_ms", "p95_ms")
+                    for stat in ("p50_ms", "p95_ms", "cpu_ms")
+                    if stat in runs[0]["latency"][mode]
                 }
                 if runs[0].get("ndcg10", {}).get(mode) is not None:
                     entry[mode]["ndcg10"] = runs[0]["ndcg10"][mode]
@@ -135,10 +138,14 @@ def ratios(summary: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
     for system, entry in summary.items():
         if system == "retrievo" or "error" in entry:
             continue
-        found[system] = {"build_s": round(ours["build_s"] / entry["build_s"], 2)} if "build_s" in ours else {}
+        found[system] = (
+            {"build_s": round(ours["build_s"] / max(entry["build_s"], 1e-3), 2)} if "build_s" in ours else {}
+        )
         for mode in MODES:
             if mode in entry and mode in ours:
-                for stat in ("p50_ms", "p95_ms"):
+                for stat in ("p50_ms", "p95_ms", "cpu_ms"):
+                    if stat not in entry[mode] or stat not in ours[mode]:
+                        continue
                     found[system][f"{mode} {stat}"] = round(
                         ours[mode][stat] / max(entry[mode][stat], 1e-3), 2
                     )
@@ -158,6 +165,7 @@ def main() -> None:
     parser.add_argument("--peers-python", default=str(HERE.parents[1] / ".peers" / "bin" / "python"))
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--json", type=Path, help="Write the summary here.")
+    parser.add_argument("--busy", type=int, default=0, help="Processes spinning on the CPU beside the run.")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="retrievo-peers-"))
     corpus = (
@@ -169,14 +177,10 @@ def main() -> None:
     systems = [s for s in SYSTEMS if s in args.systems.split(",")]
     ann = args.corpus == "realistic" and args.size >= 50_000
     rounds: list[dict[str, dict[str, Any]]] = []
-    for number in range(args.rounds):
-        order = systems[number % len(systems) :] + systems[: number % len(systems)]
-        results: dict[str, dict[str, Any]] = {}
-        for system in order:
-            python = sys.executable if system == "retrievo" else args.peers_python
-            results[system] = run_system(system, python, work, ann, work / f"{system}-{number}.json")
-            print(f"round {number + 1} {system}: {json.dumps(results[system])[:300]}", flush=True)
-        rounds.append(results)
+    from busy import busy
+
+    with busy(args.busy):
+        run_rounds(args, systems, work, ann, rounds)
     summary = summarise(rounds)
     report = {
         "date": time.strftime("%Y-%m-%d"),
@@ -186,12 +190,30 @@ def main() -> None:
         "documents": len(corpus["ids"]),
         "queries": len(corpus["queries"]),
         "rounds": args.rounds,
+        "busy_processes": args.busy,
         "summary": summary,
         "ratios_retrievo_over_peer": ratios(summary),
     }
     print(json.dumps(report, indent=1))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1) + "\n")
+
+
+def run_rounds(
+    args: argparse.Namespace,
+    systems: list[str],
+    work: Path,
+    ann: bool,
+    rounds: list[dict[str, dict[str, Any]]],
+) -> None:
+    for number in range(args.rounds):
+        order = systems[number % len(systems) :] + systems[: number % len(systems)]
+        results: dict[str, dict[str, Any]] = {}
+        for system in order:
+            python = sys.executable if system == "retrievo" else args.peers_python
+            results[system] = run_system(system, python, work, ann, work / f"{system}-{number}.json")
+            print(f"round {number + 1} {system}: {json.dumps(results[system])[:300]}", flush=True)
+        rounds.append(results)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,11 @@ queries (query vectors given), score nDCG@10 when there are judgements; write JS
 
     python systems.py SYSTEM WORK OUT [--ann]
 
-retrievo runs under the project's interpreter; LanceDB, txtai and bm25s under their own environment's.
+retrievo runs under the project's interpreter; LanceDB, txtai, bm25s and faiss under their own
+environment's. ``faiss`` is an exhaustive inner-product index (IndexFlatIP, faiss's own threads);
+``matmul`` is the physical floor of exact dense search: one NumPy product and a top-k by
+``argpartition``, with BLAS on one thread (``run.py`` starts it with ``OPENBLAS_NUM_THREADS=1``).
+Each mode reports p50 / p95 and the process's CPU milliseconds per query (every thread of it).
 """
 
 from __future__ import annotations
@@ -38,16 +42,19 @@ def measure(
     for number in range(min(WARM_UP, queries)):
         search(number)
     latencies, scores = [], []
+    cpu_started = time.process_time()
     for number in range(queries):
         started = time.perf_counter()
         ranked = search(number)
         latencies.append((time.perf_counter() - started) * 1000)
         if qrels:
             scores.append(ndcg10(ranked, qrels[str(number)]))
+    cpu_ms = (time.process_time() - cpu_started) * 1000 / max(1, queries)
     ordered = sorted(latencies)
     figures = {
         "p50_ms": statistics.median(ordered),
         "p95_ms": ordered[max(0, round(0.95 * len(ordered)) - 1)],
+        "cpu_ms": cpu_ms,
     }
     return figures, (round(statistics.mean(scores), 4) if scores else None)
 
@@ -102,7 +109,21 @@ def retrievo(work: Path, corpus: dict[str, Any], vectors: np.ndarray, queries: n
 
         return search
 
-    return build_s, {mode: mode_search(mode) for mode in ("keyword", "semantic", "hybrid")}
+    from retrievo.models import Filters
+
+    document_of = {
+        int(row[0]): str(row[1]).removeprefix("peers://")
+        for row in store._read(  # type: ignore[attr-defined]
+            "SELECT c.id, d.source FROM chunks c JOIN documents d ON d.id = c.document_id"
+        )
+    }
+
+    def dense_arm(number: int) -> list[str]:  # the exact dense arm alone, as the search calls it
+        hits = store.vector_search("peers", GivenQueries.model_id, queries[number], Filters(), LIMIT)
+        return [document_of[hit.chunk_id] for hit in hits]
+
+    searches = {mode: mode_search(mode) for mode in ("keyword", "semantic", "hybrid")}
+    return build_s, {**searches, "dense arm": dense_arm}
 
 
 def lancedb(work: Path, corpus: dict[str, Any], vectors: np.ndarray, queries: np.ndarray, ann: bool) -> Any:
@@ -201,6 +222,38 @@ def bm25s(work: Path, corpus: dict[str, Any], vectors: np.ndarray, queries: np.n
         return [ids[i] for i in found[0]]
 
     return build_s, {"keyword": search}
+
+
+def faiss(work: Path, corpus: dict[str, Any], vectors: np.ndarray, queries: np.ndarray, ann: bool) -> Any:
+    import faiss as fa
+
+    ids = corpus["ids"]
+    started = time.perf_counter()
+    index = fa.IndexFlatIP(vectors.shape[1])
+    index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+    build_s = time.perf_counter() - started
+    asked = np.ascontiguousarray(queries, dtype=np.float32)
+
+    def search(n: int) -> list[str]:
+        _, found = index.search(asked[n : n + 1], LIMIT)
+        return [ids[i] for i in found[0] if i >= 0]
+
+    return build_s, {"semantic": search}
+
+
+def matmul(work: Path, corpus: dict[str, Any], vectors: np.ndarray, queries: np.ndarray, ann: bool) -> Any:
+    ids = corpus["ids"]
+    started = time.perf_counter()
+    matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+    build_s = time.perf_counter() - started
+    asked = np.ascontiguousarray(queries, dtype=np.float32)
+
+    def search(n: int) -> list[str]:
+        scores = matrix @ asked[n]
+        top = np.argpartition(-scores, LIMIT - 1)[:LIMIT]
+        return [ids[i] for i in top[np.argsort(-scores[top])]]
+
+    return build_s, {"semantic": search}
 
 
 def main() -> None:

@@ -3,26 +3,54 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from retrievo.config import Config
-from retrievo.engine import Engine
 from retrievo.errors import ConfigError, RetrievoError
-from retrievo.models import SearchMode, SearchResult
+from retrievo.models import SearchMode
 from retrievo.secrets import redact
-from retrievo.surfaces.filters import filters_from_pairs
-from retrievo.surfaces.serialize import result_to_dict, status_to_dict
+
+if TYPE_CHECKING:  # imported where used: `retrievo --version` and a one-off search start fast
+    import rich.table
+
+    from retrievo.engine import Engine
+    from retrievo.models import Filters, IndexStatus, SearchResult
+
+
+def filters_from_pairs(pairs: tuple[str, ...]) -> Filters:
+    from retrievo.surfaces.filters import filters_from_pairs as parse
+
+    return parse(pairs)
+
+
+def result_to_dict(result: SearchResult) -> dict[str, Any]:
+    from retrievo.surfaces.serialize import result_to_dict as shape
+
+    return shape(result)
+
+
+def status_to_dict(state: IndexStatus) -> dict[str, Any]:
+    from retrievo.surfaces.serialize import status_to_dict as shape
+
+    return shape(state)
+
+
+def Table(*args: Any, **kwargs: Any) -> rich.table.Table:  # noqa: N802 - rich's class, made when a table is printed
+    from rich.table import Table as RichTable
+
+    return RichTable(*args, **kwargs)
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 err = Console(stderr=True)
@@ -60,7 +88,33 @@ def point_options(command: F) -> F:
 
 
 def _engine(db: Path | None, collection: str | None, **settings: Any) -> Engine:
+    from retrievo.engine import Engine
+
     return Engine(Config.from_env(db=db, collection=collection, **settings))
+
+
+# Commands kept in their own modules (surfaces/cli_*.py) register themselves on ``main`` when first
+# used: the name of each, and its module (tests/test_cli.py holds this table to what they register).
+LAZY_COMMANDS = {
+    "baseline": "cli_history", "chunks": "cli_collections", "collection": "cli_collections", "deps": "cli_code",
+    "docs": "cli_collections", "document": "cli_history", "drop-vectors": "cli_lifecycle", "elements": "cli_records",
+    "embed": "cli_index", "index": "cli_index", "job": "cli_jobs", "jobs": "cli_jobs", "keys": "cli_serve",
+    "migrate": "cli_store", "neighbours": "cli_similar", "prune": "cli_history", "regenerate": "cli_lifecycle",
+    "registry": "cli_registry", "relations": "cli_records", "serve": "cli_serve", "similar": "cli_similar",
+    "symbols": "cli_code", "tests-for": "cli_code", "verify": "cli_collections", "watch": "cli_code",
+}  # fmt: skip
+
+
+class LazyGroup(click.Group):
+    """A group whose commands in other modules are imported when asked for (help lists them all)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
+            importlib.import_module(f"retrievo.surfaces.{LAZY_COMMANDS[cmd_name]}")
+        return self.commands.get(cmd_name)
 
 
 @contextmanager
@@ -74,7 +128,7 @@ def _errors() -> Iterator[None]:
         sys.exit(1)
 
 
-@click.group()
+@click.group(cls=LazyGroup)
 @click.version_option(package_name="retrievo")
 @click.option("-v", "--verbose", is_flag=True, help="Also show libraries' warnings (e.g. PDF fonts).")
 def main(verbose: bool) -> None:
@@ -418,28 +472,10 @@ def _bad_mode(mode: str) -> None:
     raise ConfigError(f"unknown mode {mode!r}; choose from keyword, semantic, hybrid")
 
 
-# Commands kept in their own modules register themselves on ``main``.
-from retrievo.surfaces import (  # noqa: E402
-    cli_code,
-    cli_collections,
-    cli_history,
-    cli_index,
-    cli_jobs,
-    cli_lifecycle,
-    cli_records,
-    cli_registry,
-    cli_serve,
-    cli_similar,
-    cli_store,
-)
-
-__all__ = [
-    "cli_code", "cli_collections", "cli_history", "cli_index", "cli_jobs", "cli_lifecycle", "cli_records", "cli_registry", "cli_serve", "cli_similar", "cli_store",
-    "main",
-]  # fmt: skip
+__all__ = ["LAZY_COMMANDS", "main"]
 
 if __name__ == "__main__":
-    # Run as a module, this file is __main__; the commands registered by other modules are on the
+    # Run as a module, this file is __main__; the commands other modules register are on the
     # package's ``retrievo.surfaces.cli.main``.
     from retrievo.surfaces.cli import main as package_main
 
