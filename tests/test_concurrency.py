@@ -303,13 +303,10 @@ def test_hybrid_arms_go_beside_only_while_each_search_can_have_two_cores() -> No
     assert arms_beside(1, cores=1), "alone, a search embeds while its keyword arm runs"
 
 
-def test_busy_searches_run_their_arms_inline_with_the_same_answers(
-    tmp_path: Path, handbook: Path, minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def hand_offs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one each time a search hands its arms to another thread."""
     from retrievo.search import hybrid
 
-    engine = Engine(Config.from_env(db=tmp_path / "index.db", query_threads=2), embedder=minilm)
-    engine.index([handbook])
     handed: list[int] = []
     real = hybrid._side_by_side
 
@@ -318,6 +315,17 @@ def test_busy_searches_run_their_arms_inline_with_the_same_answers(
         return real(*arms)
 
     monkeypatch.setattr(hybrid, "_side_by_side", spy)
+    return handed
+
+
+def test_busy_searches_run_their_arms_inline_with_the_same_answers(
+    tmp_path: Path, handbook: Path, minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retrievo.search import hybrid
+
+    engine = Engine(Config.from_env(db=tmp_path / "index.db", query_threads=2), embedder=minilm)
+    engine.index([handbook])
+    handed = hand_offs(monkeypatch)
     monkeypatch.setattr(hybrid, "CORES", 64)
     beside = [[(h.chunk.chunk_id, h.score) for h in engine.search(q).hits] for q in QUESTIONS]
     assert len(handed) == len(QUESTIONS), "alone on many cores: the arms went to another thread"
@@ -340,14 +348,7 @@ def test_a_search_uses_one_thread_by_default(
 
     from retrievo.search import hybrid
 
-    handed: list[int] = []
-    real = hybrid._side_by_side
-
-    def spy(*arms: Any) -> Any:
-        handed.append(1)
-        return real(*arms)
-
-    monkeypatch.setattr(hybrid, "_side_by_side", spy)
+    handed = hand_offs(monkeypatch)
     monkeypatch.setattr(hybrid, "CORES", 64)
     monkeypatch.delenv("RETRIEVO_QUERY_THREADS", raising=False)
     with Engine(Config.from_env(db=tmp_path / "index.db"), embedder=minilm) as engine:

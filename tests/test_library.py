@@ -4,25 +4,11 @@ fields, ``min_similarity`` on a documented scale, ``total_results`` counting eve
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import pytest
-from benchmarks.mcp_payload import fifteen_markdown_files
 from mcp import Client
 
-from retrievo import Config, Engine
 from retrievo.search.library import similarity
 from test_mcp_agent import run, stdio
-
-
-@pytest.fixture(scope="module")
-def library_db(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Path:
-    base = tmp_path_factory.mktemp("lib")
-    corpus = fifteen_markdown_files(base / "md")
-    db = base / "lib.db"
-    with Engine(Config(db=db), embedder=minilm) as engine:
-        engine.index([corpus])
-    return db
 
 
 def test_similarity_is_the_cosine_on_zero_to_one() -> None:
@@ -30,7 +16,7 @@ def test_similarity_is_the_cosine_on_zero_to_one() -> None:
     assert similarity(1.5) == 1.0  # rounding never leaves the scale
 
 
-def test_search_library_answers_documents_with_the_seeds_fields_and_pages(library_db: Path) -> None:
+def test_search_library_answers_documents_with_the_seeds_fields_and_pages(docs_db: tuple[Path, Path]) -> None:
     async def library(client: Client) -> None:
         assert "search_library" in {t.name for t in (await client.list_tools()).tools}
         good = await client.call_tool("search_library", {"query": "how many weeks of parental leave"})
@@ -89,11 +75,11 @@ def test_search_library_answers_documents_with_the_seeds_fields_and_pages(librar
         too_many = await client.call_tool("search_library", {"query": "x", "limit": 51})
         assert too_many.is_error and "allowed: an integer from 1 to 50" in too_many.content[0].text  # type: ignore[union-attr]
 
-    run(stdio(library_db, "--tools", "docs,library"), library)
+    run(stdio(docs_db[0], "--tools", "docs,library"), library)
 
 
-def test_the_library_toolset_is_asked_for_by_name(library_db: Path) -> None:
+def test_the_library_toolset_is_asked_for_by_name(docs_db: tuple[Path, Path]) -> None:
     async def default(client: Client) -> None:
         assert "search_library" not in {t.name for t in (await client.list_tools()).tools}
 
-    run(stdio(library_db), default)
+    run(stdio(docs_db[0]), default)

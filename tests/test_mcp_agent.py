@@ -34,16 +34,6 @@ DOCS_BUDGET, EVERY_KIND_BUDGET, BRIEF_BUDGET = 8_000, 14_000, 1_500
 
 
 @pytest.fixture(scope="module")
-def docs_db(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("a")
-    corpus = fifteen_markdown_files(base / "md")
-    db = base / "docs.db"
-    with Engine(Config(db=db), embedder=minilm) as engine:
-        engine.index([corpus])
-    return db, corpus
-
-
-@pytest.fixture(scope="module")
 def every_kind_db(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Path:
     base = tmp_path_factory.mktemp("k")
     corpus = fifteen_markdown_files(base / "md")

@@ -118,7 +118,12 @@ def retrievo(work: Path, corpus: dict[str, Any], vectors: np.ndarray, queries: n
         )
     }
 
-    def dense_arm(number: int) -> list[str]:  # the exact dense arm alone, as the search calls it
+    pinned: list[Any] = []
+
+    def dense_arm(number: int) -> list[str]:  # the exact dense arm alone, as a search calls it:
+        if not pinned:  # inside one look at the index (``Store.reading``, which a search opens)
+            pinned.append(store.reading())
+            pinned[0].__enter__()
         hits = store.vector_search("peers", GivenQueries.model_id, queries[number], Filters(), LIMIT)
         return [document_of[hit.chunk_id] for hit in hits]
 

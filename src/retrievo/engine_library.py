@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from retrievo.errors import ConfigError
@@ -40,19 +40,7 @@ class LibraryQueries:
     @abstractmethod
     def _collection_store(self, collection: str | None) -> tuple[Store, str]: ...
 
-    @abstractmethod
-    def search(
-        self,
-        query: str,
-        collection: str | None = None,
-        limit: int = 10,
-        mode: SearchMode | str = SearchMode.HYBRID,
-        filters: Filters | None = None,
-        min_score: float | None = None,
-        explain: bool = False,
-        baseline: str | None = None,
-        as_of: str | None = None,
-    ) -> SearchResult: ...
+    search: Callable[..., SearchResult]  # Engine.search
 
     def library(
         self,
