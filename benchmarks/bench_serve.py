@@ -265,7 +265,7 @@ async def same_answer_both_ways(url: str, key: str, query: str) -> bool:
     )
     await connection.close()
     lean = answer["result"]["structuredContent"]
-    ids = [[hit["chunk_id"] for hit in answer["results"]] for answer in (official, lean)]
+    ids = [[(hit["uri"], hit["line_start"]) for hit in answer["results"]] for answer in (official, lean)]
     return bool(ids[0]) and ids[0] == ids[1]
 
 
