@@ -169,6 +169,40 @@ def test_kill_9_during_a_migration_job_then_resume_switches_and_verifies(
     assert status["collections"][0]["model_id"] == "openai:toy"
 
 
+def test_a_killed_re_embedding_job_resumes_after_what_it_wrote(tmp_path: Path, embedding_server: Any) -> None:
+    """A full re-embedding (same model) killed with SIGKILL half-way and resumed embeds only the rest."""
+    db, docs = tmp_path / "i.db", write_notes(tmp_path / "docs", 200)
+    env = {"RETRIEVO_EMBEDDER": "openai", "RETRIEVO_EMBED_URL": embedding_server.url + "/v1",
+           "RETRIEVO_EMBED_MODEL": "toy"}  # fmt: skip
+    assert cli(db, "index", str(docs), env=env).returncode == 0
+    chunks = json.loads(cli(db, "status", "--json", env=env).stdout)["collections"][0]["chunks"]
+    embedding_server.stall_after = embedding_server.batches + 5  # past the first write of 256, not the end
+    submitted = cli(db, "regenerate", "--background", "--json", env=env)
+    assert submitted.returncode == 0, submitted.stderr
+    job_id = json.loads(submitted.stdout)["job_id"]
+    deadline = time.monotonic() + 120
+    while True:
+        job = json.loads(cli(db, "job", job_id, "--json", env=env).stdout)
+        if job["status"] == "running" and (job.get("result") or {}).get("resume_after_key"):
+            break
+        assert time.monotonic() < deadline and job["status"] in ("queued", "running"), job
+        time.sleep(0.2)
+    os.kill(job["pid"], signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while (job := json.loads(cli(db, "job", job_id, "--json", env=env).stdout))["status"] != "interrupted":
+        assert time.monotonic() < deadline, "a killed worker's job must become interrupted"
+        time.sleep(0.3)
+    written = job["result"]["written"]
+    assert 0 < written < chunks
+    embedding_server.stall_after = None
+    embedding_server.released.set()
+    assert cli(db, "job", "resume", job_id, env=env).returncode == 0
+    assert cli(db, "job", job_id, "--follow", "--json", env=env).returncode == 0
+    final = json.loads(cli(db, "job", job_id, "--json", env=env).stdout)
+    assert final["status"] == "done" and final["result"]["chunks_embedded"] == chunks - written
+    assert cli(db, "verify", "--json", env=env).returncode == 0
+
+
 def test_mcp_migrates_in_a_job_and_verifies_over_the_official_client(
     tmp_path: Path, embedding_server: Any
 ) -> None:

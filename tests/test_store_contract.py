@@ -231,3 +231,33 @@ def test_content_kinds_and_revision_times_say_what_each_collection_holds(make_en
     times = store.revision_times([state.revision_id, "rev_missing"])
     assert list(times) == [state.revision_id] and times[state.revision_id].startswith("20")
     assert store.revision_times([]) == {}
+
+
+def test_a_chunk_whose_revision_text_moved_under_it_is_served_stale(make_engine: Any, handbook: Path) -> None:
+    """Query-time staleness covers the revision too: text != revision[start:end] (or another source hash)
+    is `stale`, found in one query with no file read."""
+    engine = make_engine()
+    engine.index([handbook])
+    hit = engine.search("corporate credit card", limit=1).hits[0].chunk
+    store = engine._open_store(create=False)
+    siblings = store.chunk_ids_of_revision(hit.revision_id)
+    assert store.drifted_chunks(siblings) == set() and store.drifted_chunks([]) == set()
+    change = (
+        "UPDATE revisions SET text = 'Moved. ' || text WHERE id = %s"  # every offset now points elsewhere
+    )
+    if engine.config.store:
+        import psycopg
+
+        with psycopg.connect(engine.config.store, autocommit=True) as raw:
+            raw.execute(change, (hit.revision_id,))
+    else:
+        import sqlite3
+
+        with sqlite3.connect(engine.config.db) as raw:
+            raw.execute(change.replace("%s", "?"), (hit.revision_id,))
+    assert store.drifted_chunks(siblings) == set(siblings)
+    found = {
+        h.chunk.chunk_id: h.embedding_status for h in engine.search("corporate credit card", limit=5).hits
+    }
+    assert found[hit.chunk_id] == "stale"
+    assert {status for chunk_id, status in found.items() if chunk_id not in siblings} <= {"fresh"}

@@ -162,10 +162,15 @@ class EmbeddingLifecycle:
         model: str | None = None,
         drop_old: bool = False,
         progress: IndexProgress | None = None,
+        after_key: str | None = None,
     ) -> RegenerateReport:
         """Re-embed a collection's chunks (all, ``only_missing``, ``stale`` ones, some ``kinds``, a
         ``limit``/``offset`` slice ordered by key), or with ``model`` migrate it to another model.
 
+        Work goes in key order and each written slice is reported to ``progress.written_through``
+        (when it has one): ``after_key`` resumes a re-embedding after the last key written (a job
+        killed half-way embeds only the rest). A migration resumes by itself (it embeds what lacks a
+        vector of the new model).
         A migration (``model`` other than the served one) covers the whole collection, history included,
         switches atomically when done and, with ``drop_old``, deletes the previous model's vectors.
         """
@@ -189,7 +194,9 @@ class EmbeddingLifecycle:
             if drop_old:
                 report.vectors_dropped = store.drop_model_vectors(info.model_id)
         else:
-            report = self._re_embed(store, name, target, only_missing, stale, kinds, limit, offset, progress)
+            report = self._re_embed(
+                store, name, target, only_missing, stale, kinds, limit, offset, progress, after_key
+            )
         report.duration_s = time.perf_counter() - started
         return report
 
@@ -204,6 +211,7 @@ class EmbeddingLifecycle:
         limit: int | None,
         offset: int,
         progress: IndexProgress,
+        after_key: str | None = None,
     ) -> RegenerateReport:
         report = RegenerateReport(name, embedder.model_id)
         with store.writer_lock(name):
@@ -215,6 +223,8 @@ class EmbeddingLifecycle:
                 store.rekey_chunks(pairs)
                 report.chunks_rekeyed = len(pairs)
             work = store.embedding_work(name, embedder.model_id, only_missing or stale, kinds, limit, offset)
+            if after_key is not None:  # resumed: what an earlier run wrote (keys in order) is done
+                work = [item for item in work if item[0] > after_key]
             replacing = not (only_missing or stale)
             try:
                 report.chunks_embedded = _embed_into(store, embedder, work, progress, replace=replacing)
@@ -286,10 +296,13 @@ def _embed_into(
     if not work:
         return 0
     progress.embedding_started(len(work))
+    written_through = getattr(progress, "written_through", None)  # a job keeps where to resume
     done = 0
     for begin in range(0, len(work), EMBED_WRITE_BATCH):
         batch = work[begin : begin + EMBED_WRITE_BATCH]
         vectors = embedder.embed_documents([text for _, text in batch], progress=progress.embedded)
         store.put_embeddings(embedder.model_id, [key for key, _ in batch], vectors, replace=replace)
         done += len(batch)
+        if written_through is not None:
+            written_through(batch[-1][0], done)
     return done

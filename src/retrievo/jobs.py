@@ -33,6 +33,7 @@ HEARTBEAT_S = 1.0
 STALE_AFTER_S = 15.0
 LIVE = ("queued", "running", "cancelling")
 ENDED = ("done", "failed", "cancelled", "interrupted")
+RESUME_AFTER = "resume_after_key"  # in a running regenerate job's result: the last key written
 
 
 def now() -> str:
@@ -90,6 +91,10 @@ class JobProgress:
     def embedding_started(self, total: int) -> None:
         self.done, self.total = 0, total
         self._check()
+
+    def written_through(self, key: str, written: int) -> None:
+        """Vectors up to ``key`` (work goes in key order) are stored: where a resumed job starts."""
+        self.store.update_job(self.job_id, result={RESUME_AFTER: key, "written": written})
 
     def embedded(self, count: int) -> None:
         self.done += count
@@ -213,7 +218,10 @@ class Jobs:
             if job.kind == "embed":
                 report = self.engine.embed_missing(job.collection, progress=progress)
             elif job.kind == "regenerate":
-                report = self.engine.regenerate(job.collection, progress=progress, **parameters)
+                resumed = (job.result or {}).get(RESUME_AFTER)  # an earlier run's last written key
+                report = self.engine.regenerate(
+                    job.collection, progress=progress, after_key=resumed, **parameters
+                )
             elif job.kind == "refresh":
                 report = self.engine.refresh(paths[0], collection=job.collection, progress=progress)
             else:

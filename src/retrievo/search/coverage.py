@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import replace
 
 from retrievo.ingest.hashing import sha256_text
@@ -61,16 +61,20 @@ class Coverage:
         would have (lexical-only: each hit says whether it has a vector at all, ``missing`` without)."""
         if result.search_mode == LEXICAL_ONLY:
             info = store.get_collection(collection)
+            drifted = store.drifted_chunks([h.chunk.chunk_id for h in result.hits])
             return replace(
                 result,
-                hits=tuple(replace(h, embedding_status=_status(store, info, h, False)) for h in result.hits),
+                hits=tuple(
+                    replace(h, embedding_status=_status(store, info, h, False, drifted)) for h in result.hits
+                ),
             )
         if result.search_mode not in (SearchMode.HYBRID, SearchMode.SEMANTIC):
             return result
         chunks, embedded = self.counts(store, collection)
         info = store.get_collection(collection)
+        drifted = store.drifted_chunks([h.chunk.chunk_id for h in result.hits])
         hits = tuple(
-            replace(hit, embedding_status=_status(store, info, hit, embedded >= chunks))
+            replace(hit, embedding_status=_status(store, info, hit, embedded >= chunks, drifted))
             for hit in result.hits
         )
         if not chunks or embedded >= chunks:
@@ -86,9 +90,17 @@ class Coverage:
         )  # fmt: skip
 
 
-def _status(store: Store, info: CollectionInfo | None, hit: Hit, complete: bool) -> str:
-    if sha256_text(hit.chunk.text) != hit.chunk.chunk_hash:
-        return "stale"  # never served silently: the stored text and its hash disagree (`retrievo verify`)
+def _status(
+    store: Store,
+    info: CollectionInfo | None,
+    hit: Hit,
+    complete: bool,
+    drifted: Container[int] = (),
+) -> str:
+    if hit.chunk.chunk_id in drifted or sha256_text(hit.chunk.text) != hit.chunk.chunk_hash:
+        # Never served silently: the stored text and its hash disagree, or the text is no longer its
+        # revision's at its offsets, or the revision's source hash changed (`retrievo verify`).
+        return "stale"
     if complete or info is None or info.model_id is None or info.dimensions is None:
         return "fresh" if complete else "missing"
     found = store.chunk_vectors([hit.chunk.chunk_id], info.model_id, info.dimensions)

@@ -371,6 +371,14 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
             self._coverage[collection] = cached
         return cached[1], cached[2]
 
+    def drifted_chunks(self, chunk_ids: Sequence[int]) -> set[int]:
+        if not chunk_ids:
+            return set()
+        rows = self._read(
+            queries.DRIFTED_CHUNKS + "IN (SELECT value FROM json_each(?))", (json.dumps(list(chunk_ids)),)
+        )
+        return {int(row[0]) for row in rows}
+
     def revision_times(self, revision_ids: Sequence[str]) -> dict[str, str]:
         if not revision_ids:
             return {}
