@@ -60,3 +60,26 @@ def test_records_contract(make_engine: Any, tmp_path: Path) -> None:
     assert removed.documents_removed == 1 and "app-1" not in {
         r.element_id for r in list_elements(store, "default")
     }
+
+
+def test_an_answer_at_a_baseline_names_elements_as_they_were_then(make_engine: Any, tmp_path: Path) -> None:
+    """One time per answer: at a baseline the element's name is the baseline's, like its text and type."""
+    from retrievo.search.records import element_hit
+
+    graph: dict[str, Any] = copy.deepcopy(GRAPH)
+    model = tmp_path / "catalogue.json"
+    model.write_text(json.dumps(graph))
+    engine = make_engine()
+    engine.index([model], embed=False)
+    engine.history.create("before-rename", "default")
+    graph["elements"][1]["name"] = "General Ledger"
+    model.write_text(json.dumps(graph))
+    engine.index([model], embed=False)
+
+    def ledger(**point: str) -> Any:
+        hits = engine.search("ledger", mode="keyword", limit=10, **point).hits
+        return next(element_hit(h) for h in hits if h.chunk.metadata["element_id"] == "db-1")
+
+    then, now = ledger(baseline="before-rename"), ledger()
+    assert then.element_name == "Ledger Store" and "Ledger Store" in then.context
+    assert now.element_name == "General Ledger" and then.revision_id != now.revision_id

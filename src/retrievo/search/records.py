@@ -51,8 +51,9 @@ class RecordContext:
 def element_hit(hit: Hit) -> ElementHit:
     chunk = hit.chunk
     meta = chunk.metadata
+    name = str(meta.get("element_name") or chunk.title)  # the read revision's name, as its text and type
     return ElementHit(
-        str(meta.get("element_id", "")), chunk.title, str(meta.get("element_type", "")), str(meta.get("layer", "")),
+        str(meta.get("element_id", "")), name, str(meta.get("element_type", "")), str(meta.get("layer", "")),
         round(hit.relevance, 4), chunk.text, chunk.revision_id, chunk.document_id, chunk.path,
     )  # fmt: skip
 

@@ -25,6 +25,7 @@ def load_model_file(path: Path, data: bytes) -> tuple[Model, list[LoadedDocument
         element = chunk.element
         metadata: dict[str, object] = {
             "element_id": element.id,
+            "element_name": display_name(element),  # the revision's own (the document's title is today's)
             "element_type": element.type,
             "layer": chunk.layer,
             "model": model.name,
