@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 JSONDict = dict[str, Any]
 
@@ -138,11 +138,15 @@ class Chunk:
     path: str
     title: str
     kind: Kind
+    # Read with the chunk (``Store.get_chunks``): its text is no longer its revision's at its offsets, or
+    # its source hash is not its revision's; served as ``stale``.
+    drifted: bool = False
 
 
-@dataclass(frozen=True)
-class ArmHit:
-    """One arm's view of one chunk: its 1-based rank and raw score in that arm."""
+class ArmHit(NamedTuple):
+    """One arm's view of one chunk: its 1-based rank and raw score in that arm. A named tuple, not a
+    dataclass: an arm makes up to its depth of them per search (100 by default), and a tuple is made
+    in a quarter of the time."""
 
     chunk_id: int
     rank: int

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Container
+from collections.abc import Callable
 from dataclasses import replace
 
 from retrievo.ingest.hashing import sha256_text
@@ -61,20 +61,16 @@ class Coverage:
         would have (lexical-only: each hit says whether it has a vector at all, ``missing`` without)."""
         if result.search_mode == LEXICAL_ONLY:
             info = store.get_collection(collection)
-            drifted = store.drifted_chunks([h.chunk.chunk_id for h in result.hits])
             return replace(
                 result,
-                hits=tuple(
-                    replace(h, embedding_status=_status(store, info, h, False, drifted)) for h in result.hits
-                ),
+                hits=tuple(replace(h, embedding_status=_status(store, info, h, False)) for h in result.hits),
             )
         if result.search_mode not in (SearchMode.HYBRID, SearchMode.SEMANTIC):
             return result
         chunks, embedded = self.counts(store, collection)
         info = store.get_collection(collection)
-        drifted = store.drifted_chunks([h.chunk.chunk_id for h in result.hits])
         hits = tuple(
-            replace(hit, embedding_status=_status(store, info, hit, embedded >= chunks, drifted))
+            replace(hit, embedding_status=_status(store, info, hit, embedded >= chunks))
             for hit in result.hits
         )
         if not chunks or embedded >= chunks:
@@ -90,14 +86,8 @@ class Coverage:
         )  # fmt: skip
 
 
-def _status(
-    store: Store,
-    info: CollectionInfo | None,
-    hit: Hit,
-    complete: bool,
-    drifted: Container[int] = (),
-) -> str:
-    if hit.chunk.chunk_id in drifted or sha256_text(hit.chunk.text) != hit.chunk.chunk_hash:
+def _status(store: Store, info: CollectionInfo | None, hit: Hit, complete: bool) -> str:
+    if hit.chunk.drifted or sha256_text(hit.chunk.text) != hit.chunk.chunk_hash:
         # Never served silently: the stored text and its hash disagree, or the text is no longer its
         # revision's at its offsets, or the revision's source hash changed (`retrievo verify`).
         return "stale"

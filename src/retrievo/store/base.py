@@ -272,11 +272,6 @@ class Store(Protocol):
 
     def status(self) -> IndexStatus: ...
 
-    def drifted_chunks(self, chunk_ids: Sequence[int]) -> set[int]:
-        """Those of ``chunk_ids`` whose stored text is no longer their revision's text at their offsets,
-        or whose source hash is not their revision's: served as ``stale``. One query, no file read."""
-        ...
-
     def revision_times(self, revision_ids: Sequence[str]) -> dict[str, str]:
         """When each revision was written (UTC ISO), in one query; unknown ids are absent."""
         ...

@@ -22,13 +22,11 @@ COVERAGE = """
        WHERE c.collection_id = col.id AND c.superseded_at IS NULL)
     FROM collections col WHERE col.name = ?"""
 
-# Chunks whose text is no longer their revision's text at their offsets, or whose source hash is no
-# longer their revision's (substr counts characters in both stores, as the offsets do); the membership
-# test of ``c.id`` is appended.
-DRIFTED_CHUNKS = """
-    SELECT c.id FROM chunks c JOIN revisions r ON r.id = c.revision_id
-    WHERE (r.source_hash <> c.source_hash
-           OR substr(r.text, c.start_offset + 1, c.end_offset - c.start_offset) <> c.text) AND c.id """
+# Whether a chunk (``c``) has drifted from its revision (``r``): its text is no longer the revision's text
+# at its offsets, or its source hash is not the revision's (substr counts characters in both stores, as
+# the offsets do). Read with every chunk, so a search's hits say it without another query.
+DRIFTED = """(r.source_hash <> c.source_hash
+    OR substr(r.text, c.start_offset + 1, c.end_offset - c.start_offset) <> c.text) AS drifted"""
 
 # When revisions were written (the seed's ``processed_at``); the membership test is appended.
 REVISION_TIMES = "SELECT id, created_at FROM revisions WHERE id "

@@ -10,6 +10,7 @@ import numpy.typing as npt
 from psycopg.rows import dict_row
 
 from retrievo.models import ArmHit, Chunk, Filters
+from retrievo.store import queries
 from retrievo.store.postgres import history, search
 from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.rows import chunk_from_row
@@ -52,8 +53,9 @@ class PostgresSearch(PostgresSideIndexes):
             return {}
         with self._conn() as conn, conn.cursor(row_factory=dict_row) as cursor:
             rows = cursor.execute(
-                """SELECT c.*, d.source, d.title, d.kind, col.name AS collection FROM chunks c
+                f"""SELECT c.*, d.source, d.title, d.kind, col.name AS collection, {queries.DRIFTED} FROM chunks c
                    JOIN documents d ON d.id = c.document_id JOIN collections col ON col.id = c.collection_id
+                   JOIN revisions r ON r.id = c.revision_id
                    WHERE c.id = ANY(%s)""",
                 (list(chunk_ids),),
             ).fetchall()

@@ -459,12 +459,6 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
         rows = self._rows(format_style(queries.COVERAGE), (collection,))
         return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
 
-    def drifted_chunks(self, chunk_ids: Sequence[int]) -> set[int]:
-        if not chunk_ids:
-            return set()
-        rows = self._rows(format_style(queries.DRIFTED_CHUNKS + "= ANY(?)"), (list(chunk_ids),))
-        return {int(row[0]) for row in rows}
-
     def revision_times(self, revision_ids: Sequence[str]) -> dict[str, str]:
         if not revision_ids:
             return {}

@@ -318,8 +318,9 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         if not chunk_ids:
             return {}
         rows = self._read(
-            f"""SELECT c.*, d.source, d.title, d.kind, col.name AS collection FROM chunks c
+            f"""SELECT c.*, d.source, d.title, d.kind, col.name AS collection, {queries.DRIFTED} FROM chunks c
                 JOIN documents d ON d.id = c.document_id JOIN collections col ON col.id = c.collection_id
+                JOIN revisions r ON r.id = c.revision_id
                 WHERE c.id IN ({",".join("?" * len(chunk_ids))})""",
             list(chunk_ids),
         )
@@ -370,14 +371,6 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
             cached = (generation, int(rows[0][0]), int(rows[0][1])) if rows else (generation, 0, 0)
             self._coverage[collection] = cached
         return cached[1], cached[2]
-
-    def drifted_chunks(self, chunk_ids: Sequence[int]) -> set[int]:
-        if not chunk_ids:
-            return set()
-        rows = self._read(
-            queries.DRIFTED_CHUNKS + "IN (SELECT value FROM json_each(?))", (json.dumps(list(chunk_ids)),)
-        )
-        return {int(row[0]) for row in rows}
 
     def revision_times(self, revision_ids: Sequence[str]) -> dict[str, str]:
         if not revision_ids:
@@ -436,4 +429,5 @@ def _chunk_from_row(row: sqlite3.Row) -> Chunk:
         path=row["source"],
         title=row["title"],
         kind=Kind(row["kind"]),
+        drifted=bool(row["drifted"]) if "drifted" in row.keys() else False,  # noqa: SIM118 - sqlite3.Row
     )
