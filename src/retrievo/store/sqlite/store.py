@@ -429,5 +429,13 @@ def _chunk_from_row(row: sqlite3.Row) -> Chunk:
         path=row["source"],
         title=row["title"],
         kind=Kind(row["kind"]),
-        drifted=bool(row["drifted"]) if "drifted" in row.keys() else False,  # noqa: SIM118 - sqlite3.Row
+        drifted=_drifted(row),
     )
+
+
+def _drifted(row: sqlite3.Row) -> bool:
+    """The row's ``drifted`` column, where its query reads one (``get_chunks``)."""
+    try:
+        return bool(row["drifted"])
+    except IndexError:
+        return False
