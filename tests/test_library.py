@@ -83,3 +83,23 @@ def test_the_library_toolset_is_asked_for_by_name(docs_db: tuple[Path, Path]) ->
         assert "search_library" not in {t.name for t in (await client.list_tools()).tools}
 
     run(stdio(docs_db[0]), default)
+
+
+def test_search_grouped_by_document_counts_documents(docs_db: tuple[Path, Path]) -> None:
+    async def grouped(client: Client) -> None:
+        asked = {"query": "leave policy parental annual sabbatical", "limit": 5}
+        passages = (await client.call_tool("search", asked)).structured_content or {}
+        documents = (
+            await client.call_tool("search", {**asked, "group_by": "document"})
+        ).structured_content or {}
+        owners = [hit["uri"].split("/")[3] for hit in documents["results"]]
+        assert len(owners) == len(set(owners)) == 5, "five distinct documents, each by its best passage"
+        first = passages["results"][0]
+        assert (
+            documents["results"][0]["uri"] == first["uri"]
+            and documents["results"][0]["line_start"] == first["line_start"]
+        )
+        refused = await client.call_tool("search", {**asked, "group_by": "chapter"})
+        assert refused.is_error and "allowed: document" in refused.content[0].text  # type: ignore[union-attr]
+
+    run(stdio(docs_db[0]), grouped)

@@ -31,6 +31,17 @@ class DocumentHit:
     passages: int
 
 
+def first_per_document(hits: Sequence[Hit], limit: int) -> list[Hit]:
+    """Ranked hits cut to one per document (its best-ranked passage), at most ``limit`` documents."""
+    seen: set[str] = set()
+    kept: list[Hit] = []
+    for hit in hits:
+        if hit.chunk.document_id not in seen and len(kept) < limit:
+            seen.add(hit.chunk.document_id)
+            kept.append(hit)
+    return kept
+
+
 def by_document(hits: Sequence[Hit]) -> list[DocumentHit]:
     """Semantic hits (best first, ``score`` the cosine) as one entry per document, most similar first."""
     best: dict[str, Hit] = {}

@@ -10,7 +10,7 @@ import functools
 import logging
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib.metadata import version
 from typing import Annotated, Literal
 
@@ -23,6 +23,7 @@ from retrievo.engine import Engine
 from retrievo.errors import ConfigError, RetrievoError
 from retrievo.jobs import recent_jobs, submit_refresh
 from retrievo.models import Filters, Kind
+from retrievo.search.library import first_per_document
 from retrievo.secrets import redact
 from retrievo.surfaces.filters import filters_from_mapping
 from retrievo.surfaces.mcp_answers import document_uri, holdings, page_of, parse_uri, search_output
@@ -105,7 +106,8 @@ def _query(query: str) -> str:
 
 
 Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY)]
-Limit = Annotated[int, Field(strict=True, ge=1, le=50)]
+MAX_LIMIT = 50
+Limit = Annotated[int, Field(strict=True, ge=1, le=MAX_LIMIT)]
 # Ids are SQLite/PostgreSQL 64-bit integers: anything larger cannot name a chunk.
 MAX_ID = 2**63 - 1
 Detail = Annotated[
@@ -161,6 +163,7 @@ def build_server(
         explain: Annotated[bool, Field(strict=True)] = False,
         read_context: ReadContext | None = None,
         detail: Detail = "brief",
+        group_by: Annotated[Literal["document"] | None, Field(description="One hit per document.")] = None,
     ) -> SearchOutput:
         def answer() -> SearchOutput:
             # In a worker thread, the scope's lookups and the excerpts too (the event loop stays free),
@@ -169,9 +172,11 @@ def build_server(
                 collection, parsed = scope.filters(filters)
                 text = _query(query)
                 result = engine.search(
-                    text, collection=collection, limit=limit, mode=mode, filters=parsed,
-                    min_score=min_score, explain=explain, **point_of(read_context),
+                    text, collection=collection, limit=MAX_LIMIT if group_by else limit, mode=mode,
+                    filters=parsed, min_score=min_score, explain=explain, **point_of(read_context),
                 )  # fmt: skip
+            if group_by == "document":  # distinct documents count against limit
+                result = replace(result, hits=tuple(first_per_document(result.hits, limit)))
             return search_output(result, query, detail)
 
         return await search_call(answer)

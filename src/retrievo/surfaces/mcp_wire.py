@@ -125,6 +125,8 @@ def _allowed(node: Any) -> str:
         return ""
     if isinstance(node.get("enum"), list):
         return "; allowed: " + ", ".join(map(str, node["enum"]))
+    if "const" in node:  # a one-value Literal
+        return f"; allowed: {node['const']}"
     kind = node.get("type")
     if kind in ("integer", "number"):
         low, high = node.get("minimum"), node.get("maximum")
@@ -170,7 +172,7 @@ def _forgiven(value: Any, node: Any, defs: dict[str, Any]) -> Any:
             except ValueError:
                 return value
             return number if math.isfinite(number) else value
-        choices = node.get("enum")
+        choices = node.get("enum", [node["const"]] if "const" in node else None)
         if isinstance(choices, list) and value not in choices:
             same = [c for c in choices if isinstance(c, str) and c.casefold() == text.casefold()]
             return same[0] if len(same) == 1 else value
