@@ -182,7 +182,10 @@ FORGIVEN = [
     ({"query": "leave", "limit": "500"}, "allowed: an integer from 1 to 50"),
     ({"query": "leave", "mode": "fuzzy"}, "allowed: hybrid, keyword, semantic"),
     ({"query": "leave", "filters": {"kind": "codex"}}, "allowed: document, code, record"),
-    ({"query": "leave", "limt": 3}, "search takes: detail, explain, filters, group_by, limit, min_score, mode, query"),
+    (
+        {"query": "leave", "limt": 3},
+        "search takes: detail, explain, filters, group_by, limit, min_score, mode, query",
+    ),
     ({"query": ["leave"]}, "query"),
 ]
 
