@@ -121,3 +121,23 @@ def test_hybrid_search_on_click_answers_with_file_line_citations(tmp_path: Path)
         and top["metadata"]["language"] == "python"
     )
     assert Path(top["path"]).read_text()[top["start"] : top["end"]] == top["text"]
+
+
+def test_code_questions_get_code_in_their_context(tmp_path: Path) -> None:
+    """get_context with its defaults over click's source, tests and docs: every code question gets at
+    least two code blocks and 2,000 tokens of evidence (seed 002's budget manager on the search's rank,
+    docs at most half the budget beside code); each source says its kind, type and size."""
+    from benchmarks.code_context import QUESTIONS
+
+    with Engine(Config(db=tmp_path / "click.db", embedder="none")) as engine:
+        engine.index([CLICK / "src", CLICK / "tests", CLICK / "docs"])
+        for question in QUESTIONS:
+            assembled = engine.context(question)
+            code = [s for s in assembled.sources if s.kind == "code"]
+            assert len(code) >= 2 and assembled.tokens >= 2000, (question, assembled.sources)
+            assert assembled.tokens <= 4000 - 1000, "seed 002's 1,000 tokens are kept free"
+            for source in assembled.sources:
+                assert source.token_count > 0 and source.chunk_type in ("symbol", "code", "documentation")
+            assert sum(s.token_count for s in assembled.sources) <= assembled.tokens
+            files = [s.path for s in code]
+            assert all(files.count(path) <= 3 for path in files), "0.7 a repeat under a 0.3 floor"

@@ -8,7 +8,7 @@ revision it came from, so ``revision_text[start:end]`` is the quoted text.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from retrievo.models import Hit, Kind, RevisionText
 from retrievo.store.base import Store
@@ -29,15 +29,22 @@ class Source:
     relevance: float
     symbol: str | None = None  # code: the qualified name and signature of the block's first chunk
     signature: str | None = None
+    kind: str = "document"
+    chunk_type: str = "documentation"  # symbol (code with a symbol), code, documentation, record
+    token_count: int = 0  # tokens of the block as packed (heading line included)
 
 
 @dataclass(frozen=True)
 class CodeBudget:
-    """Seed 002's budget manager for code blocks: tokens kept free, a same-file penalty, a floor."""
+    """Seed 002's budget manager for code blocks: tokens kept free, a penalty per repeat of a file, a
+    floor. The floor applies to a rank-based score (1 for the search's first hit, falling linearly to 0
+    past its last), not to the calibrated relevance, whose scale is another (a code question's hits
+    are mostly below 0.3 there, and the floor left answers without code)."""
 
     reserved_tokens: int = 0
-    same_file_penalty: float = 0.7
+    same_file_penalty: float = 0.7  # per earlier block of the same file
     relevance_floor: float = 0.3
+    prose_share: float = 1.0  # of the budget, what blocks that are not code may take (docs beside code)
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,7 @@ class _Span:
     last: int
     relevance: float
     core: int  # the best hit's own chunk: what is kept when the widened span does not fit
+    rank: int = 0  # the search's rank (0-based) of the span's best hit: spans are packed in this order
     chunk_ids: tuple[int, ...] = ()
 
 
@@ -68,7 +76,7 @@ def _spans(store: Store, hits: tuple[Hit, ...], neighbors: int) -> list[_Span]:
     ordered_ids: dict[str, list[int]] = {}
     order: list[str] = []
     strategy_of: dict[int, str] = {}
-    for hit in hits:
+    for rank, hit in enumerate(hits):
         # Neighbours are taken within the hit's own chunking strategy (a source may be chunked several ways).
         revision_id = f"{hit.chunk.revision_id}|{hit.chunk.chunker}"
         if revision_id not in ordered_ids:
@@ -82,24 +90,25 @@ def _spans(store: Store, hits: tuple[Hit, ...], neighbors: int) -> list[_Span]:
         revision = (
             spans[0].revision if spans else store.revision_text(hit.chunk.document_id, hit.chunk.revision_id)
         )
-        merged = _Span(revision, first, last, hit.relevance, position)
+        merged = _Span(revision, first, last, hit.relevance, position, rank)
         keep = []
         for span in spans:
             if span.first <= merged.last + 1 and merged.first <= span.last + 1:
-                best = span if span.relevance >= merged.relevance else merged
+                best = span if span.rank <= merged.rank else merged
                 merged = _Span(
                     revision,
                     min(span.first, merged.first),
                     max(span.last, merged.last),
                     best.relevance,
                     best.core,
+                    best.rank,
                 )
             else:
                 keep.append(span)
         by_revision[revision_id] = [*keep, merged]
         strategy_of[id(merged)] = hit.chunk.chunker
     all_spans = [span for revision_id in order for span in by_revision[revision_id]]
-    all_spans.sort(key=lambda s: -s.relevance)
+    all_spans.sort(key=lambda s: s.rank)  # best-first as the search ranked them
     return [_with_ids(s, ordered_ids[f"{s.revision.revision_id}|{strategy_of[id(s)]}"]) for s in all_spans]
 
 
@@ -117,8 +126,12 @@ def _source(store: Store, span: _Span, n: int, chunk_ids: tuple[int, ...]) -> So
         title=span.revision.title, start=first.start, end=last.end, line_start=first.line_start,
         line_end=last.line_end, revision_id=span.revision.revision_id, relevance=round(span.relevance, 4),
         symbol=str(symbol) if symbol and first.kind == Kind.CODE else None,
-        signature=str(signature) if signature and first.kind == Kind.CODE else None,
+        signature=str(signature) if signature and first.kind == Kind.CODE else None, kind=str(first.kind),
+        chunk_type=CHUNK_TYPES[first.kind] if not (symbol and first.kind == Kind.CODE) else "symbol",
     )  # fmt: skip
+
+
+CHUNK_TYPES = {Kind.CODE: "code", Kind.DOCUMENT: "documentation", Kind.RECORD: "record"}
 
 
 # A block cut to fit the budget must keep at least this many tokens of text to be worth citing.
@@ -140,32 +153,37 @@ def assemble(
     used = 0
     budget = code_budget or CodeBudget(same_file_penalty=1.0, relevance_floor=0.0)
     available = max(1, max_tokens - budget.reserved_tokens)
-    seen_code_files: set[str] = set()
+    seen_code_files: dict[str, int] = {}
+    prose_used, prose_available = 0, int(available * budget.prose_share)
     for span in _spans(store, hits, neighbors):
-        if code_budget is not None and span.revision.kind == Kind.CODE:
-            factor = budget.same_file_penalty if span.revision.path in seen_code_files else 1.0
-            if span.relevance * factor < budget.relevance_floor:
+        is_code = span.revision.kind == Kind.CODE
+        if code_budget is not None and is_code:
+            repeats = seen_code_files.get(span.revision.path, 0)
+            score = 1.0 - span.rank / max(1, len(hits))  # rank-based, as the seed's candidate scores
+            if score * budget.same_file_penalty**repeats <= budget.relevance_floor:
                 continue
-            seen_code_files.add(span.revision.path)
+            seen_code_files[span.revision.path] = repeats + 1
+        limit = available if is_code else min(available, used + prose_available - prose_used)
         n = len(blocks) + 1
         source = _source(store, span, n, span.chunk_ids)
         block = _render(source, span.revision.text[source.start : source.end])
         separator = count_tokens("\n\n") if blocks else 0
         cost = count_tokens(block) + separator
-        if used + cost > available:
+        if used + cost > limit:
             # Too big with its neighbours: keep the best hit's own chunk, cut to fit if need be.
             core_id = span.chunk_ids[span.core - span.first]
             source = _source(store, span, n, (core_id,))
             block = _render(source, span.revision.text[source.start : source.end])
             cost = count_tokens(block) + separator
-            if used + cost > available:
-                cut = _cut_to_fit(source, span.revision.text, available - used - separator, count_tokens)
+            if used + cost > limit:
+                cut = _cut_to_fit(source, span.revision.text, limit - used - separator, count_tokens)
                 if cut is None:
                     continue
                 source, block = cut
                 cost = count_tokens(block) + separator
-        blocks.append((block, source))
+        blocks.append((block, replace(source, token_count=count_tokens(block))))
         used += cost
+        prose_used += 0 if is_code else cost
     text = "\n\n".join(block for block, _ in blocks)
     while blocks and count_tokens(text) > available:  # belt and braces: the whole is what counts
         blocks.pop()

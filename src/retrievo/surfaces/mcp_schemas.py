@@ -86,6 +86,9 @@ class ContextSource(BaseModel):
     line_start: int
     line_end: int
     relevance: float
+    kind: str
+    chunk_type: str = Field(description="symbol, code, documentation or record")
+    token_count: int
 
 
 class ContextOutput(PointFields):

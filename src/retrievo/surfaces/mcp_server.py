@@ -208,6 +208,9 @@ def build_server(
                 line_start=s.line_start,
                 line_end=s.line_end,
                 relevance=s.relevance,
+                kind=s.kind,
+                chunk_type=s.chunk_type,
+                token_count=s.token_count,
             )
             for s in assembled.sources
         ]
