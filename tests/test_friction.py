@@ -240,11 +240,11 @@ def test_mcp_answers_are_compact_capped_and_brief_on_request(tmp_path: Path, han
             assert full.structured_content and full.structured_content["results"][0]["text"]
             assert brief.structured_content and "text" not in brief.structured_content["results"][0]
             assert len(brief.content[0].text) < len(full_text)  # type: ignore[union-attr]
-        async with Client(server(2_500)) as client:
+        async with Client(server(1_800)) as client:
             capped = await client.call_tool("search", {"query": "leave policy", "limit": 10})
             data = capped.structured_content
             assert data is not None and not capped.is_error
-            assert len(capped.content[0].text.encode()) <= 2_500  # type: ignore[union-attr]
+            assert len(capped.content[0].text.encode()) <= 1_800  # type: ignore[union-attr]
             assert data["cut"] and "left out" in data["cut"] and len(data["results"]) < 10
             document = await client.call_tool(
                 "get_document", {"uri": data["results"][0]["uri"], "max_chars": 20_000}

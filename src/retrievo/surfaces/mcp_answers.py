@@ -58,7 +58,7 @@ def parse_uri(uri: str, document_id: str | None) -> tuple[str, str | None]:
     return named.group(1), named.group(2)
 
 
-BRIEF_EXCERPT = 140  # characters of excerpt in a brief hit (a 3-hit answer stays under 1.5 kB)
+BRIEF_EXCERPT = 120  # characters of excerpt in a brief hit (a 3-hit answer stays well under 1.5 kB)
 
 
 BRIEF_CONTEXT = 80  # characters of heading path in a brief hit
