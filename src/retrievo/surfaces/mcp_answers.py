@@ -12,6 +12,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from retrievo.models import SearchResult
 from retrievo.search.highlight import highlight
 from retrievo.surfaces.mcp_schemas import DocumentOutput, SearchHit, SearchOutput
+from retrievo.surfaces.serialize import explain_to_dict
 
 TOOL_ROLES = {
     "document": "search finds passages (brief; detail=full for text), get_context packs cited evidence "
@@ -98,9 +99,7 @@ def search_output(result: SearchResult, query_for_highlight: str, detail: str = 
                 embedding_status=hit.embedding_status,
             )  # fmt: skip
         if hit.explain is not None:
-            data["explain"] = {
-                arm: {"rank": a.rank, "score": round(a.score, 6)} for arm, a in hit.explain.items()
-            }
+            data["explain"] = explain_to_dict(hit)
         hits.append(SearchHit.model_validate(data))
     weights = result.fusion_weights
     return SearchOutput(

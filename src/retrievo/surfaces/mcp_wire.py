@@ -271,14 +271,17 @@ def _lean(node: Any, output: bool, naming: bool = False) -> Any:
     return out
 
 
-def registered(server: MCPServer) -> tuple[object, ...]:
+Offered = tuple[tuple[int, ...], frozenset[str]]  # the registered tools' ids, the names hidden now
+
+
+def registered(server: MCPServer) -> Offered:
     """Which tools the server offers now: a cache made from its tools holds while this does."""
     hidden = server.hidden() if isinstance(server, RetrievoMCPServer) else frozenset()
-    return (*map(id, server._tool_manager.list_tools()), hidden)
+    return tuple(map(id, server._tool_manager.list_tools())), hidden
 
 
 class RetrievoMCPServer(MCPServer):
-    _listed: tuple[tuple[object, ...], list[MCPTool]] | None = None
+    _listed: tuple[Offered, list[MCPTool]] | None = None
     offer: Offer | None = None  # which registered tools the served collections can answer now
     describe_holdings: Callable[[frozenset[str]], str] | None = None  # instructions for these kinds
     _announced: frozenset[str] | None = None  # the hidden tools when the list was last given out
@@ -305,10 +308,9 @@ class RetrievoMCPServer(MCPServer):
         """The tools offered now, their schemas lean (``lean``); made again only when that changes
         (every client lists them: 0.65 ms each)."""
         now = registered(self)
-        self._announced = now[-1]  # type: ignore[assignment]
+        hidden = self._announced = now[1]
         if self._listed is not None and self._listed[0] == now:
             return list(self._listed[1])
-        hidden = now[-1]
         tools = [
             tool.model_copy(
                 update={
@@ -317,7 +319,7 @@ class RetrievoMCPServer(MCPServer):
                 }
             )
             for tool in await super().list_tools()
-            if tool.name not in hidden  # type: ignore[operator]
+            if tool.name not in hidden
         ]
         self._listed = (now, tools)
         return list(tools)

@@ -35,10 +35,13 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
     if hit.embedding_status is not None:
         data["embedding_status"] = hit.embedding_status
     if hit.explain is not None:
-        data["explain"] = {
-            arm: {"rank": a.rank, "score": round(a.score, 6)} for arm, a in hit.explain.items()
-        }
+        data["explain"] = explain_to_dict(hit)
     return data
+
+
+def explain_to_dict(hit: Hit) -> dict[str, dict[str, float]]:
+    """Each arm's rank and raw score for a hit (with ``explain``)."""
+    return {arm: {"rank": a.rank, "score": round(a.score, 6)} for arm, a in (hit.explain or {}).items()}
 
 
 def result_to_dict(result: SearchResult) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
-from retrievo.surfaces.mcp_wire import registered
+from retrievo.surfaces.mcp_wire import Offered, registered
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 _VERSION = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")
@@ -111,7 +111,7 @@ class DirectCalls:
         self.server = server
         self.security = TransportSecurityMiddleware(security)
         self._direct: dict[str, tuple[Any, bool]] = {}  # name -> (the tool looked at, its verdict)
-        self._tools: tuple[tuple[object, ...], str, bytes] | None = None  # tools offered, version, answer
+        self._tools: tuple[Offered, str, bytes] | None = None  # tools offered, version, answer
 
     def _takes(self, name: str) -> bool:
         """Whether tool ``name`` exists and runs without the MCP context or ``Mcp-Param`` headers."""
