@@ -89,6 +89,8 @@ def test_find_symbol_and_symbol_graph_over_mcp_stdio(click_db: Path) -> None:
         assert all(
             e["path"].endswith("core.py") and e["line"] >= 1 and e["line_text"] for e in graph["edges"]
         )
+        # click's tests reach Command.main ~300 times: the answer lists 40 and says how many there are
+        assert len(graph["tests"]) == 40 < graph["total_tests"] and graph["truncated"]
         dependents = await call(
             client, "symbol_graph", {"symbol": "parser._OptionParser", "direction": "dependents", "depth": 2},
             schemas,

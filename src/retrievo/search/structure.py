@@ -181,7 +181,8 @@ def tests_for(index: CodeIndex, collection: str, symbol: SymbolHit, depth: int =
 
 def _graph_edge(edge: EdgeHit, resolved: Iterable[SymbolHit], depth: int) -> GraphEdge:
     return GraphEdge(
-        edge.source, edge.kind, edge.target, tuple(r.qualified_name for r in resolved), edge.path, edge.line,
+        edge.source, edge.kind, edge.target, tuple(dict.fromkeys(r.qualified_name for r in resolved)), edge.path,
+        edge.line,
         edge.line_text, depth, edge.is_test,
     )  # fmt: skip
 

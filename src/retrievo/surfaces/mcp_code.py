@@ -59,6 +59,7 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         ],
         direction: Literal["dependencies", "dependents"] = "dependencies",
         depth: Annotated[int, Field(strict=True, ge=1, le=MAX_DEPTH)] = 1,
+        limit: Annotated[int, Field(strict=True, ge=1, le=500, description="Most edges and tests listed.")] = 40,
         collection: Collection = None,
     ) -> SymbolGraphOutput:
         graph = await call(
@@ -66,6 +67,7 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         )
         return SymbolGraphOutput(
             symbol=symbol_out(graph.symbol), direction=graph.direction, depth=graph.depth,
-            edges=[edge_out(e) for e in graph.edges], tests=[edge_out(e) for e in graph.tests],
-            truncated=graph.truncated,
+            edges=[edge_out(e) for e in graph.edges[:limit]], tests=[edge_out(e) for e in graph.tests[:limit]],
+            total_edges=len(graph.edges), total_tests=len(graph.tests),
+            truncated=graph.truncated or len(graph.edges) > limit or len(graph.tests) > limit,
         )  # fmt: skip

@@ -222,7 +222,9 @@ class SymbolGraphOutput(BaseModel):
     depth: int
     edges: list[EdgeOut]
     tests: list[EdgeOut] = Field(description="Test code that reaches the symbol, nearest first.")
-    truncated: bool
+    total_edges: int
+    total_tests: int
+    truncated: bool = Field(description="More edges or tests than listed: raise limit or narrow the symbol.")
 
 
 class RecordFilters(BaseModel):
