@@ -36,6 +36,7 @@ def test_index_search_and_status_as_json(tmp_path: Path, handbook: Path) -> None
         "baseline_id",
         "as_of",
         "model_load_ms",
+        "fusion",  # which fusion merged the arms
         "fusion_weights",  # with --explain
         "coverage",  # the share of the collection with vectors
     }

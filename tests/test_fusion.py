@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from retrievo.models import ArmHit
-from retrievo.search.fusion import max_rrf_score, rrf, zscore_fusion, zscore_relevance
+from retrievo.search.fusion import (
+    CONSENSUS,
+    adaptive_fusion,
+    max_rrf_score,
+    rrf,
+    zscore_fusion,
+    zscore_relevance,
+)
 
 
 def _hits(*ids: int) -> list[ArmHit]:
@@ -88,3 +95,26 @@ def test_terms_in_more_than_half_the_rows_are_pruned_only_from_large_indexes() -
     assert prune_common_terms(terms, frequencies, 1000) == ["regeneration", "bone"]
     assert prune_common_terms(["the", "cell"], frequencies, 1000) == ["cell"], "the rarest term is kept"
     assert prune_common_terms(terms, frequencies, 999) == terms, "small indexes stay exact"
+
+
+def test_consensus_adds_for_each_arm_beyond_the_first_that_returned_a_chunk() -> None:
+    arms = {"keyword": _scored(1, 2, 3), "semantic": _scored(3, 4, 5)}
+    plain, bonus = dict(zscore_fusion(arms)), dict(zscore_fusion(arms, consensus=0.75))
+    assert bonus[3] == pytest.approx(plain[3] + 0.75), "both arms returned 3"
+    assert all(bonus[c] == pytest.approx(plain[c]) for c in (1, 2, 4, 5))
+
+
+def test_adaptive_fusion_rewards_agreement_as_far_as_the_weights_are_even() -> None:
+    def arms(cosine: float) -> dict[str, list[ArmHit]]:
+        return {"keyword": [ArmHit(1, 1, 20.0), ArmHit(2, 2, 10.0), ArmHit(3, 3, 5.0)],
+                "semantic": [ArmHit(2, 1, cosine), ArmHit(4, 2, cosine - 0.2), ArmHit(5, 3, cosine - 0.3)]}  # fmt: skip
+
+    for cosine in (0.55, 0.95):
+        fused, weights = adaptive_fusion(arms(cosine))
+        balance = 2 * min(weights.values()) / sum(weights.values())
+        plain = dict(zscore_fusion(arms(cosine), weights=weights))
+        assert dict(fused)[2] == pytest.approx(plain[2] + CONSENSUS * balance)
+        assert dict(fused)[1] == pytest.approx(plain[1])
+    even = adaptive_fusion(arms(0.55))[1]
+    lopsided = adaptive_fusion(arms(0.95))[1]
+    assert lopsided["semantic"] / lopsided["keyword"] > even["semantic"] / even["keyword"]

@@ -184,9 +184,11 @@ FORGIVEN = [
     ({"query": "leave", "filters": {"kind": "codex"}}, "allowed: document, code, record"),
     (
         {"query": "leave", "limt": 3},
-        "search takes: detail, explain, filters, group_by, limit, min_score, mode, query",
+        "search takes: detail, explain, filters, fusion, group_by, limit, min_score, mode, query",
     ),
     ({"query": ["leave"]}, "query"),
+    ({"query": "leave", "fusion": "RRF"}, None),
+    ({"query": "leave", "fusion": "borda"}, "allowed: adaptive, zscore, rrf"),
 ]
 
 
@@ -219,6 +221,8 @@ def test_forgiving_arguments_over_mcp_and_rest(docs_db: tuple[Path, Path], http_
                 assert not result.is_error, (arguments, text)
                 if arguments.get("limit") == "5":
                     assert len(json.loads(text)["results"]) == 5
+                if arguments.get("fusion") == "RRF":
+                    assert json.loads(text)["fusion"] == "rrf"
             else:
                 assert result.is_error and refusal in text, (arguments, text)
 

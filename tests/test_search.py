@@ -159,6 +159,19 @@ def test_both_fusions_rank_the_obvious_answer_first_with_relevance_in_range(
     assert all(0.0 <= hit.relevance <= 1.0 for hit in result.hits)
     assert result.hits[0].relevance == max(hit.relevance for hit in result.hits) > 0.5
     assert result.fusion_weights is not None and result.fusion_weights["keyword"] == 1.0
+    assert result.fusion == fusion and engine.search("corporate card", mode="keyword").fusion is None
+
+
+def test_a_search_may_name_its_fusion_and_a_wrong_name_is_refused(make_engine: Any, handbook: Path) -> None:
+    from retrievo.errors import ConfigError
+
+    engine = make_engine()
+    engine.index([handbook])
+    assert engine.search("corporate credit card").fusion == "adaptive"
+    rrf = engine.search("corporate credit card", fusion="rrf", explain=True)
+    assert rrf.fusion == "rrf" and rrf.hits[0].score < 0.05, "RRF scores are sums of 1/(60 + rank)"
+    with pytest.raises(ConfigError, match="adaptive, zscore, rrf"):
+        engine.search("corporate credit card", fusion="borda")
 
 
 def test_calibrated_relevance_is_the_same_on_both_stores(

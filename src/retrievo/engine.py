@@ -46,6 +46,7 @@ from retrievo.models import (
 )
 from retrievo.search.context import AssembledContext, CodeBudget, assemble
 from retrievo.search.coverage import Coverage
+from retrievo.search.fusion import FUSIONS
 from retrievo.search.hybrid import SearchOptions, run_search
 from retrievo.search.records import RecordContext, record_context
 from retrievo.search.rerank import make_reranker
@@ -257,10 +258,19 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
         explain: bool = False,
         baseline: str | None = None,
         as_of: str | None = None,
+        fusion: str | None = None,
     ) -> SearchResult:
-        """``baseline`` (id or name) or ``as_of`` (ISO time): search the collection as it was then."""
+        """``baseline`` (id or name) or ``as_of`` (ISO time): search the collection as it was then.
+
+        ``fusion`` (adaptive, zscore, rrf): how a hybrid search merges its arms, this once (default: the
+        config's); the answer's ``fusion`` names the one used.
+        """
+        if fusion is not None and fusion not in FUSIONS:
+            raise ConfigError(f"unknown fusion {fusion!r}; choose {', '.join(FUSIONS)}")
         with self.reading():
-            return self._search(query, collection, limit, mode, filters, min_score, explain, baseline, as_of)
+            return self._search(
+                query, collection, limit, mode, filters, min_score, explain, baseline, as_of, fusion
+            )
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -283,6 +293,7 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
         explain: bool,
         baseline: str | None,
         as_of: str | None,
+        fusion: str | None = None,
     ) -> SearchResult:
         store, name = self._collection_store(collection)
         filters = filters or Filters()
@@ -294,7 +305,7 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
             min_score=min_score,
             explain=explain,
             k=self.config.rrf_k,
-            fusion=self.config.fusion,
+            fusion=fusion or self.config.fusion,
             reranker=self._reranker,
             rerank_depth=self.config.rerank_depth,
             threads=self.config.query_threads,

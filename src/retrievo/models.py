@@ -176,6 +176,9 @@ class SearchResult:
     # What the answer was read from: a baseline (None at HEAD) and the effective point in time.
     baseline_id: str | None = None
     as_of: str | None = None
+    fusion: str | None = (
+        None  # the fusion that merged two arms (adaptive, zscore, rrf); None: one arm answered
+    )
     fusion_weights: dict[str, float] | None = None  # with explain: each arm's weight for this query
     coverage: float | None = None  # share of the collection's chunks the semantic arm could see (1.0: all)
 

@@ -24,6 +24,13 @@ COSINE_SLOPE, COSINE_CENTRE = 6.0, 0.6
 BM25_SLOPE, BM25_CENTRE = 2.5, 3.0
 BIAS = 0.25
 MAX_LOG_RATIO = 6.0
+# Adaptive fusion's consensus: a chunk both arms returned gains this many standard deviations, times how
+# even the arms' weights are (2·min/sum: 1 at equal weights, → 0 when one arm carries the query). Rank
+# fusion (RRF) wins where two arms of equal strength meet many relevant documents (a medical set kept
+# aside: RRF 0.356, z-score 0.346); the bonus brings that agreement in where the evidence is balanced and
+# stays out of the way where one arm dominates. 1.0 is the largest value that cost nothing measurable on
+# any set left out (benchmarks/fusion_lodo.py, docs/benchmarks.md "Fusion, chosen leave-one-dataset-out").
+CONSENSUS = 1.0
 
 
 def rrf(
@@ -61,6 +68,7 @@ ROUNDING = 1e-12  # a spread of scores below this fraction of their size is floa
 def zscore_fusion(
     ranked_lists: Mapping[str, Sequence[ArmHit]],
     weights: Mapping[str, float] | None = None,
+    consensus: float = 0.0,
 ) -> list[tuple[int, float]]:
     """Distribution-based score fusion: the weighted mean of each arm's z-scored raw scores.
 
@@ -69,6 +77,7 @@ def zscore_fusion(
     was at best as good as the worst candidate). Weights default to equal. Measured on SciFact and
     the Anthropic code set it beats RRF(k=60) with no tuned parameter (docs/benchmarks.md); cf.
     Bruch, Gai & Ingber, "An Analysis of Fusion Functions for Hybrid Retrieval", TOIS 2023.
+    ``consensus``: added (in standard deviations) for each arm beyond the first that returned a chunk.
     """
     standardised: dict[str, dict[int, float]] = {}
     floors: dict[str, float] = {}
@@ -90,14 +99,29 @@ def zscore_fusion(
     # Every arm at its floor, then each arm's excess for the chunks it returned.
     base = sum(arm_weight[arm] * floors[arm] for arm in standardised)
     fused: dict[int, float] = {}
+    agreeing: dict[int, int] = {}
     for arm, by_id in standardised.items():
         weight, floor = arm_weight[arm], floors[arm]
         for chunk_id, z in by_id.items():
             fused[chunk_id] = fused.get(chunk_id, base) + weight * (z - floor)
+            agreeing[chunk_id] = agreeing.get(chunk_id, -1) + 1
     return sorted(
-        ((chunk_id, score / total_weight) for chunk_id, score in fused.items()),
+        (
+            (chunk_id, score / total_weight + consensus * agreeing[chunk_id])
+            for chunk_id, score in fused.items()
+        ),
         key=lambda item: (-item[1], item[0]),
     )
+
+
+def adaptive_fusion(
+    ranked_lists: Mapping[str, Sequence[ArmHit]],
+) -> tuple[list[tuple[int, float]], dict[str, float]]:
+    """Z-score fusion under ``adaptive_weights``, with agreement between the arms rewarded as far as the
+    weights are even (``CONSENSUS``); the fused list and the weights used."""
+    weights = adaptive_weights(ranked_lists)
+    balance = 2 * min(weights.values()) / sum(weights.values())
+    return zscore_fusion(ranked_lists, weights=weights, consensus=CONSENSUS * balance), weights
 
 
 def zscore_relevance(score: float, arms: int) -> float:

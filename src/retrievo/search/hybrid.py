@@ -2,8 +2,8 @@
 
 Three fusions (``SearchOptions.fusion``):
 - ``adaptive`` (default): z-score fusion with arm weights set per query from each arm's best match
-  (``fusion.adaptive_weights``); it never fell more than 0.005 below the better single arm on any
-  measured set, where fixed weights did (docs/benchmarks.md).
+  (``fusion.adaptive_weights``) and agreement between the arms rewarded as far as those weights are even
+  (``fusion.adaptive_fusion``); chosen leave-one-dataset-out (docs/benchmarks.md).
 - ``zscore``: the weighted mean of each arm's standardised scores, equal weights.
 - ``rrf``: Reciprocal Rank Fusion, k = 60 as the seeds describe it.
 ``score`` is the fused score (ordering within one answer). ``relevance`` is the calibrated probability
@@ -31,7 +31,7 @@ from retrievo.search.calibration import calibrated
 from retrievo.search.fusion import (
     DEFAULT_FUSION,
     DEFAULT_K,
-    adaptive_weights,
+    adaptive_fusion,
     max_rrf_score,
     rrf,
     zscore_fusion,
@@ -175,8 +175,7 @@ def _run_search(
             arms[KEYWORD] = keyword_arm()
         structural = structure_arm()
     weights = options.weights
-    if options.fusion == "adaptive" and weights is None:
-        weights = adaptive_weights(arms)
+    adaptive = options.fusion == "adaptive" and weights is None
     if options.fusion == "rrf":
         if structural:
             arms[STRUCTURE] = structural
@@ -186,7 +185,11 @@ def _run_search(
         def fallback(score: float) -> float:
             return min(1.0, score / ceiling) if ceiling else 0.0
     else:
-        fused = _with_structure(zscore_fusion(arms, weights=weights), structural)
+        if adaptive:
+            fused, weights = adaptive_fusion(arms)
+        else:
+            fused = zscore_fusion(arms, weights=weights)
+        fused = _with_structure(fused, structural)
         ran = sum(1 for hits in arms.values() if hits)
         if structural:
             arms[STRUCTURE] = structural
@@ -241,6 +244,7 @@ def _run_search(
         search_duration_ms=round((time.perf_counter() - started) * 1000, 3),
         hits=hits,
         degraded_reason=reason if degraded else None,
+        fusion=options.fusion if len([a for a in (KEYWORD, SEMANTIC) if arms.get(a)]) > 1 else None,
         fusion_weights=dict(weights or dict.fromkeys(arms, 1.0))
         if options.explain and len(arms) > 1
         else None,

@@ -244,7 +244,8 @@ def _print_result(result: SearchResult, explain: bool, load_ms: float = 0.0) -> 
         else ""
     )
     table = Table(
-        title=f"{len(result.hits)} result(s) · {result.search_mode} · search {result.search_duration_ms:.1f} ms"
+        title=f"{len(result.hits)} result(s) · {result.search_mode}"
+        f"{f' ({result.fusion} fusion)' if result.fusion else ''} · search {result.search_duration_ms:.1f} ms"
         f"{load}{point}{weights}"
     )
     table.add_column("#", justify="right")

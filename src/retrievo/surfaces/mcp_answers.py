@@ -105,7 +105,7 @@ def search_output(result: SearchResult, query_for_highlight: str, detail: str = 
     return SearchOutput(
         query=result.query, search_mode=result.search_mode, search_duration_ms=result.search_duration_ms,
         total_results=len(hits), degraded_reason=result.degraded_reason, results=hits,
-        baseline_id=result.baseline_id, as_of=result.as_of,
+        baseline_id=result.baseline_id, as_of=result.as_of, fusion=result.fusion,
         fusion_weights={arm: round(w, 4) for arm, w in weights.items()} if weights else None,
         coverage=result.coverage if result.coverage is not None and result.coverage < 1 else None,
     )  # fmt: skip

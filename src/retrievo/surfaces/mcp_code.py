@@ -59,7 +59,9 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         ],
         direction: Literal["dependencies", "dependents"] = "dependencies",
         depth: Annotated[int, Field(strict=True, ge=1, le=MAX_DEPTH)] = 1,
-        limit: Annotated[int, Field(strict=True, ge=1, le=500, description="Most edges and tests listed.")] = 40,
+        limit: Annotated[
+            int, Field(strict=True, ge=1, le=500, description="Most edges and tests listed.")
+        ] = 40,
         collection: Collection = None,
     ) -> SymbolGraphOutput:
         graph = await call(

@@ -72,6 +72,7 @@ class SearchOutput(PointFields):
     degraded_reason: str | None = None
     cut: str | None = None
     coverage: float | None = None
+    fusion: str | None = None
     fusion_weights: dict[str, float] | None = None
     results: list[SearchHit]
 

@@ -164,6 +164,7 @@ def build_server(
         read_context: ReadContext | None = None,
         detail: Detail = "brief",
         group_by: Annotated[Literal["document"] | None, Field(description="One hit per document.")] = None,
+        fusion: Literal["adaptive", "zscore", "rrf"] | None = None,
     ) -> SearchOutput:
         def answer() -> SearchOutput:
             # In a worker thread, the scope's lookups and the excerpts too (the event loop stays free),
@@ -173,7 +174,8 @@ def build_server(
                 text = _query(query)
                 result = engine.search(
                     text, collection=collection, limit=MAX_LIMIT if group_by else limit, mode=mode,
-                    filters=parsed, min_score=min_score, explain=explain, **point_of(read_context),
+                    filters=parsed, min_score=min_score, explain=explain, fusion=fusion,
+                    **point_of(read_context),
                 )  # fmt: skip
             if group_by == "document":  # distinct documents count against limit
                 result = replace(result, hits=tuple(first_per_document(result.hits, limit)))
