@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DB := .retrievo/demo.db
 QUESTION ?= How do I request parental leave and who approves it?
 
-.PHONY: run test lint typecheck pytest clean
+.PHONY: run test docs lint typecheck pytest clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,13 @@ test: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/ruff format --check src tests benchmarks scripts
 	$(BIN)/mypy --strict src
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	sh scripts/ensure_chromium.sh
 	$(BIN)/python -m pytest -W error
 
+# The docs site (mkdocs, Material) into site/; `make test` builds it strictly too (no broken links).
+docs: $(VENV)/.installed-dev
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .retrievo .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .retrievo .mypy_cache .ruff_cache .pytest_cache site

@@ -53,8 +53,16 @@ def Table(*args: Any, **kwargs: Any) -> rich.table.Table:  # noqa: N802 - rich's
 
 
 F = TypeVar("F", bound=Callable[..., Any])
-err = Console(stderr=True)
-out = Console()
+PIPE_WIDTH = 1000  # off a terminal (a pipe, a log, CI) tables keep every cell whole instead of 80 columns
+
+
+def _console(stderr: bool = False) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else PIPE_WIDTH)
+
+
+err = _console(stderr=True)
+out = _console()
 
 _db_file = click.option(
     "--db",
