@@ -37,9 +37,12 @@ def test_open_reads_the_database_path_from_the_environment(tmp_path: Path, monke
         raise AssertionError("status on a missing index must say so")
 
 
-def test_every_cli_command_is_documented_in_the_readme() -> None:
+def test_every_cli_command_is_in_the_cli_pages_overview() -> None:
+    """The generated reference lists every command by itself; the overview table is written by hand."""
+    import click
+
     from retrievo.surfaces.cli import main
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    for name in main.commands:
-        assert f"retrievo {name}" in readme, f"`retrievo {name}` has no documentation in README.md"
+    overview = (Path(__file__).parent.parent / "docs" / "cli.md").read_text()
+    for name in main.list_commands(click.Context(main)):
+        assert f"retrievo {name}" in overview, f"`retrievo {name}` is missing from docs/cli.md's overview"
