@@ -459,7 +459,7 @@ def test_words_are_true_license_is_spdx_and_scores_are_described_as_they_are() -
     score = SearchHit.model_fields["score"].description or ""
     assert "ordered by" in score and "keyword score" in score and "Reciprocal Rank Fusion score." not in score
     index = (root / "docs" / "index.md").read_text()
-    assert "adaptive fusion (default" in index and "z-score fusion (default)" not in index
+    assert "fusion (adaptive by default" in index and "z-score fusion (default)" not in index
 
 
 def test_query_embeddings_are_cached_and_outages_remembered() -> None:
