@@ -49,7 +49,9 @@ from retrievo.search.coverage import Coverage
 from retrievo.search.fusion import FUSIONS
 from retrievo.search.hybrid import SearchOptions, run_search
 from retrievo.search.records import RecordContext, record_context
+from retrievo.search.relations import RelationAnswers
 from retrievo.search.rerank import make_reranker
+from retrievo.search.rescore import RESCORE_DEPTH, Rescorer, cut
 from retrievo.search.rewrite import QueryRewriter
 from retrievo.search.similar import check_scope
 from retrievo.store.base import Store
@@ -82,6 +84,7 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
         )
         self._coverage = Coverage()
         self._reranker = make_reranker(config)
+        self._rescorers: tuple[Rescorer, ...] = (RelationAnswers(),)
 
     # Lifecycle --------------------------------------------------------------------------------
 
@@ -314,7 +317,14 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
             rewritten = self._rewriter.rewrite(query)
             options = replace(options, entities=rewritten.entities, expansions=rewritten.rephrasings)
         embed_query, unavailable = self._query_fn(store, name)
+        wanted = [(r, reading) for r in self._rescorers if (reading := r.wants(query, filters)) is not None]
+        if wanted:  # re-scorers see a deeper answer, unthresholded; limit and min_score apply after them
+            options = replace(options, limit=max(limit, RESCORE_DEPTH), min_score=None)
         result = run_search(store, name, query, options, embed_query, unavailable)
+        for rescorer, reading in wanted:
+            result = rescorer.rescore(store, name, reading, result, point.filter_as_of)
+        if wanted:
+            result = cut(result, limit, min_score)
         if point.filter_as_of is None:  # at HEAD: say how much of the collection the dense arm saw
             result = self._coverage.apply(store, name, result)
         return replace(result, baseline_id=point.baseline_id, as_of=point.as_of)

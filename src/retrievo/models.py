@@ -154,6 +154,18 @@ class ArmHit(NamedTuple):
 
 
 @dataclass(frozen=True)
+class MatchedVia:
+    """How a relationship question reached a hit: from the element it names, along a relationship."""
+
+    relationship: str  # the ArchiMate relationship type, lower case (realization, serving, …)
+    direction: str  # out: the named element is the relationship's source; in: its target
+    from_element_id: str
+    from_element_name: str
+    path: str  # "Named —realization→ Answer" (a chain for impact questions)
+    depth: int = 1
+
+
+@dataclass(frozen=True)
 class Hit:
     """A fused search result."""
 
@@ -164,6 +176,7 @@ class Hit:
     # fresh: its vector is for exactly this text; stale: the text no longer matches its stored hash;
     # missing: no vector for the collection's model (found by keywords only). None: no semantic arm.
     embedding_status: str | None = None
+    matched_via: MatchedVia | None = None  # set when a relationship question reached it (search/relations.py)
 
 
 @dataclass(frozen=True)

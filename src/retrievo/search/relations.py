@@ -1,0 +1,327 @@
+"""Relationship questions over typed models, answered with the element at the other end (issue 36).
+
+"Which application component realizes the premium payment service?" names one element (Premium Payment
+Service) and asks for another: the one at the far end of a *realization* whose near end is the named one,
+of type ApplicationComponent. Search alone ranks the named element first (its name is in the question);
+this re-scorer reads the question (``relation_intent``), finds the element it names among the search's
+record hits (by name), follows that element's relationships of the asked kind in the asked direction
+(kept per element in its record's metadata, so at a baseline the point's own relations are read) and puts
+the elements found first, each with ``matched_via`` saying how it was reached. "What is affected by Y" /
+"what depends on Y" follow dependency edges transitively (``IMPACT_DEPTH``, at most ``MAX_IMPACT_DEPTH``).
+
+Pure rules, no fitted constant: verbs map to ArchiMate relationship types (provides → realization or
+serving, handles → assignment, uses → serving or access, follows → triggering or flow, part of →
+composition or aggregation …); type words to element types ("component", "node", "who" …).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from retrievo.errors import DocumentNotFound
+from retrievo.models import Chunk, Filters, Hit, Kind, MatchedVia, SearchResult
+from retrievo.store.base import Store
+
+IMPACT_DEPTH, MAX_IMPACT_DEPTH = 2, 4
+MAX_ANSWERS = 10
+MIN_NAME_MATCH = 0.6  # share of the named element's words (and of the question's phrase) that must agree
+
+# (pattern, [(relationship type, which end the answer is when the question reads "ANSWER verb NAMED")])
+_VERBS: list[tuple[str, tuple[tuple[str, str], ...]]] = [
+    (r"is assigned to|are assigned to|assigned to", (("assignment", "source"),)),
+    (r"is responsible for|are responsible for|responsible for|performs?|executes?|carr(?:y|ies) out",
+     (("assignment", "source"), ("realization", "source"))),
+    (r"handles?", (("assignment", "source"), ("realization", "source"))),
+    (r"realiz(?:e|es|ed)|realis(?:e|es|ed)|implements?|implemented", (("realization", "source"),)),
+    (r"provides?|provided|offers?|offered|delivers?|delivered|exposes?|hosts?|hosted",
+     (("realization", "source"), ("serving", "source"), ("assignment", "source"))),
+    (r"serves?|served|supports?|supported", (("serving", "source"), ("realization", "source"))),
+    (r"uses?|used|depends? on|relies on|rely on|consumes?|needs?|calls?",
+     (("serving", "target"), ("access", "source"))),
+    (r"triggers?|triggered|starts?|initiates?|causes?|leads? to", (("triggering", "source"), ("flow", "source"))),
+    (r"follows?|comes? after|happens? after|happens? next after|is next after",
+     (("triggering", "target"), ("flow", "target"))),
+    (r"precedes?|comes? before|happens? before", (("triggering", "source"), ("flow", "source"))),
+    (r"flows? (?:in)?to|sends?(?: \w+)? to|passes?(?: \w+)? to|feeds?", (("flow", "source"),)),
+    (r"receives?(?: \w+)? from|gets?(?: \w+)? from", (("flow", "target"),)),
+    (r"access(?:es|ed)?|reads?|writes?|creates?|updates?|stores?|modif(?:y|ies)|changes?",
+     (("access", "source"),)),
+    (r"is composed of|are composed of|composed of|consists? of|contains?|includes?|comprises?",
+     (("composition", "source"), ("aggregation", "source"))),
+    (r"is part of|are part of|part of|belongs? to|is a component of",
+     (("composition", "target"), ("aggregation", "target"))),
+    (r"aggregates?|aggregated|groups?", (("aggregation", "source"),)),
+    (r"speciali[sz](?:e|es|ed)|is a kind of|are kinds of|is a type of|are types of",
+     (("specialization", "source"),)),
+    (r"influences?|influenced", (("influence", "source"),)),
+    (r"is associated with|are associated with|associated with|is related to|are related to|"
+     r"is connected to|connects? to", (("association", "source"), ("association", "target"))),
+]  # fmt: skip
+_IMPACT = re.compile(
+    r"\b(?:(?:is|are|would be|will be|gets?|get) )?(?:affected|impacted) by\b|\bdepends? on\b|\bimpact of\b|"
+    r"\bwhat breaks if\b|\baffected if\b|\bimpacted if\b"
+)
+# What depends on an element B (and so is affected when B changes), as the answer's end of each edge: what B
+# serves, realizes, is assigned to, triggers or flows to; what accesses B or is composed of or aggregates B.
+IMPACT_EDGES = (
+    ("serving", "target"), ("realization", "target"), ("assignment", "target"), ("triggering", "target"),
+    ("flow", "target"), ("access", "source"), ("composition", "source"), ("aggregation", "source"),
+)  # fmt: skip
+_TYPE_WORDS: list[tuple[str, tuple[str, ...]]] = [
+    (r"application components?|components?|applications?|apps?|systems?", ("applicationcomponent",)),
+    (r"technology services?|infrastructure services?", ("technologyservice", "infrastructureservice")),
+    (r"application services?", ("applicationservice",)),
+    (r"business services?", ("businessservice",)),
+    (r"services?", ("businessservice", "applicationservice", "technologyservice", "infrastructureservice")),
+    (r"nodes?|servers?|machines?|hardware", ("node", "device")),
+    (r"devices?", ("device",)),
+    (r"system software|software|dbms|database systems?", ("systemsoftware",)),
+    (r"business process(?:es)?", ("businessprocess",)),
+    (r"process(?:es)?|steps?", ("businessprocess", "applicationprocess", "technologyprocess")),
+    (r"functions?", ("businessfunction", "applicationfunction", "technologyfunction")),
+    (r"events?", ("businessevent", "applicationevent", "technologyevent", "implementationevent")),
+    (r"actors?|departments?|organi[sz]ations?|teams?|units?", ("businessactor",)),
+    (r"roles?", ("businessrole",)),
+    (r"who|whom", ("businessactor", "businessrole", "businesscollaboration", "stakeholder")),
+    (r"data objects?|data", ("dataobject",)),
+    (r"business objects?|objects?|documents?|information", ("businessobject", "dataobject", "contract")),
+    (r"interfaces?|channels?", ("businessinterface", "applicationinterface", "technologyinterface")),
+    (r"artifacts?|files?", ("artifact",)),
+    (r"networks?", ("communicationnetwork", "network")),
+    (r"capabilit(?:y|ies)", ("capability",)),
+    (r"interactions?", ("businessinteraction", "applicationinteraction", "technologyinteraction")),
+    (r"collaborations?", ("businesscollaboration", "applicationcollaboration")),
+    (r"contracts?|polic(?:y|ies)", ("contract", "businessobject")),
+    (r"goals?|principles?|requirements?|drivers?|outcomes?",
+     ("goal", "principle", "requirement", "driver", "outcome")),
+    (r"work packages?|deliverables?|plateaus?", ("workpackage", "deliverable", "plateau")),
+]  # fmt: skip
+_WH = r"(?:which|what|who|whom|where)"
+_STOP = frozenset(
+    "a an the of to for in on by and or is are was were be does do did what which who whom it its that this "
+    "with from at as".split()
+)
+
+
+@dataclass(frozen=True)
+class RelationIntent:
+    """What a question asks: the elements at the ``ends`` of these relationship types, of these types."""
+
+    ends: tuple[tuple[str, str], ...]  # (relationship type, the answer's end) in order of preference
+    asked_types: tuple[str, ...]  # lower-case element types; empty: any
+    named: str  # the phrase naming the known element
+    impact: bool = False
+    depth: int = 1
+
+
+def relation_intent(query: str, depth: int = IMPACT_DEPTH) -> RelationIntent | None:
+    """Read a relationship question; None when the query does not ask one."""
+    text = " ".join(re.sub(r"[?!.,;:\"“”]", " ", query.lower()).split())
+    if not re.match(rf"^(?:{_WH}|list|show|name|find|give)\b", text):
+        return None
+    impact = _IMPACT.search(text)
+    if impact:
+        named = text[impact.end() :]
+        named = re.sub(
+            r"^(?:changing|removing|replacing|a change to|a failure of|an outage of)\s+", "", named
+        )
+        named = re.sub(r"\s+(?:fails|goes down|changes|is removed|is replaced|breaks)$", "", named)
+        return RelationIntent(
+            IMPACT_EDGES, _asked_types(text[: impact.start()]), _strip(named), True,
+            max(1, min(depth, MAX_IMPACT_DEPTH)),
+        )  # fmt: skip
+    for pattern, ends in _VERBS:
+        # "what does NAMED verb" / "what is NAMED part of": the named element is the verb's subject
+        does = re.match(
+            rf"^(?P<head>{_WH}(?: \w+){{0,3}}?) (?:does|do|did|is|are) (?P<named>.+?) (?:{pattern})$", text
+        )
+        if does:
+            return RelationIntent(_swap(ends), _asked_types(does.group("head")), _strip(does.group("named")))
+        verb = re.search(rf"\b(?:{pattern})\b", text)
+        if verb is None:
+            continue
+        head, after = text[: verb.start()], text[verb.end() :]
+        passive = re.match(r"^\s*(?:by|when|after|if|upon|on|from)\b", after) and re.search(
+            r"\b(?:is|are|was|were|be|been|being|gets?)\s*$", head
+        )
+        if passive:
+            after = re.sub(r"^\s*(?:by|when|after|if|upon|on|from)\b", "", after)
+            head = re.sub(r"\b(?:is|are|was|were|be|been|being|gets?)\s*$", "", head)
+        named = _strip(after)
+        if not named:
+            continue
+        return RelationIntent(_swap(ends) if passive else ends, _asked_types(head), named)
+    return None
+
+
+def _swap(ends: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    return tuple((kind, "target" if end == "source" else "source") for kind, end in ends)
+
+
+def _strip(phrase: str) -> str:
+    return re.sub(r"^(?:the|a|an|our|my)\s+", "", phrase.strip())
+
+
+def _asked_types(head: str) -> tuple[str, ...]:
+    if re.match(r"^\s*(?:who|whom)\b", head):
+        head = "who"
+    else:
+        head = re.sub(rf"^\s*(?:{_WH}\b|(?:list|show|name|find|give)(?: me)?(?: the| all)?\b)", "", head)
+    for pattern, types in _TYPE_WORDS:
+        if re.search(rf"\b(?:{pattern})\b", head):
+            return types
+    return ()
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _words(text: str) -> list[str]:
+    return [_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP]
+
+
+# Words a question uses to say what kind of thing it names ("the register process"), not part of a name
+_GENERIC = frozenset(_stem(w) for w in (
+    "process", "service", "system", "component", "application", "node", "function", "event", "object",
+    "actor", "role", "element", "interface", "device", "server", "software", "data", "business", "technology",
+    "step", "activity", "department", "unit",
+))  # fmt: skip
+
+
+def name_match(name: str, phrase: str) -> float:
+    """How well an element's name and a question's phrase agree: the lower of the share of the name's words
+    in the phrase and the share of the phrase's words (other than kind words it does not share) in the name."""
+    mine, theirs = _words(name), _words(phrase)
+    theirs = [w for w in theirs if w in mine or w not in _GENERIC]
+    if not mine or not theirs:
+        return 0.0
+    covered = sum(1 for w in mine if w in theirs) / len(mine)
+    used = sum(1 for w in theirs if w in mine) / len(theirs)
+    return min(covered, used)
+
+
+@dataclass(frozen=True)
+class _Found:
+    element_id: str
+    via: MatchedVia
+    order: tuple[int, int, int]  # (type not asked, relation preference, depth)
+
+
+class RelationAnswers:
+    """The re-scorer (``search.rescore.Rescorer``): ``wants`` reads the question; ``rescore`` puts the
+    related elements first."""
+
+    def wants(self, query: str, filters: Filters) -> RelationIntent | None:
+        if filters.kinds and Kind.RECORD not in filters.kinds:
+            return None
+        return relation_intent(query)
+
+    def rescore(
+        self, store: Store, collection: str, intent: RelationIntent, result: SearchResult, point: str | None
+    ) -> SearchResult:
+        """``point``: the time the search read (None at HEAD); neighbours are read as they were then."""
+        records = [
+            h for h in result.hits if h.chunk.kind == Kind.RECORD and h.chunk.metadata.get("element_id")
+        ]
+        if not records:
+            return result
+        scored = [(name_match(str(h.chunk.metadata.get("element_name") or h.chunk.title), intent.named), h)
+                  for h in records]  # fmt: skip
+        best = max(score for score, _ in scored)
+        if best < MIN_NAME_MATCH:
+            return result
+        named = [h for score, h in scored if score == best]
+        found = self._walk(store, collection, intent, named, point)
+        if not found:
+            return result
+        known = {
+            str(h.chunk.metadata.get("element_id")): h for h in result.hits if h.chunk.kind == Kind.RECORD
+        }
+        answers: list[Hit] = []
+        top = named[0]
+        for item in sorted(found.values(), key=lambda f: f.order)[:MAX_ANSWERS]:
+            hit = known.get(item.element_id) or self._hit_of(store, collection, top, item.element_id, point)
+            if hit is None:
+                continue
+            answers.append(replace(hit, relevance=max(hit.relevance, top.relevance), matched_via=item.via))
+        if not answers:
+            return result
+        taken = {a.chunk.chunk_id for a in answers}
+        rest = [h for h in result.hits if h.chunk.chunk_id not in taken]
+        ceiling = max([h.score for h in result.hits] or [0.0])
+        ordered = [replace(a, score=ceiling + (len(answers) - i) * 1e-6) for i, a in enumerate(answers)]
+        return replace(result, hits=tuple([*ordered, *rest]))
+
+    def _walk(
+        self, store: Store, collection: str, intent: RelationIntent, named: Sequence[Hit], point: str | None
+    ) -> dict[str, _Found]:
+        found: dict[str, _Found] = {}
+        starts = {str(h.chunk.metadata["element_id"]): h for h in named}
+        frontier = [(h, str(h.chunk.metadata["element_id"]), str(h.chunk.metadata.get("element_name") or ""))
+                    for h in named]  # fmt: skip
+        for level in range(1, intent.depth + 1):
+            following = []
+            for hit, _, path in frontier:
+                model_path = hit.chunk.path.rsplit("#", 1)[0]
+                for relation in _relations(hit.chunk):
+                    kind, other = str(relation.get("type", "")).lower(), str(relation.get("element_id", ""))
+                    # the answer is the relationship's source when the known element is its target ("in")
+                    end = "source" if relation.get("direction") == "in" else "target"
+                    if (kind, end) not in intent.ends or not other or other in starts or other in found:
+                        continue
+                    neighbour = _chunk_of(store, collection, f"{model_path}#{other}", point)
+                    if neighbour is None:
+                        continue
+                    name = str(neighbour.metadata.get("element_name") or neighbour.title)
+                    arrow = f" —{kind}→ " if end == "target" else f" ←{kind}— "
+                    via = MatchedVia(
+                        relationship=kind, direction="out" if end == "target" else "in",
+                        from_element_id=str(hit.chunk.metadata.get("element_id", "")),
+                        from_element_name=str(hit.chunk.metadata.get("element_name") or hit.chunk.title),
+                        path=f"{path}{arrow}{name}", depth=level,
+                    )  # fmt: skip
+                    asked = str(neighbour.metadata.get("element_type", "")).lower() in intent.asked_types
+                    preference = intent.ends.index((kind, end))
+                    found[other] = _Found(
+                        other, via, (0 if asked or not intent.asked_types else 1, level, preference)
+                    )
+                    following.append((Hit(neighbour, 0.0, 0.0), other, via.path))
+            if not intent.impact:
+                break
+            frontier = following
+        return found
+
+    @staticmethod
+    def _hit_of(store: Store, collection: str, near: Hit, element_id: str, point: str | None) -> Hit | None:
+        chunk = _chunk_of(store, collection, f"{near.chunk.path.rsplit('#', 1)[0]}#{element_id}", point)
+        return None if chunk is None else Hit(chunk, 0.0, 0.0)
+
+
+def _relations(chunk: Chunk) -> Iterable[dict[str, object]]:
+    relations = chunk.metadata.get("relations")
+    return [r for r in relations if isinstance(r, dict)] if isinstance(relations, list) else []
+
+
+def _chunk_of(store: Store, collection: str, source: str, point: str | None) -> Chunk | None:
+    """An element's record chunk: its current one, or the one valid at ``point``."""
+    state = store.document_state(collection, source)
+    if state is None:
+        return None
+    try:
+        if point:
+            revision_id = store.revision_at(state.document_id, point)
+            if revision_id is None:
+                return None
+            chunk_ids = store.chunk_ids_of_revision(revision_id)
+        else:
+            chunk_ids = store.current_chunk_ids(state.document_id)
+    except DocumentNotFound:
+        return None
+    chunks = store.get_chunks(chunk_ids[:1])
+    return next(iter(chunks.values()), None)
