@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from retrievo.errors import DocumentNotFound
@@ -48,6 +48,31 @@ class RecordContext:
     as_of: str | None = None
 
 
+def similarity_scores(hits: Sequence[Hit]) -> list[float]:
+    """Seed 000's ``score`` for each hit (searched with ``explain``): the similarity (1 + cosine) / 2 —
+    0.5 for a cosine of 0, so ``min_score`` 0.5 leaves out only what is unrelated to the question — made
+    non-increasing down the list, so that it is in rank order and ``min_score`` keeps a prefix of it.
+
+    A relationship answer takes the similarity of the element it was reached from; a hit the dense arm did
+    not list takes the lowest it did list; with no dense arm (lexical-only), the calibrated relevance.
+    """
+    cosines = {
+        h.chunk.chunk_id: h.explain["semantic"].score for h in hits if h.explain and "semantic" in h.explain
+    }
+    if not cosines:
+        return [round(h.relevance, 4) for h in hits]
+    floor = min(cosines.values())
+    by_element = {str(h.chunk.metadata.get("element_id", "")): h.chunk.chunk_id for h in hits}
+    scores, running = [], 1.0
+    for hit in hits:
+        cosine = cosines.get(hit.chunk.chunk_id)
+        if hit.matched_via is not None:
+            cosine = cosines.get(by_element.get(hit.matched_via.from_element_id, -1), cosine)
+        running = min(running, (1.0 + (floor if cosine is None else cosine)) / 2.0)
+        scores.append(round(running, 4))
+    return scores
+
+
 def element_hit(hit: Hit) -> ElementHit:
     chunk = hit.chunk
     meta = chunk.metadata
@@ -90,6 +115,8 @@ def record_context(
         header = (
             f"[{n}] {element.element_name} ({element.element_type}, {element.layer}) — {element.element_id}"
         )
+        if hit.matched_via is not None:  # a relationship answer: the path that reached it is the evidence
+            header += f"\nReached by: {hit.matched_via.path}"
         add(f"{header}\n{element.context}", RecordSource(n, element.element_id, element.element_name,
                                                           element.score, element.revision_id, None), budget)  # fmt: skip
 

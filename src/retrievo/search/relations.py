@@ -27,6 +27,7 @@ from retrievo.store.base import Store
 IMPACT_DEPTH, MAX_IMPACT_DEPTH = 2, 4
 MAX_ANSWERS = 10
 MIN_NAME_MATCH = 0.6  # share of the named element's words (and of the question's phrase) that must agree
+STRICT_NAME_MATCH = 0.66  # with no verb recognised: a name of two words or more, whole in the question
 
 # (pattern, [(relationship type, which end the answer is when the question reads "ANSWER verb NAMED")])
 _VERBS: list[tuple[str, tuple[tuple[str, str], ...]]] = [
@@ -45,7 +46,7 @@ _VERBS: list[tuple[str, tuple[tuple[str, str], ...]]] = [
      (("triggering", "target"), ("flow", "target"))),
     (r"precedes?|comes? before|happens? before", (("triggering", "source"), ("flow", "source"))),
     (r"flows? (?:in)?to|sends?(?: \w+)? to|passes?(?: \w+)? to|feeds?", (("flow", "source"),)),
-    (r"receives?(?: \w+)? from|gets?(?: \w+)? from", (("flow", "target"),)),
+    (r"receives?(?: \w+){0,2} from|gets?(?: \w+){0,2} from", (("flow", "target"),)),
     (r"access(?:es|ed)?|reads?|writes?|creates?|updates?|stores?|modif(?:y|ies)|changes?",
      (("access", "source"),)),
     (r"is composed of|are composed of|composed of|consists? of|contains?|includes?|comprises?",
@@ -57,7 +58,8 @@ _VERBS: list[tuple[str, tuple[tuple[str, str], ...]]] = [
      (("specialization", "source"),)),
     (r"influences?|influenced", (("influence", "source"),)),
     (r"is associated with|are associated with|associated with|is related to|are related to|"
-     r"is connected to|connects? to", (("association", "source"), ("association", "target"))),
+     r"is connected to|connected to|connects? to|linked to|links? to",
+     (("association", "source"), ("association", "target"))),
 ]  # fmt: skip
 _IMPACT = re.compile(
     r"\b(?:(?:is|are|would be|will be|gets?|get) )?(?:affected|impacted) by\b|\bdepends? on\b|\bimpact of\b|"
@@ -99,6 +101,10 @@ _TYPE_WORDS: list[tuple[str, tuple[str, ...]]] = [
     (r"work packages?|deliverables?|plateaus?", ("workpackage", "deliverable", "plateau")),
 ]  # fmt: skip
 _WH = r"(?:which|what|who|whom|where)"
+ANY_END = tuple((kind, end) for kind in (
+    "realization", "serving", "assignment", "access", "triggering", "flow", "composition", "aggregation",
+    "specialization", "influence", "association",
+) for end in ("source", "target"))  # fmt: skip
 _STOP = frozenset(
     "a an the of to for in on by and or is are was were be does do did what which who whom it its that this "
     "with from at as".split()
@@ -114,6 +120,7 @@ class RelationIntent:
     named: str  # the phrase naming the known element
     impact: bool = False
     depth: int = 1
+    strict: bool = False  # only elements of the asked types (no verb was recognised: any relationship)
 
 
 def relation_intent(query: str, depth: int = IMPACT_DEPTH) -> RelationIntent | None:
@@ -153,6 +160,12 @@ def relation_intent(query: str, depth: int = IMPACT_DEPTH) -> RelationIntent | N
         if not named:
             continue
         return RelationIntent(_swap(ends) if passive else ends, _asked_types(head), named)
+    # No verb we know ("which application component is behind the premium payment service"): an element of
+    # the asked type related in any way to the one named.
+    typed = re.match(rf"^(?P<head>{_WH}(?: \w+){{1,3}}?) (?P<named>(?:is|are|does|do|for|of|in|on|at|behind|"
+                     rf"with|about|around|under|handles?)\b.*)$", text)  # fmt: skip
+    if typed and (asked := _asked_types(typed.group("head"))):
+        return RelationIntent(ANY_END, asked, _strip(typed.group("named")), strict=True)
     return None
 
 
@@ -190,20 +203,24 @@ def _words(text: str) -> list[str]:
 _GENERIC = frozenset(_stem(w) for w in (
     "process", "service", "system", "component", "application", "node", "function", "event", "object",
     "actor", "role", "element", "interface", "device", "server", "software", "data", "business", "technology",
-    "step", "activity", "department", "unit",
+    "step", "activity", "department", "unit", "collaboration", "interaction", "artifact", "network",
+    "capability", "layer", "model",
 ))  # fmt: skip
 
 
 def name_match(name: str, phrase: str) -> float:
     """How well an element's name and a question's phrase agree: the lower of the share of the name's words
-    in the phrase and the share of the phrase's words (other than kind words it does not share) in the name."""
+    in the phrase and the share of the phrase's words (other than kind words it does not share) in the name.
+    A name whose every word is in the phrase scores at least 1 − 1/(its words + 1) (a longer name more),
+    so a phrase with words around the name still finds it."""
     mine, theirs = _words(name), _words(phrase)
     theirs = [w for w in theirs if w in mine or w not in _GENERIC]
     if not mine or not theirs:
         return 0.0
     covered = sum(1 for w in mine if w in theirs) / len(mine)
     used = sum(1 for w in theirs if w in mine) / len(theirs)
-    return min(covered, used)
+    whole = 1.0 - 1.0 / (len(mine) + 1) if covered == 1.0 else 0.0
+    return max(min(covered, used), whole)
 
 
 @dataclass(frozen=True)
@@ -231,12 +248,14 @@ class RelationAnswers:
         ]
         if not records:
             return result
-        scored = [(name_match(str(h.chunk.metadata.get("element_name") or h.chunk.title), intent.named), h)
-                  for h in records]  # fmt: skip
-        best = max(score for score, _ in scored)
-        if best < MIN_NAME_MATCH:
+        # the element named: its name agrees best with the phrase; among equals, the one using most of it
+        # ("customer file service" names Customer File Service, not Customer File)
+        scored = [(name_match(name := str(h.chunk.metadata.get("element_name") or h.chunk.title), intent.named),
+                   len(set(_words(name)) & set(_words(intent.named))), h) for h in records]  # fmt: skip
+        best = max((score, used) for score, used, _ in scored)
+        if best[0] < (MIN_NAME_MATCH if not intent.strict else STRICT_NAME_MATCH):
             return result
-        named = [h for score, h in scored if score == best]
+        named = [h for score, used, h in scored if (score, used) == best]
         found = self._walk(store, collection, intent, named, point)
         if not found:
             return result
@@ -287,6 +306,8 @@ class RelationAnswers:
                         path=f"{path}{arrow}{name}", depth=level,
                     )  # fmt: skip
                     asked = str(neighbour.metadata.get("element_type", "")).lower() in intent.asked_types
+                    if intent.strict and not asked:
+                        continue
                     preference = intent.ends.index((kind, end))
                     found[other] = _Found(
                         other, via, (0 if asked or not intent.asked_types else 1, level, preference)

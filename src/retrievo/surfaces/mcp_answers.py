@@ -3,6 +3,7 @@ server's ``instructions`` — what agents read, kept small (tools/list and answe
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -100,6 +101,8 @@ def search_output(result: SearchResult, query_for_highlight: str, detail: str = 
             )  # fmt: skip
         if hit.explain is not None:
             data["explain"] = explain_to_dict(hit)
+        if hit.matched_via is not None:
+            data["matched_via"] = dataclasses.asdict(hit.matched_via)
         hits.append(SearchHit.model_validate(data))
     weights = result.fusion_weights
     return SearchOutput(

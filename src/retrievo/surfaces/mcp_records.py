@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
@@ -9,12 +10,13 @@ from pydantic import Field
 
 from retrievo.engine import Engine
 from retrievo.models import Filters, Kind
-from retrievo.search.records import element_hit
+from retrievo.search.records import element_hit, similarity_scores
 from retrievo.surfaces.mcp_answers import document_uri
 from retrievo.surfaces.mcp_calls import search_call
 from retrievo.surfaces.mcp_schemas import (
     ElementResult,
     GetContextOutput,
+    MatchedViaOut,
     ReadContext,
     RecordFilters,
     RecordSourceOut,
@@ -37,16 +39,21 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
     async def semantic_search(
         query: Query,
         top_k: Annotated[int, Field(strict=True, ge=1, le=50)] = 10,
-        min_score: Annotated[float, Field(strict=True, ge=0, le=1)] = 0.5,
+        min_score: Annotated[
+            float, Field(strict=True, ge=0, le=1, description="On score: 0.5 is a cosine of 0.")
+        ] = 0.5,
         read_context: ReadContext | None = None,
         filters: RecordFilters | None = None,
     ) -> SemanticSearchOutput:
+        # min_score applies to the similarity score (seed 000's scale), not to the calibrated relevance
         result = await search_call(
             engine.search, query, collection=scope.check(None), limit=top_k, filters=_filters(filters),
-            min_score=min_score, **point_of(read_context),
+            explain=True, **point_of(read_context),
         )  # fmt: skip
         results = []
-        for hit in result.hits:
+        for hit, score in zip(result.hits, similarity_scores(result.hits), strict=True):
+            if score < min_score:
+                break
             element = element_hit(hit)
             results.append(
                 ElementResult(
@@ -54,13 +61,17 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
                     element_name=element.element_name,
                     element_type=element.element_type,
                     layer=element.layer,
-                    score=element.score,
+                    score=score,
+                    relevance=element.score,
                     context=element.context,
                     revision_id=element.revision_id,
                     baseline_id=result.baseline_id,
                     as_of=result.as_of,
                     document_id=element.document_id,
                     uri=document_uri(element.document_id, element.revision_id),
+                    matched_via=MatchedViaOut(**dataclasses.asdict(hit.matched_via))
+                    if hit.matched_via
+                    else None,
                 )
             )
         return SemanticSearchOutput(

@@ -43,6 +43,15 @@ class ArmScore(BaseModel):
     score: float = Field(description="Raw arm score: BM25 for keyword, cosine for semantic.")
 
 
+class MatchedViaOut(BaseModel):
+    relationship: str = Field(description="The relationship followed (realization, serving, …).")
+    direction: str = Field(description="out: from the named element to this one; in: towards it.")
+    from_element_id: str
+    from_element_name: str
+    path: str = Field(description="Named —relationship→ this (a chain for impact questions).")
+    depth: int
+
+
 class SearchHit(BaseModel):
     """One passage. Brief: ``excerpt`` and the citation; full: the exact ``text`` and where it lies."""
 
@@ -62,6 +71,7 @@ class SearchHit(BaseModel):
     metadata: dict[str, Any] | None = None
     explain: dict[str, ArmScore] | None = None
     embedding_status: Literal["fresh", "stale", "missing"] | None = None
+    matched_via: MatchedViaOut | None = None
 
 
 class SearchOutput(PointFields):
@@ -241,13 +251,17 @@ class ElementResult(BaseModel):
     element_name: str
     element_type: str
     layer: str
-    score: float = Field(description="Relevance in [0, 1].")
+    score: float = Field(
+        description="Similarity (1 + cosine) / 2 in rank order; a relationship answer takes the named element's."
+    )
+    relevance: float = Field(description="Calibrated probability of being relevant.")
     context: str = Field(description="The contextual chunk that matched.")
     revision_id: str = Field(description="Revision of the element at query time.")
     baseline_id: str | None = Field(description="Baseline if queried against one (null at HEAD).")
     as_of: str | None = Field(description="Effective timestamp of the result (UTC).")
     document_id: str
     uri: str
+    matched_via: MatchedViaOut | None = Field(None, description="How a relationship question reached it.")
 
 
 class SemanticSearchOutput(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from retrievo.models import Chunk, Hit, IndexReport, IndexStatus, SearchResult
@@ -36,6 +37,8 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
         data["embedding_status"] = hit.embedding_status
     if hit.explain is not None:
         data["explain"] = explain_to_dict(hit)
+    if hit.matched_via is not None:
+        data["matched_via"] = dataclasses.asdict(hit.matched_via)
     return data
 
 
