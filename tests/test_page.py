@@ -6,6 +6,7 @@ cannot, these tests skip and say so. RETRIEVO_SCREENSHOTS=DIR saves the screensh
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -44,6 +45,11 @@ def site(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[tupl
         "<script>document.title='pwned'</script> in a ticket.\n",
         encoding="utf-8",
     )
+    # A typed model beside the documents: a relationship question is answered with the element it asks for.
+    (corpus / "landscape.json").write_text(json.dumps({"name": "Billing", "elements": [
+        {"id": "svc", "type": "BusinessService", "name": "Invoice Delivery Service"},
+        {"id": "app", "type": "ApplicationComponent", "name": "Billing Engine"},
+    ], "relationships": [{"id": "r1", "type": "Realization", "source": "app", "target": "svc"}]}))  # fmt: skip
     db = base / "page.db"
     with Engine(Config(db=db, collection="handbook"), embedder=minilm) as engine:
         engine.index([corpus])
@@ -183,6 +189,23 @@ def test_lexical_only_is_said_on_the_page(site: tuple[Server, str, list[str]], b
         state = page.locator("#state")
         assert "keywords only" in state.inner_text() and "warn" in (state.get_attribute("class") or "")
         page.close()
+
+
+def test_a_relationship_answer_says_how_it_was_reached(
+    site: tuple[Server, str, list[str]], browser: Any
+) -> None:
+    server, token, _ = site
+    page = browser.new_page()
+    page.add_init_script(f"sessionStorage.setItem('retrievo-key', {token!r})")
+    page.goto(server.url + "/?q=which+application+component+realizes+the+invoice+delivery+service")
+    page.wait_for_selector("#results li.hit")
+    first = page.locator("#results li.hit").first
+    assert (first.locator("h2").text_content() or "").startswith("Billing Engine")
+    assert (
+        first.locator(".via").text_content()
+        == "reached by Invoice Delivery Service ←realization— Billing Engine"
+    )
+    page.close()
 
 
 def test_hostile_document_text_is_shown_never_run(site: tuple[Server, str, list[str]], browser: Any) -> None:

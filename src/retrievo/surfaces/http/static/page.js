@@ -80,6 +80,8 @@ function render(data, explain) {
     meta.appendChild(relevance);
     if (hit.kind && hit.kind !== "document") meta.appendChild(el("span", "kind", hit.kind));
     li.appendChild(meta);
+    // A relationship question's answer says how it was reached from the element the question names.
+    if (hit.matched_via) li.appendChild(el("p", "via", "reached by " + hit.matched_via.path));
     li.appendChild(excerpt(hit.excerpt));
     if (explain && hit.explain) {
       const dl = el("dl", "explain");
