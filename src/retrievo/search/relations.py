@@ -41,8 +41,9 @@ _VERBS: list[tuple[str, tuple[tuple[str, str], ...]]] = [
     (r"serves?|served|supports?|supported", (("serving", "source"), ("realization", "source"))),
     (r"uses?|used|depends? on|relies on|rely on|consumes?|needs?|calls?",
      (("serving", "target"), ("access", "source"))),
-    (r"triggers?|triggered|starts?|initiates?|causes?|leads? to", (("triggering", "source"), ("flow", "source"))),
-    (r"follows?|comes? after|happens? after|happens? next after|is next after",
+    (r"triggers?|triggered|starts?|started|initiates?|initiated|causes?|caused|leads? to",
+     (("triggering", "source"), ("flow", "source"))),
+    (r"follows?|(?:comes?|happens?|runs?|occurs?|starts?|is done|is next)(?: \w+)? (?:after|when|once)",
      (("triggering", "target"), ("flow", "target"))),
     (r"precedes?|comes? before|happens? before", (("triggering", "source"), ("flow", "source"))),
     (r"flows? (?:in)?to|sends?(?: \w+)? to|passes?(?: \w+)? to|feeds?", (("flow", "source"),)),
@@ -72,10 +73,13 @@ IMPACT_EDGES = (
     ("flow", "target"), ("access", "source"), ("composition", "source"), ("aggregation", "source"),
 )  # fmt: skip
 _TYPE_WORDS: list[tuple[str, tuple[str, ...]]] = [
-    (r"application components?|components?|applications?|apps?|systems?", ("applicationcomponent",)),
     (r"technology services?|infrastructure services?", ("technologyservice", "infrastructureservice")),
     (r"application services?", ("applicationservice",)),
     (r"business services?", ("businessservice",)),
+    (r"application functions?", ("applicationfunction",)),
+    (r"application process(?:es)?", ("applicationprocess",)),
+    (r"application interfaces?", ("applicationinterface",)),
+    (r"application components?|components?|applications?|apps?|systems?", ("applicationcomponent",)),
     (r"services?", ("businessservice", "applicationservice", "technologyservice", "infrastructureservice")),
     (r"nodes?|servers?|machines?|hardware", ("node", "device")),
     (r"devices?", ("device",)),
@@ -142,7 +146,9 @@ def relation_intent(query: str, depth: int = IMPACT_DEPTH) -> RelationIntent | N
     for pattern, ends in _VERBS:
         # "what does NAMED verb" / "what is NAMED part of": the named element is the verb's subject
         does = re.match(
-            rf"^(?P<head>{_WH}(?: \w+){{0,3}}?) (?:does|do|did|is|are) (?P<named>.+?) (?:{pattern})$", text
+            rf"^(?P<head>{_WH}(?: \w+){{0,3}}?) (?:does|do|did|is|are) (?P<named>.+?) (?:{pattern})"
+            rf"(?: do| perform| handle)?$",
+            text,
         )
         if does:
             return RelationIntent(_swap(ends), _asked_types(does.group("head")), _strip(does.group("named")))
@@ -189,10 +195,18 @@ def _asked_types(head: str) -> tuple[str, ...]:
 
 
 def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
+    """A crude stem, enough to meet a name's word in a question: created/create, occurs/occured, policies."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed", "es", "s", "e"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
     return word
+
+
+def _same(a: str, b: str) -> bool:
+    """Two stems name the same word: equal, or one begins the other and both are long (valuate, valuation)."""
+    return a == b or (min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a)))
 
 
 def _words(text: str) -> list[str]:
@@ -208,17 +222,22 @@ _GENERIC = frozenset(_stem(w) for w in (
 ))  # fmt: skip
 
 
+def _shared(name: str, phrase: str) -> int:
+    theirs = _words(phrase)
+    return sum(1 for w in _words(name) if any(_same(w, t) for t in theirs))
+
+
 def name_match(name: str, phrase: str) -> float:
     """How well an element's name and a question's phrase agree: the lower of the share of the name's words
     in the phrase and the share of the phrase's words (other than kind words it does not share) in the name.
     A name whose every word is in the phrase scores at least 1 − 1/(its words + 1) (a longer name more),
     so a phrase with words around the name still finds it."""
     mine, theirs = _words(name), _words(phrase)
-    theirs = [w for w in theirs if w in mine or w not in _GENERIC]
+    theirs = [w for w in theirs if any(_same(w, m) for m in mine) or w not in _GENERIC]
     if not mine or not theirs:
         return 0.0
-    covered = sum(1 for w in mine if w in theirs) / len(mine)
-    used = sum(1 for w in theirs if w in mine) / len(theirs)
+    covered = sum(1 for w in mine if any(_same(w, t) for t in theirs)) / len(mine)
+    used = sum(1 for w in theirs if any(_same(w, m) for m in mine)) / len(theirs)
     whole = 1.0 - 1.0 / (len(mine) + 1) if covered == 1.0 else 0.0
     return max(min(covered, used), whole)
 
@@ -251,11 +270,16 @@ class RelationAnswers:
         # the element named: its name agrees best with the phrase; among equals, the one using most of it
         # ("customer file service" names Customer File Service, not Customer File)
         scored = [(name_match(name := str(h.chunk.metadata.get("element_name") or h.chunk.title), intent.named),
-                   len(set(_words(name)) & set(_words(intent.named))), h) for h in records]  # fmt: skip
+                   _shared(name, intent.named), h) for h in records]  # fmt: skip
         best = max((score, used) for score, used, _ in scored)
-        if best[0] < (MIN_NAME_MATCH if not intent.strict else STRICT_NAME_MATCH):
+        if best[0] >= (MIN_NAME_MATCH if not intent.strict else STRICT_NAME_MATCH):
+            named = [h for score, used, h in scored if (score, used) == best]
+        elif not intent.strict and scored[0][1] > 0:
+            # no name agrees ("started when someone asks for insurance"): the best record hit, if it shares a
+            # word with the phrase (Request for Insurance), is taken as the element meant
+            named = [scored[0][2]]
+        else:
             return result
-        named = [h for score, used, h in scored if (score, used) == best]
         found = self._walk(store, collection, intent, named, point)
         if not found:
             return result
