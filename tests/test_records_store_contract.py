@@ -36,7 +36,7 @@ def test_records_contract(make_engine: Any, tmp_path: Path) -> None:
     model.write_text(json.dumps(graph))
     engine = make_engine()
     report = engine.index([model], embed=False)
-    assert report.documents_added == 4
+    assert report.documents_added == 7, "4 elements, 3 relationships"
     store = engine._open_store(create=False)
     rows = {r.element_id: r for r in list_elements(store, "default")}
     assert rows["svc-1"].layer == "application" and rows["svc-1"].capability == "Revenue Management"
@@ -52,12 +52,12 @@ def test_records_contract(make_engine: Any, tmp_path: Path) -> None:
     graph["elements"][1]["name"] = "General Ledger"
     model.write_text(json.dumps(graph))
     changed = engine.index([model], embed=False)
-    assert (changed.documents_changed, changed.documents_unchanged) == (2, 2), "db-1 and its neighbour svc-1"
+    assert (changed.documents_changed, changed.documents_unchanged) == (3, 4), "db-1, svc-1 and relationship r1"
     graph["elements"] = graph["elements"][:3]
     graph["relationships"] = graph["relationships"][:1] + graph["relationships"][2:]
     model.write_text(json.dumps(graph))
     removed = engine.index([model], embed=False)
-    assert removed.documents_removed == 1 and "app-1" not in {
+    assert removed.documents_removed == 2 and "app-1" not in {
         r.element_id for r in list_elements(store, "default")
     }
 

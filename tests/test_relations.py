@@ -105,6 +105,20 @@ def test_relation_answers_on_both_stores_now_and_at_a_baseline(make_engine: Any,
     assert paths["Customer Portal"] == "Ledger Host —realization→ Billing Engine —serving→ Customer Portal"
     assert all(h.relevance <= 1 for h in impact.hits)
 
+    # Each relationship is a record of its own: a hit on one is answered with an element, never a bare link
+    report = engine.search("Ledger Host realizes", mode="keyword", limit=5, filters=RECORDS)
+    assert all(h.chunk.metadata.get("element_id") for h in report.hits)
+    linked = [h for h in report.hits if h.matched_via and h.matched_via.via == "relationship record"]
+    assert linked and linked[0].chunk.metadata["element_name"] == "Billing Engine"
+    assert (
+        linked[0].matched_via is not None
+        and linked[0].matched_via.path == "Ledger Host —realization→ Billing Engine"
+    )
+    from retrievo.search.records import list_elements
+
+    listed = list_elements(engine._open_store(create=False), "default")
+    assert len(listed) == 7, "elements only: relationship records are not elements"
+
     engine.history.create("before-move")
     moved: dict[str, Any] = json.loads(json.dumps(GRAPH))
     moved["relationships"][0]["source"] = "portal"  # now the portal realizes the service
@@ -144,7 +158,10 @@ def test_semantic_search_with_defaults_answers_relationship_questions_over_mcp(
             results = found["results"]
             assert results[0]["element_name"] == answer, (question, results)
             assert results[0]["matched_via"]["path"].endswith(answer)
-            assert all({"element_id", "element_type", "layer", "revision_id"} <= set(r) for r in results)
+            assert all(
+                {"element_id", "element_type", "layer", "revision_id", "matched_via"} <= set(r)
+                for r in results
+            )
             scores = [r["score"] for r in results]
             assert scores == sorted(scores, reverse=True) and scores[-1] >= 0.5, "in rank order, kept by 0.5"
         plain = await call(client, "semanticSearch", {"query": "customer file"}, schemas)

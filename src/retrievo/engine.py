@@ -318,12 +318,13 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
             options = replace(options, entities=rewritten.entities, expansions=rewritten.rephrasings)
         embed_query, unavailable = self._query_fn(store, name)
         wanted = [(r, reading) for r in self._rescorers if (reading := r.wants(query, filters)) is not None]
-        if wanted:  # re-scorers see a deeper answer, unthresholded; limit and min_score apply after them
+        deepen = any(reading.deepen for _, reading in wanted)
+        if deepen:  # re-scorers see a deeper answer, unthresholded; limit and min_score apply after them
             options = replace(options, limit=max(limit, RESCORE_DEPTH), min_score=None)
         result = run_search(store, name, query, options, embed_query, unavailable)
         for rescorer, reading in wanted:
             result = rescorer.rescore(store, name, reading, result, point.filter_as_of)
-        if wanted:
+        if deepen:
             result = cut(result, limit, min_score)
         if point.filter_as_of is None:  # at HEAD: say how much of the collection the dense arm saw
             result = self._coverage.apply(store, name, result)

@@ -155,8 +155,11 @@ class ArmHit(NamedTuple):
 
 @dataclass(frozen=True)
 class MatchedVia:
-    """How a relationship question reached a hit: from the element it names, along a relationship."""
+    """How a hit that is not a direct match was reached: ``relationship`` — from the element a relationship
+    question names, along a relationship; ``relationship record`` — a hit on a relationship's own record,
+    answered with the element at its other end. (A direct match has none; answers say ``direct``.)"""
 
+    via: str
     relationship: str  # the ArchiMate relationship type, lower case (realization, serving, …)
     direction: str  # out: the named element is the relationship's source; in: its target
     from_element_id: str

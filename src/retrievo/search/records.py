@@ -179,6 +179,8 @@ def list_elements(
 ) -> list[ElementRow]:
     rows = []
     for document_id, source, title, meta in store.list_records(collection):
+        if not meta.get("element_id"):  # a relationship's own record
+            continue
         relations = meta.get("relations")
         related = tuple(r for r in relations if isinstance(r, dict)) if isinstance(relations, list) else ()
         row = ElementRow(

@@ -249,19 +249,36 @@ class _Found:
     order: tuple[int, int, int]  # (type not asked, relation preference, depth)
 
 
-class RelationAnswers:
-    """The re-scorer (``search.rescore.Rescorer``): ``wants`` reads the question; ``rescore`` puts the
-    related elements first."""
+@dataclass(frozen=True)
+class RelationReading:
+    """What ``RelationAnswers`` read in a query: a relationship question (``intent``), or none — then only
+    hits on relationships' own records are answered with an element."""
 
-    def wants(self, query: str, filters: Filters) -> RelationIntent | None:
+    intent: RelationIntent | None
+
+    @property
+    def deepen(self) -> bool:
+        return self.intent is not None
+
+
+class RelationAnswers:
+    """The re-scorer (``search.rescore.Rescorer``): ``wants`` reads the question; ``rescore`` answers a hit
+    on a relationship's record with the element at its other end, and puts the elements a relationship
+    question asks for first."""
+
+    def wants(self, query: str, filters: Filters) -> RelationReading | None:
         if filters.kinds and Kind.RECORD not in filters.kinds:
             return None
-        return relation_intent(query)
+        return RelationReading(relation_intent(query))
 
     def rescore(
-        self, store: Store, collection: str, intent: RelationIntent, result: SearchResult, point: str | None
+        self, store: Store, collection: str, reading: RelationReading, result: SearchResult, point: str | None
     ) -> SearchResult:
         """``point``: the time the search read (None at HEAD); neighbours are read as they were then."""
+        intent = reading.intent
+        result = self._relationship_records(store, collection, result, intent, point)
+        if intent is None:
+            return result
         records = [
             h for h in result.hits if h.chunk.kind == Kind.RECORD and h.chunk.metadata.get("element_id")
         ]
@@ -301,6 +318,54 @@ class RelationAnswers:
         ordered = [replace(a, score=ceiling + (len(answers) - i) * 1e-6) for i, a in enumerate(answers)]
         return replace(result, hits=tuple([*ordered, *rest]))
 
+    @staticmethod
+    def _relationship_records(
+        store: Store, collection: str, result: SearchResult, intent: RelationIntent | None, point: str | None
+    ) -> SearchResult:
+        """Each hit on a relationship's record becomes the element at the end the query does not name (the
+        one it asks for), in the hit's place, unless that element ranks above it already."""
+        if not any(h.chunk.metadata.get("relationship_id") for h in result.hits):
+            return result
+        query = intent.named if intent is not None else result.query
+        hits: list[Hit] = []
+        seen: set[str] = set()
+        for hit in result.hits:
+            meta = hit.chunk.metadata
+            if not meta.get("relationship_id"):
+                element = str(meta.get("element_id") or "")
+                if element and element in seen:
+                    continue
+                seen.add(element)
+                hits.append(hit)
+                continue
+            kind = str(meta.get("relationship_type", "")).lower()
+            source_name, target_name = str(meta.get("source_name", "")), str(meta.get("target_name", ""))
+            # the end a relationship question asks for, else the end the query does not name
+            asked = (
+                {end for k, end in intent.ends if k == kind}
+                if intent is not None and not intent.impact
+                else set()
+            )
+            if len(asked) == 1:
+                asks_source = "source" in asked
+            else:
+                asks_source = name_match(target_name, query) > name_match(source_name, query)
+            end, other = ("source", "target") if asks_source else ("target", "source")
+            element = str(meta.get(f"{end}_id", ""))
+            if not element or element in seen:
+                continue
+            chunk = _chunk_of(store, collection, f"{hit.chunk.path.rsplit('#', 1)[0]}#{element}", point)
+            if chunk is None:
+                continue
+            seen.add(element)
+            via = MatchedVia(
+                via="relationship record", relationship=kind, direction="in" if end == "source" else "out",
+                from_element_id=str(meta.get(f"{other}_id", "")), from_element_name=str(meta.get(f"{other}_name", "")),
+                path=f"{source_name} —{kind}→ {target_name}",
+            )  # fmt: skip
+            hits.append(Hit(chunk, hit.score, hit.relevance, hit.explain, hit.embedding_status, via))
+        return replace(result, hits=tuple(hits))
+
     def _walk(
         self, store: Store, collection: str, intent: RelationIntent, named: Sequence[Hit], point: str | None
     ) -> dict[str, _Found]:
@@ -324,7 +389,7 @@ class RelationAnswers:
                     name = str(neighbour.metadata.get("element_name") or neighbour.title)
                     arrow = f" —{kind}→ " if end == "target" else f" ←{kind}— "
                     via = MatchedVia(
-                        relationship=kind, direction="out" if end == "target" else "in",
+                        via="relationship", relationship=kind, direction="out" if end == "target" else "in",
                         from_element_id=str(hit.chunk.metadata.get("element_id", "")),
                         from_element_name=str(hit.chunk.metadata.get("element_name") or hit.chunk.title),
                         path=f"{path}{arrow}{name}", depth=level,

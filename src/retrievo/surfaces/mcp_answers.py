@@ -10,7 +10,7 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from retrievo.models import SearchResult
+from retrievo.models import Kind, SearchResult
 from retrievo.search.highlight import highlight
 from retrievo.surfaces.mcp_schemas import DocumentOutput, SearchHit, SearchOutput
 from retrievo.surfaces.serialize import explain_to_dict
@@ -103,6 +103,8 @@ def search_output(result: SearchResult, query_for_highlight: str, detail: str = 
             data["explain"] = explain_to_dict(hit)
         if hit.matched_via is not None:
             data["matched_via"] = dataclasses.asdict(hit.matched_via)
+        elif chunk.kind == Kind.RECORD:
+            data["matched_via"] = {"via": "direct"}
         hits.append(SearchHit.model_validate(data))
     weights = result.fusion_weights
     return SearchOutput(

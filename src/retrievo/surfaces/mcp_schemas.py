@@ -44,12 +44,15 @@ class ArmScore(BaseModel):
 
 
 class MatchedViaOut(BaseModel):
-    relationship: str = Field(description="The relationship followed (realization, serving, …).")
-    direction: str = Field(description="out: from the named element to this one; in: towards it.")
-    from_element_id: str
-    from_element_name: str
-    path: str = Field(description="Named —relationship→ this (a chain for impact questions).")
-    depth: int
+    via: str = Field(description="direct, relationship (from the element named) or relationship record.")
+    relationship: str | None = Field(None, description="The relationship followed (realization, serving, …).")
+    direction: str | None = Field(
+        None, description="out: from the named element to this one; in: towards it."
+    )
+    from_element_id: str | None = None
+    from_element_name: str | None = None
+    path: str | None = Field(None, description="Named —relationship→ this (a chain for impact questions).")
+    depth: int | None = None
 
 
 class SearchHit(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from retrievo.models import Chunk, Hit, IndexReport, IndexStatus, SearchResult
+from retrievo.models import Chunk, Hit, IndexReport, IndexStatus, Kind, SearchResult
 from retrievo.search.registry import RegistryHit, RegistryResult
 
 
@@ -39,6 +39,8 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
         data["explain"] = explain_to_dict(hit)
     if hit.matched_via is not None:
         data["matched_via"] = dataclasses.asdict(hit.matched_via)
+    elif hit.chunk.kind == Kind.RECORD:
+        data["matched_via"] = {"via": "direct"}
     return data
 
 

@@ -64,6 +64,38 @@ def element_chunks(model: Model) -> list[ElementChunk]:
     return chunks
 
 
+@dataclass(frozen=True)
+class RelationshipChunk:
+    relationship: Relationship
+    source: Element
+    target: Element
+    text: str
+
+
+def relationship_chunks(model: Model) -> list[RelationshipChunk]:
+    """One text per relationship whose two ends are in the model (issue 36): "Financial Application
+    (ApplicationComponent, Application layer) realizes Premium Payment Service (BusinessService, Business
+    layer)." — so both arms can match a question's "realizes … premium payment" directly."""
+    by_id = {e.id: e for e in model.elements}
+    found = []
+    for relation in model.relationships:
+        source, target = by_id.get(relation.source), by_id.get(relation.target)
+        if source is None or target is None:
+            continue
+        label = f' ("{relation.name}")' if relation.name else ""
+        text = (
+            f"{display_name(source)} ({source.type}, {_layer_name(source)} layer) {verbs_of(relation.type)[0]} "
+            f"{display_name(target)} ({target.type}, {_layer_name(target)} layer){label}."
+        )
+        found.append(RelationshipChunk(relation, source, target, text))
+    return found
+
+
+def _layer_name(element: Element) -> str:
+    layer = element.layer or layer_of(element.type)
+    return LAYER_NAMES.get(layer, layer.replace("_", " ").title())
+
+
 def display_name(element: Element) -> str:
     return element.name.strip() or f"({element.type} {element.id})"
 

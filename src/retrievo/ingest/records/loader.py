@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from retrievo.ingest.records.chunks import display_name, element_chunks
+from retrievo.ingest.records.chunks import display_name, element_chunks, relationship_chunks
+from retrievo.ingest.records.layers import verbs_of
 from retrievo.ingest.records.model import Model
 from retrievo.ingest.records.readers import read_model
 from retrievo.models import Kind, LoadedDocument, Section
@@ -15,6 +16,10 @@ RECORD_MEDIA_TYPE = "application/x-model-element"
 
 def element_source(model_path: str, element_id: str) -> str:
     return f"{model_path}#{element_id}"
+
+
+def relationship_source(model_path: str, relationship_id: str) -> str:
+    return f"{model_path}#relationship:{relationship_id}"
 
 
 def load_model_file(path: Path, data: bytes) -> tuple[Model, list[LoadedDocument]]:
@@ -54,6 +59,28 @@ def load_model_file(path: Path, data: bytes) -> tuple[Model, list[LoadedDocument
                 metadata=metadata,
                 # One section: every chunk of the element carries its metadata (hits show it, filters use it).
                 sections=(Section(0, len(chunk.text), context=display_name(element), metadata=metadata),),
+            )
+        )
+    # Each relationship is a record of its own too (no element_id: listings of elements leave it out; a hit
+    # on it is answered with the element at one of its ends, search/relations.py).
+    for link in relationship_chunks(model):
+        relation, start, end = link.relationship, link.source, link.target
+        title = f"{display_name(start)} {verbs_of(relation.type)[0]} {display_name(end)}"
+        about: dict[str, object] = {
+            "relationship_id": relation.id, "relationship_type": relation.type,
+            "source_id": start.id, "source_name": display_name(start), "source_type": start.type,
+            "target_id": end.id, "target_name": display_name(end), "target_type": end.type,
+            "model": model.name, "model_format": model.format,
+        }  # fmt: skip
+        documents.append(
+            LoadedDocument(
+                source=relationship_source(str(path), relation.id),
+                text=link.text,
+                title=title,
+                kind=Kind.RECORD,
+                media_type=RECORD_MEDIA_TYPE,
+                metadata=about,
+                sections=(Section(0, len(link.text), context=title, metadata=about),),
             )
         )
     return model, documents
