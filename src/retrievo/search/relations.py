@@ -26,6 +26,7 @@ from retrievo.store.base import Store
 
 IMPACT_DEPTH, MAX_IMPACT_DEPTH = 2, 4
 MAX_ANSWERS = 10
+MAX_FRONTIER = 50  # elements of one impact level whose relations are read for the next
 MIN_NAME_MATCH = 0.6  # share of the named element's words (and of the question's phrase) that must agree
 STRICT_NAME_MATCH = 0.66  # with no verb recognised: a name of two words or more, whole in the question
 
@@ -246,7 +247,8 @@ def name_match(name: str, phrase: str) -> float:
 class _Found:
     element_id: str
     via: MatchedVia
-    order: tuple[int, int, int]  # (type not asked, relation preference, depth)
+    order: tuple[int, int, int]  # (type not asked, depth, relation preference)
+    model_path: str
 
 
 @dataclass(frozen=True)
@@ -306,7 +308,7 @@ class RelationAnswers:
         answers: list[Hit] = []
         top = named[0]
         for item in sorted(found.values(), key=lambda f: f.order)[:MAX_ANSWERS]:
-            hit = known.get(item.element_id) or self._hit_of(store, collection, top, item.element_id, point)
+            hit = known.get(item.element_id) or self._hit_of(store, collection, item, point)
             if hit is None:
                 continue
             answers.append(replace(hit, relevance=max(hit.relevance, top.relevance), matched_via=item.via))
@@ -369,47 +371,57 @@ class RelationAnswers:
     def _walk(
         self, store: Store, collection: str, intent: RelationIntent, named: Sequence[Hit], point: str | None
     ) -> dict[str, _Found]:
+        """The elements at the asked ends, level by level (impact: to ``intent.depth``). Each relation in an
+        element's metadata names the other element and its type, so only a level's frontier is read."""
         found: dict[str, _Found] = {}
-        starts = {str(h.chunk.metadata["element_id"]): h for h in named}
-        frontier = [(h, str(h.chunk.metadata["element_id"]), str(h.chunk.metadata.get("element_name") or ""))
-                    for h in named]  # fmt: skip
+        starts = {str(h.chunk.metadata["element_id"]) for h in named}
+        frontier = [(h.chunk, str(h.chunk.metadata.get("element_name") or h.chunk.title)) for h in named]
         for level in range(1, intent.depth + 1):
-            following = []
-            for hit, _, path in frontier:
-                model_path = hit.chunk.path.rsplit("#", 1)[0]
-                for relation in _relations(hit.chunk):
+            reached: list[tuple[str, str]] = []  # (element id, its path) to read for the next level
+            for chunk, path in frontier:
+                model_path = chunk.path.rsplit("#", 1)[0]
+                for relation in _relations(chunk):
                     kind, other = str(relation.get("type", "")).lower(), str(relation.get("element_id", ""))
                     # the answer is the relationship's source when the known element is its target ("in")
                     end = "source" if relation.get("direction") == "in" else "target"
                     if (kind, end) not in intent.ends or not other or other in starts or other in found:
                         continue
-                    neighbour = _chunk_of(store, collection, f"{model_path}#{other}", point)
-                    if neighbour is None:
+                    name, element_type = relation.get("name"), relation.get("element_type")
+                    if name is None or element_type is None:  # indexed before relations carried them
+                        neighbour = _chunk_of(store, collection, f"{model_path}#{other}", point)
+                        if neighbour is None:
+                            continue
+                        name = neighbour.metadata.get("element_name") or neighbour.title
+                        element_type = neighbour.metadata.get("element_type", "")
+                    asked = str(element_type).lower() in intent.asked_types
+                    if intent.strict and not asked:
                         continue
-                    name = str(neighbour.metadata.get("element_name") or neighbour.title)
                     arrow = f" —{kind}→ " if end == "target" else f" ←{kind}— "
                     via = MatchedVia(
                         via="relationship", relationship=kind, direction="out" if end == "target" else "in",
-                        from_element_id=str(hit.chunk.metadata.get("element_id", "")),
-                        from_element_name=str(hit.chunk.metadata.get("element_name") or hit.chunk.title),
+                        from_element_id=str(chunk.metadata.get("element_id", "")),
+                        from_element_name=str(chunk.metadata.get("element_name") or chunk.title),
                         path=f"{path}{arrow}{name}", depth=level,
                     )  # fmt: skip
-                    asked = str(neighbour.metadata.get("element_type", "")).lower() in intent.asked_types
-                    if intent.strict and not asked:
-                        continue
-                    preference = intent.ends.index((kind, end))
-                    found[other] = _Found(
-                        other, via, (0 if asked or not intent.asked_types else 1, level, preference)
+                    order = (
+                        0 if asked or not intent.asked_types else 1,
+                        level,
+                        intent.ends.index((kind, end)),
                     )
-                    following.append((Hit(neighbour, 0.0, 0.0), other, via.path))
-            if not intent.impact:
+                    found[other] = _Found(other, via, order, model_path)
+                    reached.append((other, via.path))
+            if not intent.impact or level == intent.depth:
                 break
-            frontier = following
+            frontier = []
+            for other, path in reached[:MAX_FRONTIER]:
+                read = _chunk_of(store, collection, f"{found[other].model_path}#{other}", point)
+                if read is not None:
+                    frontier.append((read, path))
         return found
 
     @staticmethod
-    def _hit_of(store: Store, collection: str, near: Hit, element_id: str, point: str | None) -> Hit | None:
-        chunk = _chunk_of(store, collection, f"{near.chunk.path.rsplit('#', 1)[0]}#{element_id}", point)
+    def _hit_of(store: Store, collection: str, item: _Found, point: str | None) -> Hit | None:
+        chunk = _chunk_of(store, collection, f"{item.model_path}#{item.element_id}", point)
         return None if chunk is None else Hit(chunk, 0.0, 0.0)
 
 

@@ -71,7 +71,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
                     uri=document_uri(element.document_id, element.revision_id),
                     matched_via=MatchedViaOut(**dataclasses.asdict(hit.matched_via))
                     if hit.matched_via
-                    else None,
+                    else MatchedViaOut(via="direct"),
                 )
             )
         return SemanticSearchOutput(

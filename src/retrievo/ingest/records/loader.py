@@ -25,6 +25,7 @@ def relationship_source(model_path: str, relationship_id: str) -> str:
 def load_model_file(path: Path, data: bytes) -> tuple[Model, list[LoadedDocument]]:
     """Parse and turn every element into a record document; SourceError (with the reason) if unreadable."""
     model = read_model(data, path.stem)
+    by_id = {e.id: e for e in model.elements}
     documents = []
     for chunk in element_chunks(model):
         element = chunk.element
@@ -46,9 +47,14 @@ def load_model_file(path: Path, data: bytes) -> tuple[Model, list[LoadedDocument
         if element.properties:
             metadata["properties"] = dict(element.properties)
         # The element's one-hop neighbourhood (the graph, per element): what getContext expands into.
+        # (with the other element's name and type, so a relationship question reads no other record to choose)
         metadata["relations"] = [
-            {"id": r.id, "type": r.type, "direction": "out", "element_id": r.target} for r in chunk.outgoing
-        ] + [{"id": r.id, "type": r.type, "direction": "in", "element_id": r.source} for r in chunk.incoming]
+            {"id": r.id, "type": r.type, "direction": "out", "element_id": r.target,
+             "name": display_name(by_id[r.target]), "element_type": by_id[r.target].type} for r in chunk.outgoing
+        ] + [
+            {"id": r.id, "type": r.type, "direction": "in", "element_id": r.source,
+             "name": display_name(by_id[r.source]), "element_type": by_id[r.source].type} for r in chunk.incoming
+        ]  # fmt: skip
         documents.append(
             LoadedDocument(
                 source=element_source(str(path), element.id),
