@@ -127,7 +127,7 @@ VERB = {"Realization": "realizes", "Serving": "serves", "Triggering": "triggers"
         "Flow": "flows to", "Assignment": "is assigned to"}  # fmt: skip
 
 
-def relations(scratch: Path, postgres: bool, questions: int = 200) -> dict[str, Any]:
+def relations(scratch: Path, postgres: bool, questions: int = 200, keep: Path | None = None) -> dict[str, Any]:
     """Relationship questions over the synthetic model ("which node realizes Ledger 17"): top-1 / top-3 and
     latency, query embedding included, through ``engine.search`` as semanticSearch calls it."""
     rng = random.Random(1)
@@ -138,7 +138,7 @@ def relations(scratch: Path, postgres: bool, questions: int = 200) -> dict[str, 
               "target": f"e{0 if i % 100 == 0 else rng.randrange(10_000)}"} for i in range(30_000)]  # fmt: skip
     path = scratch / "model.json"
     path.write_text(json.dumps({"name": "synthetic", "elements": elements, "relationships": links}))
-    settings: dict[str, Any] = {"db": scratch / "s.db"}
+    settings: dict[str, Any] = {"db": (keep or scratch) / "s.db"}
     server = None
     if postgres:
         import os
@@ -164,6 +164,7 @@ def relations(scratch: Path, postgres: bool, questions: int = 200) -> dict[str, 
             engine.index([path])
             result["import_s"] = round(time.perf_counter() - started, 1)
             engine.warm_up()
+            engine.search("warm", limit=3, filters=Filters(kinds=(Kind.RECORD,)))
             latencies, top1, top3 = [], 0, 0
             for link in asked[:questions]:
                 source, target = by_id[link["source"]], by_id[link["target"]]
@@ -193,10 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("what", choices=["questions", "synthetic", "relations"])
     parser.add_argument("--postgres", action="store_true", help="relations: on a PostgreSQL started here")
+    parser.add_argument("--keep", type=Path, help="relations: keep the SQLite index in this folder")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         if args.what == "relations":
-            result = relations(Path(scratch), args.postgres)
+            result = relations(Path(scratch), args.postgres, keep=args.keep)
         else:
             result = questions(Path(scratch)) if args.what == "questions" else synthetic(Path(scratch))
     print(json.dumps(result, indent=1))

@@ -130,6 +130,16 @@ def test_relation_answers_on_both_stores_now_and_at_a_baseline(make_engine: Any,
     assert now.chunk.metadata["element_name"] == "Customer Portal"
     assert then.chunk.metadata["element_name"] == "Billing Engine" and then.matched_via is not None
 
+    # Records only, the kind filter leaves nothing out and is dropped for the fast paths; beside documents
+    # it still holds
+    alone = engine.search("invoice delivery", limit=5, filters=RECORDS, explain=True)
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Invoice delivery\n\nThe invoice delivery service sends invoices by mail.\n")
+    engine.index([notes])
+    mixed = engine.search("invoice delivery", limit=5, filters=RECORDS)
+    assert alone.hits and all(h.chunk.kind == Kind.RECORD for h in [*alone.hits, *mixed.hits])
+    assert Kind.DOCUMENT in {h.chunk.kind for h in engine.search("invoice delivery", limit=10).hits}
+
 
 ARCHISURANCE = SHARED_DATA / "archimate" / "opengroup-xmlexchange" / "archisurance.xml"
 ISSUE_QUESTIONS = {

@@ -19,13 +19,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from retrievo.errors import EmbedderUnavailable
-from retrievo.models import ArmHit, Chunk, Filters, Hit, SearchMode, SearchResult
+from retrievo.models import ArmHit, Chunk, Filters, Hit, Kind, SearchMode, SearchResult
 from retrievo.search import coverage
 from retrievo.search.calibration import calibrated
 from retrievo.search.fusion import (
@@ -88,9 +88,26 @@ def run_search(
 ) -> SearchResult:
     """``embed_query`` returns (model_id, vector) or raises EmbedderUnavailable."""
     limit_blas(options.threads)
+    kinds = _needed_kinds(store, collection, options.filters)
+    if kinds != options.filters.kinds:
+        options = replace(options, filters=replace(options.filters, kinds=kinds))
     with _under_way() as searches:
         beside = options.threads > 1 and arms_beside(searches)
         return _run_search(store, collection, query, options, embed_query, unavailable_reason, beside)
+
+
+def _needed_kinds(store: Store, collection: str, filters: Filters) -> tuple[Kind, ...]:
+    """A kind filter that leaves out nothing the collection holds is no filter: dropped, so that the arms
+    take their unfiltered paths (the keyword side index and the HNSW graph rather than an exact scan of
+    every row a filter allows: semanticSearch's records filter over 40,000 records, 300 -> 5 ms). Kept at
+    a point in time (the collection may have held other kinds then)."""
+    if not filters.kinds or filters.as_of is not None:
+        return filters.kinds
+    held = store.content_kinds().get(collection)
+    wanted = {str(kind) for kind in filters.kinds}
+    if held and {"record" if kind == "registry" else kind for kind in held} <= wanted:
+        return ()
+    return filters.kinds
 
 
 def arms_beside(searches: int, cores: int | None = None) -> bool:

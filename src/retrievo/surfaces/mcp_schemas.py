@@ -45,13 +45,17 @@ class ArmScore(BaseModel):
 
 class MatchedViaOut(BaseModel):
     via: str = Field(description="direct, relationship (from the element named) or relationship record.")
-    relationship: str | None = Field(None, description="The relationship followed (realization, serving, …).")
+    relationship: str | None = Field(
+        default=None, description="The relationship followed (realization, serving, …)."
+    )
     direction: str | None = Field(
-        None, description="out: from the named element to this one; in: towards it."
+        default=None, description="out: from the named element to this one; in: towards it."
     )
     from_element_id: str | None = None
     from_element_name: str | None = None
-    path: str | None = Field(None, description="Named —relationship→ this (a chain for impact questions).")
+    path: str | None = Field(
+        default=None, description="Named —relationship→ this (a chain for impact questions)."
+    )
     depth: int | None = None
 
 
