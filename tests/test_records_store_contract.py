@@ -52,7 +52,9 @@ def test_records_contract(make_engine: Any, tmp_path: Path) -> None:
     graph["elements"][1]["name"] = "General Ledger"
     model.write_text(json.dumps(graph))
     changed = engine.index([model], embed=False)
-    assert (changed.documents_changed, changed.documents_unchanged) == (3, 4), "db-1, svc-1 and relationship r1"
+    assert (changed.documents_changed, changed.documents_unchanged) == (3, 4), (
+        "db-1, svc-1 and relationship r1"
+    )
     graph["elements"] = graph["elements"][:3]
     graph["relationships"] = graph["relationships"][:1] + graph["relationships"][2:]
     model.write_text(json.dumps(graph))
