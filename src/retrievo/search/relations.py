@@ -284,12 +284,20 @@ class RelationAnswers:
         records = [
             h for h in result.hits if h.chunk.kind == Kind.RECORD and h.chunk.metadata.get("element_id")
         ]
-        if not records:
-            return result
         # the element named: its name agrees best with the phrase; among equals, the one using most of it
         # ("customer file service" names Customer File Service, not Customer File)
         scored = [(name_match(name := str(h.chunk.metadata.get("element_name") or h.chunk.title), intent.named),
                    _shared(name, intent.named), h) for h in records]  # fmt: skip
+        if max((score for score, _, _ in scored), default=0.0) < 1.0:
+            # not named exactly among the hits (the question's other words can pull the fused list elsewhere):
+            # the records the phrase alone finds by its words
+            seen = {h.chunk.chunk_id for h in records}
+            for extra in _by_words(store, collection, intent.named, point):
+                if extra.chunk.chunk_id not in seen:
+                    name = str(extra.chunk.metadata.get("element_name") or extra.chunk.title)
+                    scored.append((name_match(name, intent.named), _shared(name, intent.named), extra))
+        if not scored:
+            return result
         best = max((score, used) for score, used, _ in scored)
         if best[0] >= (MIN_NAME_MATCH if not intent.strict else STRICT_NAME_MATCH):
             named = [h for score, used, h in scored if (score, used) == best]
@@ -423,6 +431,22 @@ class RelationAnswers:
     def _hit_of(store: Store, collection: str, item: _Found, point: str | None) -> Hit | None:
         chunk = _chunk_of(store, collection, f"{item.model_path}#{item.element_id}", point)
         return None if chunk is None else Hit(chunk, 0.0, 0.0)
+
+
+NAME_LOOKUP_DEPTH = 50  # relationship records that mention the name take places too
+
+
+def _by_words(store: Store, collection: str, phrase: str, point: str | None) -> list[Hit]:
+    """Element records the phrase finds by its words alone (the keyword arm), best first."""
+    found = store.keyword_search(
+        collection, phrase, Filters(kinds=(Kind.RECORD,), as_of=point), NAME_LOOKUP_DEPTH
+    )
+    chunks = store.get_chunks([h.chunk_id for h in found])
+    return [
+        Hit(chunks[h.chunk_id], 0.0, 0.0)
+        for h in found
+        if h.chunk_id in chunks and chunks[h.chunk_id].metadata.get("element_id")
+    ]
 
 
 def _relations(chunk: Chunk) -> Iterable[dict[str, object]]:
