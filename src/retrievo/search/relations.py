@@ -437,10 +437,9 @@ NAME_LOOKUP_DEPTH = 50  # relationship records that mention the name take places
 
 
 def _by_words(store: Store, collection: str, phrase: str, point: str | None) -> list[Hit]:
-    """Element records the phrase finds by its words alone (the keyword arm), best first."""
-    found = store.keyword_search(
-        collection, phrase, Filters(kinds=(Kind.RECORD,), as_of=point), NAME_LOOKUP_DEPTH
-    )
+    """Element records the phrase finds by its words alone (the keyword arm, unfiltered: its fast path;
+    other kinds are left out after), best first."""
+    found = store.keyword_search(collection, phrase, Filters(as_of=point), NAME_LOOKUP_DEPTH)
     chunks = store.get_chunks([h.chunk_id for h in found])
     return [
         Hit(chunks[h.chunk_id], 0.0, 0.0)
