@@ -88,12 +88,17 @@ def run_search(
 ) -> SearchResult:
     """``embed_query`` returns (model_id, vector) or raises EmbedderUnavailable."""
     limit_blas(options.threads)
+    asked = options.filters.kinds
     kinds = _needed_kinds(store, collection, options.filters)
-    if kinds != options.filters.kinds:
+    if kinds != asked:
         options = replace(options, filters=replace(options.filters, kinds=kinds))
     with _under_way() as searches:
         beside = options.threads > 1 and arms_beside(searches)
-        return _run_search(store, collection, query, options, embed_query, unavailable_reason, beside)
+        result = _run_search(store, collection, query, options, embed_query, unavailable_reason, beside)
+    if kinds != asked:  # what the collection holds may have changed since it was read: the filter, again
+        wanted = {str(kind) for kind in asked}
+        result = replace(result, hits=tuple(h for h in result.hits if str(h.chunk.kind) in wanted))
+    return result
 
 
 def _needed_kinds(store: Store, collection: str, filters: Filters) -> tuple[Kind, ...]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
@@ -56,6 +57,9 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
+KINDS_TTL_S = 2.0
+
+
 class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresEmbeddings):
     def __init__(
         self,
@@ -70,6 +74,7 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
         self._url, self._cache_dir, self._cache_key = url, cache_dir, None  # (the URL is never shown)
         self._keyword_indexes, self._keyword_lock = {}, threading.Lock()
         self._ann, self._ann_lock = None, threading.Lock()
+        self._kinds: tuple[float, dict[str, frozenset[str]]] | None = None
         self._bulk_loading: set[str] = set()
         try:
             with psycopg.connect(url, autocommit=True) as conn:
@@ -229,6 +234,7 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
         return {row[4]: _state(row) for row in rows}
 
     def write_revisions(self, collection: str, revisions: Sequence[NewRevision]) -> list[DocumentState]:
+        self._kinds = None  # what collections hold may change
         # Each in a transaction of its own, as ``write_revision`` writes it.
         return [
             self.write_revision(collection, r.document, r.source_hash, r.drafts, r.modified_at)
@@ -243,6 +249,7 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
         drafts: Sequence[ChunkDraft],
         modified_at: str | None,
     ) -> DocumentState:
+        self._kinds = None  # what collections hold may change
         collection_id = self._collection_id(collection)
         counts = shared_tokenizer().term_counts([keyword_source(d.context, d.text) for d in drafts])
         with self._transaction() as conn:
@@ -367,6 +374,7 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
         return [row[0] for row in self._rows(format_style(queries.ROOTS), (collection,))]
 
     def remove_sources(self, collection: str, sources: Sequence[str]) -> int:
+        self._kinds = None  # what collections hold may change
         collection_id = self._collection_id(collection)
         removed = 0
         with self._transaction() as conn:
@@ -448,6 +456,7 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
             yield from transfer.dump(conn, collection)
 
     def restore(self, records: Iterable[Record]) -> None:
+        self._kinds = None  # what collections hold may change
         with self._conn() as conn:
             model = transfer.restore(conn, records)
         if model is not None:
@@ -466,7 +475,16 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
         return {row[0]: row[1] for row in rows}
 
     def content_kinds(self) -> dict[str, frozenset[str]]:
-        return queries.content_kinds(self._rows(format_style(queries.CONTENT_KINDS)))
+        """Remembered for KINDS_TTL_S (a DISTINCT over every document; SQLite keeps it per generation):
+        whoever drops a kind filter on its strength filters the hits again (search/hybrid.py)."""
+        now = time.monotonic()
+        remembered = self._kinds
+        if remembered is None or now - remembered[0] > KINDS_TTL_S:
+            remembered = self._kinds = (
+                now,
+                queries.content_kinds(self._rows(format_style(queries.CONTENT_KINDS))),
+            )
+        return remembered[1]
 
     def status(self) -> IndexStatus:
         rows = self._rows(format_style(queries.STATUS))
