@@ -127,7 +127,9 @@ VERB = {"Realization": "realizes", "Serving": "serves", "Triggering": "triggers"
         "Flow": "flows to", "Assignment": "is assigned to"}  # fmt: skip
 
 
-def relations(scratch: Path, postgres: bool, questions: int = 200, keep: Path | None = None) -> dict[str, Any]:
+def relations(
+    scratch: Path, postgres: bool, questions: int = 200, keep: Path | None = None
+) -> dict[str, Any]:
     """Relationship questions over the synthetic model ("which node realizes Ledger 17"): top-1 / top-3 and
     latency, query embedding included, through ``engine.search`` as semanticSearch calls it."""
     rng = random.Random(1)

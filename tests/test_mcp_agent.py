@@ -26,6 +26,7 @@ DOCS_TOOLS = {"search", "get_context", "get_document"}
 EVERY_KIND_TOOLS = DOCS_TOOLS | {
     "find_symbol",
     "symbol_graph",
+    "locate",
     "semanticSearch",
     "getContext",
     "search_registry",

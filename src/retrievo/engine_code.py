@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import abstractmethod
 
 from retrievo.errors import ConfigError
+from retrievo.search.locate import FileHit, locate
 from retrievo.search.structure import MAX_DEPTH, SymbolGraph, dependencies, dependents, one_symbol, tests_for
 from retrievo.store.base import Store
 from retrievo.store.code_index import SymbolHit
@@ -44,3 +45,15 @@ class CodeQueries:
         graph = walk_graph(index, name, found, depth)
         graph.tests = tests_for(index, name, found)
         return graph
+
+    def locate(self, text: str, collection: str | None = None, limit: int = 10) -> list[FileHit]:
+        """The files an issue's text is about (a bug report, a traceback, "where is X handled"), best first,
+        each with why (words, symbols it defines, traceback frames) and its best passages."""
+        if not text.strip():
+            raise ConfigError(
+                "give the issue's text (a bug report, an error message, a question about the code)"
+            )
+        if not 1 <= limit <= 100:
+            raise ConfigError(f"limit must be between 1 and 100, got {limit}")
+        store, name = self._collection_store(collection)
+        return locate(store, name, text, limit)

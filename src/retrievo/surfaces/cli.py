@@ -107,6 +107,7 @@ LAZY_COMMANDS = {
     "baseline": "cli_history", "chunks": "cli_collections", "collection": "cli_collections", "deps": "cli_code",
     "docs": "cli_collections", "document": "cli_history", "drop-vectors": "cli_lifecycle", "elements": "cli_records",
     "embed": "cli_index", "index": "cli_index", "job": "cli_jobs", "jobs": "cli_jobs", "keys": "cli_serve",
+    "locate": "cli_code",
     "migrate": "cli_store", "neighbours": "cli_similar", "prune": "cli_history", "regenerate": "cli_lifecycle",
     "registry": "cli_registry", "relations": "cli_records", "serve": "cli_serve", "similar": "cli_similar",
     "symbols": "cli_code", "tests-for": "cli_code", "verify": "cli_collections", "watch": "cli_code",

@@ -145,3 +145,28 @@ def watch(
             f"indexed {report.files_seen} file(s); watching {len(paths)} path(s) (Ctrl-C stops)", err=True
         )
         Watcher(engine, paths, embed=not no_embed, on_update=show).run()
+
+
+@main.command()
+@click.argument("text")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 100))
+@db_option
+@collection_option
+@json_option
+def locate(
+    text: str, limit: int, db: Path | None, store: str | None, collection: str | None, as_json: bool
+) -> None:
+    """The files an issue's TEXT is about (paste a bug report or traceback), best first, with why."""
+    with _errors(), _engine(db, collection, store=store, embedder="none") as engine:
+        files = engine.locate(text, limit=limit)
+    if as_json:
+        click.echo(json.dumps([dataclasses.asdict(f) for f in files], indent=2))
+        return
+    if not files:
+        click.echo("no file matches")
+    for n, found in enumerate(files, 1):
+        click.echo(f"{n:>2}. {found.path}  ({found.role}, {found.score:.2f}) — {'; '.join(found.why)}")
+        for evidence in found.evidence:
+            click.echo(
+                f"      {evidence.symbol or 'passage'}  lines {evidence.line_start}-{evidence.line_end}"
+            )

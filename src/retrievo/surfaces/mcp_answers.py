@@ -18,7 +18,8 @@ from retrievo.surfaces.serialize import explain_to_dict
 TOOL_ROLES = {
     "document": "search finds passages (brief; detail=full for text), get_context packs cited evidence "
     "under a token budget, get_document reads a cited uri",
-    "code": "find_symbol and symbol_graph look code up by name, callers and tests",
+    "code": "locate finds the files an issue is about; find_symbol and symbol_graph look code up by name, "
+    "callers and tests",
     "record": "semanticSearch and getContext answer over model elements and relations",
     "registry": "search_registry finds MCP servers, agents and tools for a need",
 }

@@ -11,8 +11,16 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.search.structure import MAX_DEPTH, GraphEdge
 from retrievo.store.code_index import SymbolHit
+from retrievo.surfaces.mcp_answers import document_uri
 from retrievo.surfaces.mcp_calls import call
-from retrievo.surfaces.mcp_schemas import EdgeOut, FindSymbolOutput, SymbolGraphOutput, SymbolOut
+from retrievo.surfaces.mcp_schemas import (
+    EdgeOut,
+    FindSymbolOutput,
+    LocatedFile,
+    LocateOutput,
+    SymbolGraphOutput,
+    SymbolOut,
+)
 from retrievo.surfaces.mcp_server import Scope
 
 Collection = Annotated[str | None, Field(max_length=200)]
@@ -30,8 +38,7 @@ def edge_out(edge: GraphEdge) -> EdgeOut:
 
 def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None:
     @server.tool(
-        description="Find functions, classes … of the current code by name or glob (`*Parser`, `core.Command.*`) "
-        "with path and lines."
+        description="Find functions, classes … by name or glob (`*Parser`, `core.Command.*`) with path and lines."
     )
     async def find_symbol(
         pattern: Annotated[str, Field(min_length=1, max_length=300)],
@@ -50,8 +57,7 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         return FindSymbolOutput(pattern=pattern, total=len(found), symbols=[symbol_out(s) for s in found])
 
     @server.tool(
-        description="What a symbol of the current code uses (imports, calls, inherits) or what uses it, and the "
-        "tests that reach it; each edge cites file:line."
+        description="What a symbol uses or what uses it, and the tests reaching it; each edge cites file:line."
     )
     async def symbol_graph(
         symbol: Annotated[
@@ -59,9 +65,7 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         ],
         direction: Literal["dependencies", "dependents"] = "dependencies",
         depth: Annotated[int, Field(strict=True, ge=1, le=MAX_DEPTH)] = 1,
-        limit: Annotated[
-            int, Field(strict=True, ge=1, le=500, description="Most edges and tests listed.")
-        ] = 40,
+        limit: Annotated[int, Field(strict=True, ge=1, le=500)] = 40,
         collection: Collection = None,
     ) -> SymbolGraphOutput:
         graph = await call(
@@ -73,3 +77,19 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
             total_edges=len(graph.edges), total_tests=len(graph.tests),
             truncated=graph.truncated or len(graph.edges) > limit or len(graph.tests) > limit,
         )  # fmt: skip
+
+    @server.tool(description="Files an issue's text (bug report, traceback) is about, best first, with why.")
+    async def locate(
+        text: Annotated[str, Field(min_length=1, max_length=20_000)],
+        limit: Annotated[int, Field(strict=True, ge=1, le=50)] = 5,
+        collection: Collection = None,
+    ) -> LocateOutput:
+        files = await call(engine.locate, text, collection=scope.check(collection), limit=limit)
+        return LocateOutput(files=[
+            LocatedFile(
+                path=f.path, score=round(f.score, 3), role=f.role, why=list(f.why),
+                symbols=[f"{e.symbol or 'passage'} {e.line_start}-{e.line_end}" for e in f.evidence],
+                uri=document_uri(f.document_id, None),
+            )
+            for f in files
+        ])  # fmt: skip

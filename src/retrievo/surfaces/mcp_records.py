@@ -16,7 +16,6 @@ from retrievo.surfaces.mcp_calls import search_call
 from retrievo.surfaces.mcp_schemas import (
     ElementResult,
     GetContextOutput,
-    MatchedViaOut,
     ReadContext,
     RecordFilters,
     RecordSourceOut,
@@ -69,9 +68,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
                     as_of=result.as_of,
                     document_id=element.document_id,
                     uri=document_uri(element.document_id, element.revision_id),
-                    matched_via=MatchedViaOut(**dataclasses.asdict(hit.matched_via))
-                    if hit.matched_via
-                    else MatchedViaOut(via="direct"),
+                    matched_via=dataclasses.asdict(hit.matched_via) if hit.matched_via else {"via": "direct"},
                 )
             )
         return SemanticSearchOutput(
@@ -81,8 +78,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
 
     @server.tool(
         name="getContext",
-        description="Evidence from the models to answer a question: the best elements, then their neighbours, "
-        "under max_tokens.",
+        description="The best model elements, then their neighbours, under max_tokens.",
     )
     async def get_context(
         query: Query,

@@ -20,8 +20,7 @@ EntityType = Literal["server", "agent", "tool"]
 
 def register_registry_tools(server: MCPServer, engine: Engine, scope: Scope) -> None:
     @server.tool(
-        description='Find MCP servers, A2A agents and tools for a need ("create a Jira issue"): the top of each '
-        "type, tools with their input schema."
+        description='MCP servers, A2A agents and tools for a need ("create a Jira issue"), with input schemas.'
     )
     async def search_registry(
         query: Query,

@@ -43,22 +43,6 @@ class ArmScore(BaseModel):
     score: float = Field(description="Raw arm score: BM25 for keyword, cosine for semantic.")
 
 
-class MatchedViaOut(BaseModel):
-    via: str = Field(description="direct, relationship (from the element named) or relationship record.")
-    relationship: str | None = Field(
-        default=None, description="The relationship followed (realization, serving, …)."
-    )
-    direction: str | None = Field(
-        default=None, description="out: from the named element to this one; in: towards it."
-    )
-    from_element_id: str | None = None
-    from_element_name: str | None = None
-    path: str | None = Field(
-        default=None, description="Named —relationship→ this (a chain for impact questions)."
-    )
-    depth: int | None = None
-
-
 class SearchHit(BaseModel):
     """One passage. Brief: ``excerpt`` and the citation; full: the exact ``text`` and where it lies."""
 
@@ -78,7 +62,7 @@ class SearchHit(BaseModel):
     metadata: dict[str, Any] | None = None
     explain: dict[str, ArmScore] | None = None
     embedding_status: Literal["fresh", "stale", "missing"] | None = None
-    matched_via: MatchedViaOut | None = None
+    matched_via: dict[str, Any] | None = None  # records: direct, or the relationship that reached it
 
 
 class SearchOutput(PointFields):
@@ -245,6 +229,19 @@ class SymbolGraphOutput(BaseModel):
     truncated: bool = Field(description="More edges or tests than listed: raise limit or narrow the symbol.")
 
 
+class LocatedFile(BaseModel):
+    path: str
+    score: float = Field(description="Relative to the first file's words, plus its evidence.")
+    role: str = Field(description="source, test, docs, changelog or other.")
+    why: list[str] = Field(description="The evidence: words, symbols it defines, traceback frames.")
+    symbols: list[str] = Field(description="Its best passages: symbol (or 'passage') and lines.")
+    uri: str
+
+
+class LocateOutput(BaseModel):
+    files: list[LocatedFile]
+
+
 class RecordFilters(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -268,7 +265,10 @@ class ElementResult(BaseModel):
     as_of: str | None = Field(description="Effective timestamp of the result (UTC).")
     document_id: str
     uri: str
-    matched_via: MatchedViaOut | None = Field(None, description="How a relationship question reached it.")
+    matched_via: dict[str, Any] | None = Field(
+        None,
+        description="via: direct, relationship (from the element named; type, direction, path) or relationship record.",
+    )
 
 
 class SemanticSearchOutput(BaseModel):

@@ -151,8 +151,7 @@ def build_server(
     scope = Scope(default, allowed, engine.collections)
 
     @server.tool(
-        description="Find passages in the indexed files, each with path:lines and a uri for get_document; "
-        "relevance is a calibrated probability."
+        description="Find passages, each with path:lines and a uri for get_document; relevance is a probability."
     )
     async def search(
         query: Query,
@@ -183,10 +182,7 @@ def build_server(
 
         return await search_call(answer)
 
-    @server.tool(
-        description="Evidence to answer a question: the best passages as text with numbered citations [n], "
-        "under max_tokens."
-    )
+    @server.tool(description="The best passages as text with numbered citations [n], under max_tokens.")
     async def get_context(
         query: Query,
         max_tokens: Annotated[int, Field(strict=True, ge=50, le=100_000)] = 4000,

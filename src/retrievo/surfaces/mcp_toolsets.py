@@ -20,7 +20,7 @@ from retrievo.errors import ConfigError
 TOOLSETS: dict[str, tuple[str, ...]] = {
     "docs": ("search", "get_context", "get_document"),
     "similar": ("find_similar",),
-    "code": ("find_symbol", "symbol_graph"),
+    "code": ("find_symbol", "symbol_graph", "locate"),
     "records": ("semanticSearch", "getContext"),
     "registry": ("search_registry",),
     "library": ("search_library",),

@@ -1,0 +1,118 @@
+"""`locate`: an issue's text finds the source file it is about, ahead of the changelog, docs and tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from retrievo import Config, Engine
+from retrievo.search.locate import role_of
+from test_mcp import call, run_client
+
+ISSUE = """OptionParser drops an option whose name holds a dot
+
+When an option is called `--db.url` the option parser silently drops it.
+
+Traceback (most recent call last):
+  File "/home/me/venv/lib/python3.11/site-packages/tool/cli.py", line 4, in main
+    parse(argv)
+  File "/home/me/venv/lib/python3.11/site-packages/tool/parser.py", line 9, in parse
+    raise KeyError(name)
+KeyError: 'db.url'
+"""
+
+
+@pytest.fixture(scope="module")
+def repo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("repo") / "tool"
+    (root / "tool").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "docs").mkdir()
+    (root / "tool" / "parser.py").write_text(
+        "class OptionParser:\n    def parse(self, argv):\n        for name in argv:\n"
+        "            if '.' in name:\n                continue\n            self.options[name] = True\n\n\n"
+        "def parse(argv):\n    return OptionParser().parse(argv)\n"
+    )
+    (root / "tool" / "cli.py").write_text(
+        "from tool.parser import parse\n\n\ndef main(argv):\n    parse(argv)\n"
+    )
+    (root / "tests" / "test_parser.py").write_text(
+        "from tool.parser import OptionParser\n\n\ndef test_option_with_a_dot():\n"
+        "    # an option whose name holds a dot is dropped by the option parser: --db.url\n"
+        "    assert OptionParser().parse(['--db.url'])\n"
+    )
+    (root / "CHANGES.rst").write_text(
+        "Changes\n=======\n\n1.2\n---\n\n- The option parser no longer drops an option whose name holds a dot "
+        "(``--db.url``); OptionParser keeps it.\n- Option names with a dot are parsed.\n"
+    )
+    (root / "docs" / "options.rst").write_text(
+        "Options\n=======\n\nAn option name may hold a dot, such as ``--db.url``; the option parser keeps it.\n"
+    )
+    db = root.parent / "repo.db"
+    with Engine(Config(db=db, embedder="none")) as engine:
+        engine.index([root])
+    return db
+
+
+def test_the_source_file_comes_first_with_its_evidence(repo_db: Path) -> None:
+    with Engine(Config(db=repo_db, embedder="none")) as engine:
+        files = engine.locate(ISSUE, limit=5)
+    first = files[0]
+    assert first.path.endswith("tool/parser.py") and first.role == "source"
+    assert "defines OptionParser" in first.why and any("traceback (innermost frame)" in w for w in first.why)
+    assert any(e.symbol == "parser.OptionParser" for e in first.evidence) or first.evidence
+    roles = {Path(f.path).name: f.role for f in files}
+    assert roles.get("CHANGES.rst") == "changelog" and roles.get("test_parser.py") == "test"
+    ranked = [Path(f.path).name for f in files]
+    assert ranked.index("parser.py") < ranked.index("CHANGES.rst") and ranked.index(
+        "parser.py"
+    ) < ranked.index("test_parser.py")
+    with Engine(Config(db=repo_db, embedder="none")) as engine:
+        asked = [
+            Path(f.path).name for f in engine.locate("which test covers an option name with a dot", limit=3)
+        ]
+    assert asked[0] == "test_parser.py", "a text that asks for tests is not held back from them"
+
+
+@pytest.mark.parametrize(
+    ("path", "role"),
+    [("src/click/parser.py", "source"), ("tests/test_parser.py", "test"), ("lib/conftest.py", "test"),
+     ("docs/usage.rst", "docs"), ("doc/example_google.py", "docs"), ("CHANGES.rst", "changelog"),
+     ("HISTORY.md", "changelog"), ("setup.cfg", "other"), ("pkg/util_test.go", "test")],
+)  # fmt: skip
+def test_what_kind_of_file_a_path_is(path: str, role: str) -> None:
+    assert role_of(path) == role
+
+
+def test_locate_over_the_cli_and_mcp(repo_db: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", "locate", ISSUE, "--db", str(repo_db), "--json"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert json.loads(done.stdout)[0]["path"].endswith("tool/parser.py")
+    empty = subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", "locate", "  ", "--db", str(repo_db)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert empty.returncode == 1 and "issue's text" in empty.stderr
+
+    async def ask(client: Client) -> None:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        assert "locate" in schemas, "offered with the code toolset"
+        found: dict[str, Any] = await call(client, "locate", {"text": ISSUE}, schemas)
+        assert found["files"][0]["path"].endswith("tool/parser.py") and found["files"][0]["why"]
+        raw = await client.call_tool("locate", {"text": ISSUE, "limit": 5})
+        assert len(raw.content[0].text.encode()) <= 1500  # type: ignore[union-attr]
+
+    run_client(
+        StdioServerParameters(
+            command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(repo_db)]
+        ),
+        ask,
+    )
