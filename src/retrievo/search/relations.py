@@ -32,7 +32,8 @@ STRICT_NAME_MATCH = 0.66  # with no verb recognised: a name of two words or more
 
 # (pattern, [(relationship type, which end the answer is when the question reads "ANSWER verb NAMED")])
 _VERBS: list[tuple[str, tuple[tuple[str, str], ...]]] = [
-    (r"is assigned to|are assigned to|assigned to", (("assignment", "source"),)),
+    (r"is assigned to|are assigned to|assigned to|plays?|fulfils?|fulfills?|fills?|takes? the role of",
+     (("assignment", "source"),)),
     (r"is responsible for|are responsible for|responsible for|performs?|executes?|carr(?:y|ies) out",
      (("assignment", "source"), ("realization", "source"))),
     (r"handles?", (("assignment", "source"), ("realization", "source"))),
@@ -51,9 +52,10 @@ _VERBS: list[tuple[str, tuple[tuple[str, str], ...]]] = [
     (r"receives?(?: \w+){0,2} from|gets?(?: \w+){0,2} from", (("flow", "target"),)),
     (r"access(?:es|ed)?|reads?|writes?|creates?|updates?|stores?|modif(?:y|ies)|changes?",
      (("access", "source"),)),
-    (r"is composed of|are composed of|composed of|consists? of|contains?|includes?|comprises?",
+    (r"is composed of|are composed of|composed of|consists? of|contains?|includes?|comprises?|"
+     r"(?:is|are) made (?:up )?of|made (?:up )?of",
      (("composition", "source"), ("aggregation", "source"))),
-    (r"is part of|are part of|part of|belongs? to|is a component of",
+    (r"is part of|are part of|part of|belongs? to|is a component of|makes? up",
      (("composition", "target"), ("aggregation", "target"))),
     (r"aggregates?|aggregated|groups?", (("aggregation", "source"),)),
     (r"speciali[sz](?:e|es|ed)|is a kind of|are kinds of|is a type of|are types of",
@@ -134,7 +136,7 @@ def relation_intent(query: str, depth: int = IMPACT_DEPTH) -> RelationIntent | N
     if not re.match(rf"^(?:{_WH}|list|show|name|find|give)\b", text):
         return None
     impact = _IMPACT.search(text)
-    if impact:
+    if impact and _strip(text[impact.end() :]):  # "what does X depend on" asks X's own dependencies
         named = text[impact.end() :]
         named = re.sub(
             r"^(?:changing|removing|replacing|a change to|a failure of|an outage of)\s+", "", named
