@@ -34,7 +34,7 @@ def cli(*args: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--files", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--repeats", "--rounds", dest="rounds", type=int, default=2)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         docs = Path(scratch) / "docs"

@@ -3,7 +3,7 @@ searching a 100k-chunk index, query embedding included; and what authentication 
 
 The clients run on the server's own cores, so what they spend is taken from the server. Each load
 says the server's and the clients' CPU a call. REST is driven by a lean keep-alive client
-(`lean_http.py`, ~0.1 ms a call) and, as before the ninth round, by httpx with one pool (~4 ms a
+(`lean_http.py`, ~0.1 ms a call) and, as it did until 2026-11-24, by httpx with one pool (~4 ms a
 call); MCP by 100 official SDK clients over streamable HTTP and by the lean client sending the SDK's
 very requests.
 
@@ -210,7 +210,7 @@ async def mcp_lean_load(
     (``lean_http``, a keep-alive connection per client), as the REST load sends its requests. All
     clients connect (discover) first, then all search.
 
-    The SDK's client spends 6.5-10 ms of CPU a call (seventh round), more than the server; on this
+    The SDK's client spends 6.5-10 ms of CPU a call (measured 2026-11-24), more than the server; on this
     2-core machine the 100 clients' CPU is taken from the server's. This load shows what the server
     itself sustains over MCP; ``mcp_load`` what 100 SDK clients on the same cores get."""
     tally = Tally()

@@ -75,7 +75,7 @@ def main() -> None:
     parser.add_argument("--collection", default="default")
     parser.add_argument("--queries", type=Path, required=True, help="BEIR queries.jsonl")
     parser.add_argument("--limit-queries", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--repeats", "--rounds", dest="rounds", type=int, default=2)
     parser.add_argument("--busy", type=int, action="append", help="Spinning processes beside (repeatable).")
     parser.add_argument("--modes", default="semantic,hybrid,keyword")
     parser.add_argument("--json", type=Path)

@@ -161,7 +161,7 @@ def main() -> None:
     parser.add_argument("--vectors-db", type=Path, help="A `retrievo eval --db` index of --data to reuse.")
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeats", "--rounds", dest="rounds", type=int, default=3)
     parser.add_argument("--peers-python", default=str(HERE.parents[1] / ".peers" / "bin" / "python"))
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--json", type=Path, help="Write the summary here.")
