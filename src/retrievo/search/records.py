@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from retrievo.errors import DocumentNotFound
 from retrievo.models import Hit, SearchResult
+from retrievo.search.library import similarity
 from retrievo.store import ids
 from retrievo.store.base import Store
 
@@ -68,8 +69,8 @@ def similarity_scores(hits: Sequence[Hit]) -> list[float]:
         cosine = cosines.get(hit.chunk.chunk_id)
         if hit.matched_via is not None:
             cosine = cosines.get(by_element.get(hit.matched_via.from_element_id, -1), cosine)
-        running = min(running, (1.0 + (floor if cosine is None else cosine)) / 2.0)
-        scores.append(round(running, 4))
+        running = min(running, similarity(floor if cosine is None else cosine))
+        scores.append(running)
     return scores
 
 

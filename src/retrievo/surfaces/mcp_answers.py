@@ -3,17 +3,16 @@ server's ``instructions`` — what agents read, kept small (tools/list and answe
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from retrievo.models import Kind, SearchResult
+from retrievo.models import SearchResult
 from retrievo.search.highlight import highlight
 from retrievo.surfaces.mcp_schemas import DocumentOutput, SearchHit, SearchOutput
-from retrievo.surfaces.serialize import explain_to_dict
+from retrievo.surfaces.serialize import explain_to_dict, matched_via_of
 
 TOOL_ROLES = {
     "document": "search finds passages (brief; detail=full for text), get_context packs cited evidence "
@@ -102,10 +101,7 @@ def search_output(result: SearchResult, query_for_highlight: str, detail: str = 
             )  # fmt: skip
         if hit.explain is not None:
             data["explain"] = explain_to_dict(hit)
-        if hit.matched_via is not None:
-            data["matched_via"] = dataclasses.asdict(hit.matched_via)
-        elif chunk.kind == Kind.RECORD:
-            data["matched_via"] = {"via": "direct"}
+        data["matched_via"] = matched_via_of(hit)
         hits.append(SearchHit.model_validate(data))
     weights = result.fusion_weights
     return SearchOutput(

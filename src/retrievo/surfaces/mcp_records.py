@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
@@ -22,6 +21,7 @@ from retrievo.surfaces.mcp_schemas import (
     SemanticSearchOutput,
 )
 from retrievo.surfaces.mcp_server import Query, Scope, point_of
+from retrievo.surfaces.serialize import matched_via_of
 
 
 def _filters(raw: RecordFilters | None) -> Filters:
@@ -68,7 +68,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
                     as_of=result.as_of,
                     document_id=element.document_id,
                     uri=document_uri(element.document_id, element.revision_id),
-                    matched_via=dataclasses.asdict(hit.matched_via) if hit.matched_via else {"via": "direct"},
+                    matched_via=matched_via_of(hit),
                 )
             )
         return SemanticSearchOutput(

@@ -37,11 +37,17 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
         data["embedding_status"] = hit.embedding_status
     if hit.explain is not None:
         data["explain"] = explain_to_dict(hit)
-    if hit.matched_via is not None:
-        data["matched_via"] = dataclasses.asdict(hit.matched_via)
-    elif hit.chunk.kind == Kind.RECORD:
-        data["matched_via"] = {"via": "direct"}
+    via = matched_via_of(hit)
+    if via is not None:
+        data["matched_via"] = via
     return data
+
+
+def matched_via_of(hit: Hit) -> dict[str, Any] | None:
+    """How a hit was reached: its relationship, ``direct`` for any other record, None for passages."""
+    if hit.matched_via is not None:
+        return dataclasses.asdict(hit.matched_via)
+    return {"via": "direct"} if hit.chunk.kind == Kind.RECORD else None
 
 
 def explain_to_dict(hit: Hit) -> dict[str, dict[str, float]]:

@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 import psycopg
 from psycopg_pool import ConnectionPool
 
 from retrievo.errors import (
     CollectionNotFound,
-    DocumentNotFound,
     IndexLockedError,
     IndexMissingError,
     StoreUnavailableError,
@@ -26,12 +22,8 @@ from retrievo.errors import (
 from retrievo.ingest.hashing import embedding_key
 from retrievo.models import (
     ChunkDraft,
-    DocumentSummary,
     Filters,
-    IndexStatus,
-    Kind,
     LoadedDocument,
-    RevisionText,
 )
 from retrievo.secrets import redact, redact_all
 from retrievo.store import code_index, ids, queries
@@ -43,7 +35,8 @@ from retrievo.store.postgres.filters import passing_chunk_ids
 from retrievo.store.postgres.keys import PostgresKeys
 from retrievo.store.postgres.keyword_source import DEFAULT_CACHE_DIR
 from retrievo.store.postgres.migrations import apply_migrations
-from retrievo.store.postgres.rows import collection_status, configure
+from retrievo.store.postgres.reads import PostgresReads
+from retrievo.store.postgres.rows import configure
 from retrievo.store.postgres.searching import PostgresSearch
 from retrievo.store.postgres.vector_source import VECTORS_CHANGED_FOR_NAME
 from retrievo.store.queries import format_style
@@ -57,10 +50,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-KINDS_TTL_S = 2.0
-
-
-class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresEmbeddings):
+class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresEmbeddings, PostgresReads):
     def __init__(
         self,
         url: str,
@@ -364,15 +354,6 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
                 [(name, edge_id) for edge_id, name in resolutions],
             )
 
-    def list_records(self, collection: str) -> list[tuple[str, str, str, dict[str, object]]]:
-        rows = self._rows(format_style(queries.RECORDS), (collection,))
-        return [
-            (r[0], r[1], r[2], r[3] if isinstance(r[3], dict) else json.loads(r[3] or "{}")) for r in rows
-        ]
-
-    def roots(self, collection: str) -> list[str]:
-        return [row[0] for row in self._rows(format_style(queries.ROOTS), (collection,))]
-
     def remove_sources(self, collection: str, sources: Sequence[str]) -> int:
         self._kinds = None  # what collections hold may change
         collection_id = self._collection_id(collection)
@@ -390,65 +371,6 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
                     removed += 1
         return removed
 
-    # Documents --------------------------------------------------------------------------------
-
-    def revision_text(self, document_id: str, revision_id: str | None = None) -> RevisionText:
-        clause = "r.id = %s" if revision_id else "r.id = d.current_revision_id"
-        rows = self._rows(
-            f"""SELECT d.id, r.id, col.name, d.source, d.title, d.kind, r.text, r.created_at,
-                       r.id = d.current_revision_id AND d.deleted_at IS NULL, r.superseded_at
-                FROM documents d JOIN revisions r ON r.document_id = d.id
-                JOIN collections col ON col.id = d.collection_id WHERE d.id = %s AND {clause}""",
-            [document_id, *([revision_id] if revision_id else [])],
-        )
-        if not rows:
-            what = (
-                f"revision {revision_id!r} of document {document_id!r}"
-                if revision_id
-                else f"document {document_id!r}"
-            )
-            raise DocumentNotFound(f"{what} is not in the index; take ids from search results")
-        r = rows[0]
-        return RevisionText(r[0], r[1], r[2], r[3], r[4], Kind(r[5]), r[6], r[7], bool(r[8]), r[9])
-
-    def chunk_ids_of_revision(self, revision_id: str, chunker: str | None = None) -> list[int]:
-        # Through revisions, so the lookup uses chunks_by_document (document_id leads it).
-        rows = self._rows(
-            """SELECT c.id FROM revisions r
-               JOIN chunks c ON c.document_id = r.document_id AND c.revision_id = r.id
-               WHERE r.id = %s AND (%s::text IS NULL OR c.chunker = %s) ORDER BY c.ordinal""",
-            (revision_id, chunker, chunker),
-        )
-        return [int(row[0]) for row in rows]
-
-    def current_chunk_ids(self, document_id: str) -> list[int]:
-        rows = self._rows(
-            "SELECT id FROM chunks WHERE document_id = %s AND superseded_at IS NULL ORDER BY ordinal",
-            (document_id,),
-        )
-        return [int(row[0]) for row in rows]
-
-    def chunk_vectors(
-        self, chunk_ids: Sequence[int], model_id: str, dimensions: int
-    ) -> npt.NDArray[np.float32]:
-        rows = self._rows(
-            """SELECT e.vector FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = %s
-               WHERE c.id = ANY(%s)""",
-            (model_id, list(chunk_ids)),
-        )
-        if not rows:
-            return np.zeros((0, dimensions), dtype=np.float32)
-        return np.stack([transfer.as_array(row[0]) for row in rows])
-
-    def list_documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]:
-        rows = self._rows(
-            """SELECT d.id, col.name, d.source, d.title, d.kind, d.current_revision_id FROM documents d
-               JOIN collections col ON col.id = d.collection_id
-               WHERE d.deleted_at IS NULL AND (%s::text IS NULL OR col.name = %s) ORDER BY d.source LIMIT %s""",
-            (collection, collection, limit),
-        )
-        return [DocumentSummary(r[0], r[1], r[2], r[3], Kind(r[4]), r[5]) for r in rows]
-
     # Moving between stores --------------------------------------------------------------------
 
     def dump(self, collection: str) -> Iterator[Record]:
@@ -461,37 +383,6 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
             model = transfer.restore(conn, records)
         if model is not None:
             self.set_collection_model(*model)
-
-    # Status -------------------------------------------------------------------------------------
-
-    def coverage(self, collection: str) -> tuple[int, int]:
-        rows = self._rows(format_style(queries.COVERAGE), (collection,))
-        return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
-
-    def revision_times(self, revision_ids: Sequence[str]) -> dict[str, str]:
-        if not revision_ids:
-            return {}
-        rows = self._rows(format_style(queries.REVISION_TIMES + "= ANY(?)"), (list(revision_ids),))
-        return {row[0]: row[1] for row in rows}
-
-    def content_kinds(self) -> dict[str, frozenset[str]]:
-        """Remembered for KINDS_TTL_S (a DISTINCT over every document; SQLite keeps it per generation):
-        whoever drops a kind filter on its strength filters the hits again (search/hybrid.py)."""
-        now = time.monotonic()
-        remembered = self._kinds
-        if remembered is None or now - remembered[0] > KINDS_TTL_S:
-            remembered = self._kinds = (
-                now,
-                queries.content_kinds(self._rows(format_style(queries.CONTENT_KINDS))),
-            )
-        return remembered[1]
-
-    def status(self) -> IndexStatus:
-        rows = self._rows(format_style(queries.STATUS))
-        size = int(self._rows("SELECT pg_database_size(current_database())")[0][0])
-        return IndexStatus(
-            db=self.path, size_bytes=size, collections=tuple(collection_status(r) for r in rows)
-        )
 
 
 def _id_taken(conn: psycopg.Connection[Any]) -> Callable[[str], bool]:
