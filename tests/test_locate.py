@@ -12,7 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from retrievo import Config, Engine
-from retrievo.search.locate import role_of
+from retrievo.search.code_files import read_question, reads_as_code_question, role_of
 from test_mcp import call, run_client
 
 ISSUE = """OptionParser drops an option whose name holds a dot
@@ -109,6 +109,77 @@ def test_locate_over_the_cli_and_mcp(repo_db: Path) -> None:
         assert found["files"][0]["path"].endswith("tool/parser.py") and found["files"][0]["why"]
         raw = await client.call_tool("locate", {"text": ISSUE, "limit": 5})
         assert len(raw.content[0].text.encode()) <= 1500  # type: ignore[union-attr]
+
+    run_client(
+        StdioServerParameters(
+            command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(repo_db)]
+        ),
+        ask,
+    )
+
+
+def test_search_ranks_a_code_question_by_file_evidence(repo_db: Path) -> None:
+    """The default search over code: the bug report's source file first, each hit saying why; the
+    changelog, docs and test that repeat its words come after; off, the fused order is kept."""
+    with Engine(Config(db=repo_db, embedder="none")) as engine:
+        result = engine.search(ISSUE, limit=5, explain=True)
+    first = result.hits[0]
+    assert first.chunk.path.endswith("tool/parser.py") and first.why[0] == "file 1"
+    assert "defines OptionParser" in first.why and first.explain is not None and "file" in first.explain
+    files = list(dict.fromkeys(Path(h.chunk.path).name for h in result.hits))
+    assert files.index("parser.py") < files.index("CHANGES.rst")
+    scores = [h.score for h in result.hits]
+    assert scores == sorted(scores, reverse=True), "score is what the answer is ordered by"
+    with Engine(Config(db=repo_db, embedder="none", code_ranking="off")) as engine:
+        plain = engine.search(ISSUE, limit=5)
+    assert plain.hits and not any(h.why for h in plain.hits)
+    with Engine(Config(db=repo_db, embedder="none")) as engine:
+        prose = engine.search("a dot in a name", limit=5)  # no code sign: not a code question
+    assert prose.hits and not any(h.why for h in prose.hits)
+
+
+def test_modules_named_and_file_names_of_short_questions(repo_db: Path) -> None:
+    question = read_question("see sphinx.ext.viewcode, `pylint/lint/run.py` and Dataset.groupby")
+    assert {"sphinx.ext.viewcode", "pylint/lint/run.py", "Dataset.groupby"} <= set(question.modules)
+    assert "viewcode" in question.words, "a short question: its words may name files"
+    assert not read_question(ISSUE).words, "more than twelve words read as an issue's text: no file names"
+    assert reads_as_code_question("where are command line options parsed")
+    assert reads_as_code_question('Traceback (most recent call last):\n  File "a.py", line 3, in f')
+    assert not reads_as_code_question("Vitamin D deficiency raises the risk of fractures.")
+    with Engine(Config(db=repo_db, embedder="none")) as engine:
+        named = engine.locate("calling tool.parser.parse on a list drops items", limit=2)
+        assert named[0].path.endswith("tool/parser.py") and "module named" in named[0].why
+        short = engine.locate("where is the parser", limit=1)
+        assert short[0].path.endswith("tool/parser.py") and "file name" in short[0].why
+
+
+def test_group_by_file_over_the_cli_and_mcp(repo_db: Path) -> None:
+    """One row per file: distinct files against limit, the file's score, its other passages named."""
+    done = subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", "search", ISSUE, "--db", str(repo_db),
+         "--group", "file", "--limit", "3", "--json"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    rows = json.loads(done.stdout)["files"]
+    paths = [r["path"] for r in rows]
+    assert len(paths) == len(set(paths)) == 3 and paths[0].endswith("tool/parser.py")
+    assert rows[0]["why"][0] == "file 1" and rows[0]["best"]["path"] == rows[0]["path"]
+
+    async def ask(client: Client) -> None:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        grouped: dict[str, Any] = await call(
+            client, "search", {"query": ISSUE, "group_by": "file", "limit": 2, "filters": {"kind": "code"}},
+            schemas,
+        )  # fmt: skip
+        found = [r["path"] for r in grouped["results"]]
+        assert len(found) == 2 and found[0].endswith("tool/parser.py")
+        assert all(not p.endswith((".rst", "test_parser.py")) for p in found), "kind: code, one value"
+        prose: dict[str, Any] = await call(
+            client, "search", {"query": "option name dot", "group_by": "file", "limit": 5}, schemas
+        )
+        scores = [r["score"] for r in prose["results"]]
+        assert scores == sorted(scores, reverse=True) and all(0 < s <= 1 for s in scores)
+        assert len({r["path"] for r in prose["results"]}) == len(scores)
 
     run_client(
         StdioServerParameters(

@@ -45,6 +45,11 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("rrf_k", "RETRIEVO_RRF_K", "Reciprocal Rank Fusion constant k (default 60)"),
     Setting(
+        "code_ranking",
+        "RETRIEVO_CODE_RANKING",
+        "on (default) | off: code questions ranked by file evidence, source before tests and docs",
+    ),
+    Setting(
         "rewrite_url",
         "RETRIEVO_REWRITE_URL",
         "OpenAI-compatible chat base URL of a query rewriter (off unset)",
@@ -84,6 +89,7 @@ class Config:
     max_file_bytes: int = 10 * 1024 * 1024
     rrf_k: int = 60
     fusion: str = "adaptive"
+    code_ranking: str = "on"
     rewrite_url: str | None = None
     rewrite_model: str | None = None
     rewrite_api_key: str | None = None
@@ -139,6 +145,8 @@ class Config:
         config = replace(self, **typed)
         if config.store and not config.store.startswith(("postgresql://", "postgres://")):
             raise ConfigError(f"--store must be a postgresql:// URL, got {config.store.split(':')[0]}://…")
+        if config.code_ranking not in ("on", "off"):
+            raise ConfigError(f"code_ranking is on or off, got {config.code_ranking!r}")
         if config.fusion not in ("adaptive", "zscore", "rrf"):
             raise ConfigError(f"unknown fusion {config.fusion!r}; choose adaptive, zscore or rrf")
         if not 1 <= config.query_threads <= 64:

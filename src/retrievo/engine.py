@@ -44,6 +44,7 @@ from retrievo.models import (
     SearchResult,
     SkippedFile,
 )
+from retrievo.search.code_intent import CodeQuestions
 from retrievo.search.context import AssembledContext, CodeBudget, assemble
 from retrievo.search.coverage import Coverage
 from retrievo.search.fusion import FUSIONS
@@ -84,7 +85,9 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
         )
         self._coverage = Coverage()
         self._reranker = make_reranker(config)
-        self._rescorers: tuple[Rescorer, ...] = (RelationAnswers(),)
+        self._rescorers: tuple[Rescorer, ...] = (RelationAnswers(),) + (
+            (CodeQuestions(),) if config.code_ranking == "on" else ()
+        )
 
     # Lifecycle --------------------------------------------------------------------------------
 

@@ -180,6 +180,9 @@ class Hit:
     # missing: no vector for the collection's model (found by keywords only). None: no semantic arm.
     embedding_status: str | None = None
     matched_via: MatchedVia | None = None  # set when a relationship question reached it (search/relations.py)
+    why: tuple[
+        str, ...
+    ] = ()  # a code question's file evidence: "file 1", "defines X", … (search/code_intent.py)
 
 
 @dataclass(frozen=True)

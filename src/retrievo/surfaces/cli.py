@@ -195,6 +195,7 @@ def _show_progress_messages() -> None:
     type=click.Choice(["adaptive", "zscore", "rrf"]),
     help="Hybrid fusion (default adaptive; $RETRIEVO_FUSION).",
 )
+@click.option("--group", type=click.Choice(["file"]), help="One row per file, its passages aggregated.")
 @point_options
 @json_option
 def search(
@@ -208,6 +209,7 @@ def search(
     min_score: float | None,
     explain: bool,
     fusion: str | None,
+    group: str | None,
     baseline: str | None,
     as_of: str | None,
     as_json: bool,
@@ -219,7 +221,7 @@ def search(
         load_ms = engine.warm_up() if mode != SearchMode.KEYWORD else 0.0
         result = engine.search(
             query,
-            limit=limit,
+            limit=max(limit, 50) if group else limit,  # distinct files count against limit
             mode=mode,
             filters=filters_from_pairs(filters),
             min_score=min_score,
@@ -227,7 +229,11 @@ def search(
             baseline=baseline,
             as_of=as_of,
         )
-        if as_json:
+        if group:
+            from retrievo.surfaces.cli_code import print_files
+
+            print_files(result, limit, as_json)
+        elif as_json:
             data = {**result_to_dict(result), "model_load_ms": round(load_ms, 1)}
             click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:

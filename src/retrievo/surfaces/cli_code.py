@@ -11,8 +11,12 @@ from pathlib import Path
 
 import click
 
+from retrievo.models import SearchResult
+from retrievo.search.grouping import by_file
 from retrievo.search.structure import MAX_DEPTH, GraphEdge
 from retrievo.surfaces.cli import _engine, _errors, collection_option, db_option, json_option, main
+from retrievo.surfaces.mcp_answers import passage_label
+from retrievo.surfaces.serialize import hit_to_dict
 
 
 @main.command()
@@ -170,3 +174,21 @@ def locate(
             click.echo(
                 f"      {evidence.symbol or 'passage'}  lines {evidence.line_start}-{evidence.line_end}"
             )
+
+
+def print_files(result: SearchResult, limit: int, as_json: bool) -> None:
+    """`retrievo search --group file`: one row per file (its best passage, the file's score, the others)."""
+    files = by_file(result.hits, limit)
+    if as_json:
+        rows = [{"path": f.hit.chunk.path, "score": f.score, "best": hit_to_dict(f.hit),
+                 "also": [passage_label(h) for h in f.also], "why": list(f.hit.why)} for f in files]  # fmt: skip
+        data = {"query": result.query, "search_mode": result.search_mode, "files": rows}
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    if not files:
+        click.echo("no file matches")
+    for n, found in enumerate(files, 1):
+        why = f" — {'; '.join(found.hit.why[1:])}" if found.hit.why else ""
+        click.echo(f"{n:>2}. {found.hit.chunk.path}  ({found.score:.3f}){why}")
+        for hit in (found.hit, *found.also):
+            click.echo(f"      {passage_label(hit)}")

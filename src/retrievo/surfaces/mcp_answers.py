@@ -9,7 +9,8 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from retrievo.models import SearchResult
+from retrievo.models import Hit, SearchResult
+from retrievo.search.grouping import FileGroup
 from retrievo.search.highlight import highlight
 from retrievo.surfaces.mcp_schemas import DocumentOutput, SearchHit, SearchOutput
 from retrievo.surfaces.serialize import explain_to_dict, matched_via_of
@@ -76,18 +77,28 @@ def short_context(context: str, width: int = BRIEF_CONTEXT) -> str:
     return context if len(context) <= width else context[: width - 1].rstrip() + "…"
 
 
-def search_output(result: SearchResult, query_for_highlight: str, detail: str = "brief") -> SearchOutput:
+def search_output(
+    result: SearchResult,
+    query_for_highlight: str,
+    detail: str = "brief",
+    files: list[FileGroup] | None = None,
+) -> SearchOutput:
     """Brief: excerpt and citation (what an agent reads first; ``uri`` is the one id a follow-up needs);
     full: exact text, offsets, chunk id and metadata, never both. Null and empty fields are left out; a
-    fresh vector is the norm, said only in full."""
+    fresh vector is the norm, said only in full. ``files``: one row per file (its best passage, the file's
+    score, its other passages in ``also``)."""
     hits = []
-    for hit in result.hits:
+    rows = files if files is not None else [FileGroup(hit, hit.score, ()) for hit in result.hits]
+    for row in rows:
+        hit = row.hit
         chunk = hit.chunk
         data: dict[str, Any] = {
             "uri": document_uri(chunk.document_id, chunk.revision_id), "path": chunk.path,
             "line_start": chunk.line_start, "line_end": chunk.line_end, "context": chunk.context,
-            "score": round(hit.score, 3), "relevance": round(hit.relevance, 3),
+            "score": round(row.score, 3), "relevance": round(hit.relevance, 3),
         }  # fmt: skip
+        if row.also:
+            data["also"] = [passage_label(h) for h in row.also]
         if detail == "brief":
             data["context"] = short_context(chunk.context)
             data["excerpt"] = highlight(chunk.text, query_for_highlight, width=BRIEF_EXCERPT)
@@ -111,6 +122,13 @@ def search_output(result: SearchResult, query_for_highlight: str, detail: str = 
         fusion_weights={arm: round(w, 4) for arm, w in weights.items()} if weights else None,
         coverage=result.coverage if result.coverage is not None and result.coverage < 1 else None,
     )  # fmt: skip
+
+
+def passage_label(hit: Hit) -> str:
+    """A passage named in a line: its symbol or heading, and lines (``Parser.parse_args 120-160``)."""
+    chunk = hit.chunk
+    name = str(chunk.metadata.get("symbol") or short_context(chunk.context) or "passage")
+    return f"{name} {chunk.line_start}-{chunk.line_end}"
 
 
 def page_of(

@@ -23,6 +23,7 @@ from retrievo.engine import Engine
 from retrievo.errors import ConfigError, RetrievoError
 from retrievo.jobs import recent_jobs, submit_refresh
 from retrievo.models import Filters, Kind
+from retrievo.search.grouping import by_file
 from retrievo.search.library import first_per_document
 from retrievo.secrets import redact
 from retrievo.surfaces.filters import filters_from_mapping
@@ -162,7 +163,9 @@ def build_server(
         explain: Annotated[bool, Field(strict=True)] = False,
         read_context: ReadContext | None = None,
         detail: Detail = "brief",
-        group_by: Annotated[Literal["document"] | None, Field(description="One hit per document.")] = None,
+        group_by: Annotated[
+            Literal["document", "file"] | None, Field(description="One hit per document/file.")
+        ] = None,
         fusion: Literal["adaptive", "zscore", "rrf"] | None = None,
     ) -> SearchOutput:
         def answer() -> SearchOutput:
@@ -178,6 +181,8 @@ def build_server(
                 )  # fmt: skip
             if group_by == "document":  # distinct documents count against limit
                 result = replace(result, hits=tuple(first_per_document(result.hits, limit)))
+            elif group_by == "file":  # a file's score aggregates its passages; the others are named in also
+                return search_output(result, query, detail, files=by_file(result.hits, limit))
             return search_output(result, query, detail)
 
         return await search_call(answer)

@@ -205,6 +205,9 @@ def _non_null(node: Any) -> dict[str, Any] | None:
     return {**other, **rest}
 
 
+LONG_TEXT = 1000
+
+
 def lean(schema: Any, output: bool = False) -> Any:
     """A tool's JSON schema as agents read it, without bytes that say nothing (a third of tools/list):
     no generated titles, no ``default: null``, an optional argument as its type rather than
@@ -213,7 +216,8 @@ def lean(schema: Any, output: bool = False) -> Any:
     ``output``: the types of the answer's fields, exactly; answers leave out null and empty fields
     (``_called``), so a nullable field is its type, and no field is promised (no ``required``); no
     descriptions (the tool's description says what its answer means). Output schemas were half of
-    the list's bytes.
+    the list's bytes. A text's ``maxLength`` of ``LONG_TEXT`` or more is left out too: still enforced (the
+    arguments are checked against the tool's own model), said in the refusal.
     """
     return _inline_single_use(_lean(without_titles(schema), output))
 
@@ -265,6 +269,8 @@ def _lean(node: Any, output: bool, naming: bool = False) -> Any:
     for key, value in node.items():
         if (key == "additionalProperties" and value is True) or (key == "default" and value is None):
             continue
+        if key == "maxLength" and isinstance(value, int) and value >= LONG_TEXT:
+            continue  # a long text's cap (10,000 chars of query) is said by the refusal, not in every schema
         if output and key in ("description", "required"):
             continue
         out[key] = _lean(value, output, naming=key in ("properties", "$defs"))

@@ -37,6 +37,8 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
         data["embedding_status"] = hit.embedding_status
     if hit.explain is not None:
         data["explain"] = explain_to_dict(hit)
+        if hit.why:
+            data["why"] = list(hit.why)
     via = matched_via_of(hit)
     if via is not None:
         data["matched_via"] = via

@@ -1,0 +1,257 @@
+"""Files for code questions: what a question's text says about each file of the repositories indexed (issue 35).
+
+A bug report pasted over a whole repository names symbols, modules, options and error messages, and shares
+words with the docs, the changelog and the tests that repeat it. The unit an agent opens is a file, so files
+are ranked, each from its evidence:
+
+- **Words**: the keyword arm over every chunk (BM25: the text's rare words weigh most); a file scores the sum
+  of its best ``TOP_CHUNKS`` chunks' scores, relative to the best file's (0–1).
+- **Modules named**: a dotted name the text spells (``sphinx.ext.viewcode``, ``xarray.core.groupby``) or a
+  file name with its folder (``pylint/lint/run.py``) that is a file of the repository adds ``MODULE``.
+- **Identifiers defined**: names the text spells as code (``query_identifiers``: backticked, dotted,
+  CamelCase, snake_case) that a file *defines* (the structure index) add ``DEFINES`` each (at most three):
+  a symbol's defining file outranks the files that merely mention it.
+- **Traceback frames**: a file named in ``File "…/x.py", line N`` adds ``FRAME``; the innermost of the
+  repository's frames (where it broke; below it only libraries) ``INNERMOST`` instead.
+- **File names** (short questions only, "where are options parsed"): a file whose name shares a word stem
+  with the question adds ``NAMED``. In a long issue text most words match some file name: noise there.
+- **What kind of file**: the sum × ``ROLE``: source as it is, tests × 0.5, docs and examples × 0.3,
+  changelogs × 0.2 — unless the text asks for them ("test", "changelog", "docs").
+
+The weights are round values chosen on ../shared/data/swe_loc_dev (docs/benchmarks.md "Locating the code an
+issue is about" has each signal's share); the kinds' weights are priors, not fitted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from retrievo.models import Chunk, Filters
+from retrievo.search.query_text import clean_query
+from retrievo.search.structure import query_identifiers
+from retrievo.store.base import Store
+
+DEPTH = 1000  # chunks the keyword arm returns for the aggregation
+TOP_CHUNKS = 3
+DEFINES, MODULE, FRAME, INNERMOST, NAMED = 0.2, 0.2, 0.25, 1.0, 0.3
+SHORT_WORDS = 12  # a question up to this many words is short (file names count), longer is an issue's text
+ROLE = {"source": 1.0, "test": 0.5, "docs": 0.3, "changelog": 0.2, "other": 0.3}
+_TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.[a-z]+$|(^|/)conftest\.py$")
+_DOCS = re.compile(r"(^|/)(docs?|examples?|tutorials?)/|\.(rst|md|txt|adoc)$")
+_CHANGES = re.compile(r"(^|/)(CHANGES|CHANGELOG|HISTORY|NEWS|RELEASE)[^/]*$", re.IGNORECASE)
+_SOURCE = re.compile(r"\.(py|pyi|js|jsx|ts|tsx|go|java|cs|c|h|cc|cpp|hpp|rs|rb|php|kt|swift|scala)$")
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)+(?:\.py)?\b")
+_FILE_SUFFIX = re.compile(r"\.(py|pyi|js|ts|go|java|rs|rb|c|h|cpp|cfg|toml|ini|rst|md|txt)$")
+_ASKS = {
+    "test": re.compile(r"\btests?\b|\btest case|\bunit test", re.IGNORECASE),
+    "changelog": re.compile(r"\bchange ?log|\brelease notes?\b|\bchanges\.rst\b", re.IGNORECASE),
+    "docs": re.compile(r"\bdocumentation\b|\bdocs\b", re.IGNORECASE),
+}
+# What makes a text read as a question about code (``read_code_question``).
+_CODE_SIGNS = re.compile(
+    r'File "[^"]+", line \d+|```|`[^`\s]+`|\b\w+(Error|Exception|Warning)\b|Traceback \(most recent'
+    r"|\b[a-z]\w*_\w+\(|\b[A-Za-z_]\w*\.[A-Za-z_]\w*\("
+)
+_CODE_QUESTION = re.compile(
+    r"^\s*(where|how|which|what)\b.{0,40}\b(is|are|does|do|did|gets?|handles?|function|class|method|module|"
+    r"file|code)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+def role_of(path: str) -> str:
+    """source, test, docs, changelog or other, from the path alone."""
+    if _CHANGES.search(path):
+        return "changelog"
+    if _TEST.search(path):
+        return "test"
+    if _DOCS.search(path):
+        return "docs"
+    return "source" if _SOURCE.search(path) else "other"
+
+
+@dataclass(frozen=True)
+class CodeQuestion:
+    """What a text says about code: the names it spells, the modules and frames it names, what it asks for."""
+
+    text: str
+    identifiers: tuple[str, ...]
+    modules: tuple[str, ...]  # dotted names and folder/file names, as written
+    frames: tuple[str, ...]  # traceback frames' file paths, outermost first
+    asked: frozenset[str]  # roles the text asks for (test, changelog, docs): not discounted
+    words: frozenset[str]  # the word stems of a short question (file names match them); empty for long text
+
+
+def read_question(text: str) -> CodeQuestion:
+    """The evidence ``text`` offers, whether or not it reads as a code question."""
+    text = clean_query(text)
+    words = _WORD.findall(text)
+    short = frozenset(_stem(w.lower()) for w in words if w.lower() not in _COMMON_WORDS)
+    return CodeQuestion(
+        text=text,
+        identifiers=tuple(query_identifiers(text)),
+        modules=tuple(dict.fromkeys(m.group(0) for m in _DOTTED.finditer(text))),
+        frames=tuple(m.group(1) for m in _FRAME.finditer(text)),
+        # a short question that says "test" asks for tests; an issue's text says "docs" in passing
+        asked=frozenset(
+            k for k, pattern in _ASKS.items() if pattern.search(text) and len(words) <= SHORT_WORDS
+        ),
+        words=short if len(words) <= SHORT_WORDS else frozenset(),
+    )
+
+
+def reads_as_code_question(text: str) -> bool:
+    """A traceback, code, an error's name, a call, or "where is / how does / which function …"."""
+    return bool(_CODE_SIGNS.search(text) or _CODE_QUESTION.search(text))
+
+
+@dataclass(frozen=True)
+class Evidence:
+    symbol: str  # the chunk's symbol or heading (empty for a plain passage)
+    line_start: int
+    line_end: int
+    chunk_id: int
+
+
+@dataclass(frozen=True)
+class FileHit:
+    path: str
+    score: float
+    role: str
+    why: tuple[str, ...]  # the evidence in words: "words: 3 passages", "defines DatasetGroupBy", …
+    evidence: tuple[Evidence, ...]  # the file's best chunks (by the keyword arm)
+    document_id: str
+
+
+def keyword_chunks(
+    store: Store, collection: str, question: CodeQuestion, filters: Filters, depth: int = DEPTH
+) -> list[tuple[Chunk, float]]:
+    """The keyword arm's chunks for the text, with their BM25 scores, best first."""
+    hits = store.keyword_search(collection, question.text, filters, depth)
+    chunks = store.get_chunks([h.chunk_id for h in hits])
+    return [(chunks[h.chunk_id], h.score) for h in hits if h.chunk_id in chunks]
+
+
+def rank_files(
+    store: Store,
+    collection: str,
+    question: CodeQuestion,
+    found: Sequence[tuple[Chunk, float]],
+    extra: Mapping[str, float] | None = None,
+) -> list[FileHit]:
+    """Every file with evidence, best first. ``found``: the keyword arm's chunks; ``extra``: a further score
+    per path (the dense arm's, from a hybrid search), added before the kind of file weighs in."""
+    scores: dict[str, list[float]] = defaultdict(list)
+    best: dict[str, list[Evidence]] = defaultdict(list)
+    documents: dict[str, str] = {}
+    for chunk, score in found:
+        scores[chunk.path].append(score)
+        documents.setdefault(chunk.path, chunk.document_id)
+        if len(best[chunk.path]) < 2:
+            label = str(chunk.metadata.get("symbol") or "")
+            best[chunk.path].append(Evidence(label, chunk.line_start, chunk.line_end, chunk.chunk_id))
+    index = store.code_index()
+    names = list(dict.fromkeys(name.split(".")[-1] for name in question.identifiers))
+    defined: dict[str, set[str]] = defaultdict(set)
+    defining: dict[str, set[str]] = defaultdict(set)  # name → the files defining it
+    for symbol in index.symbols_named(collection, names) if names else []:
+        defined[symbol.path].add(symbol.name)
+        defining[symbol.name].add(symbol.path)
+        documents.setdefault(symbol.path, symbol.document_id)
+    named = _modules(store, collection, question.modules) if question.modules else set()
+    top = max((sum(sorted(v, reverse=True)[:TOP_CHUNKS]) for v in scores.values()), default=0.0) or 1.0
+    candidates = set(scores) | set(defined) | {p for p in named if p in documents}
+    framed = {path: [i for i, f in enumerate(question.frames) if _same_file(f, path)] for path in candidates}
+    innermost = max((i for found_at in framed.values() for i in found_at), default=-1)  # the last of ours
+    ranked: list[FileHit] = []
+    for path in candidates:
+        own = sorted(scores.get(path, []), reverse=True)
+        score = sum(own[:TOP_CHUNKS]) / top
+        why = [f"words: {len(own)} passage{'s' if len(own) != 1 else ''}"] if own else []
+        if extra and extra.get(path):
+            score += extra[path]
+            why.append("meaning")
+        if defined.get(path):  # a name few files define says more (``__init__`` says nothing)
+            score += DEFINES * sum(sorted((1 / len(defining[n]) for n in defined[path]), reverse=True)[:3])
+            why.append("defines " + ", ".join(sorted(defined[path], key=lambda n: len(defining[n]))[:3]))
+        if path in named:
+            score += MODULE
+            why.append("module named")
+        if framed[path]:
+            deepest = framed[path][-1] == innermost
+            score += INNERMOST if deepest else FRAME
+            why.append("in the traceback" + (" (innermost frame)" if deepest else ""))
+        if question.words and _file_words(path) & question.words:
+            score += NAMED
+            why.append("file name")
+        role = role_of(path)
+        if role not in question.asked:
+            score *= ROLE[role]
+        ranked.append(
+            FileHit(path, round(score, 4), role, tuple(why), tuple(best.get(path, ())), documents[path])
+        )
+    ranked.sort(key=lambda f: (-f.score, f.path))
+    return ranked
+
+
+def _modules(store: Store, collection: str, written: Sequence[str]) -> set[str]:
+    """The indexed files that dotted names (``a.b.c``: ``a/b/c.py`` or ``a/b/c/__init__.py``, the longest
+    prefix that is a module) and folder/file names (``lint/run.py``) written in the text name."""
+    paths = [p for root in store.roots(collection) for p in store.sources_under(collection, root)]
+    by_tail: dict[str, list[str]] = defaultdict(list)
+    for path in paths:
+        parts = path.replace("\\", "/").split("/")
+        stem = parts[-1].rsplit(".", 1)[0]
+        module = parts[:-1] if stem == "__init__" else [*parts[:-1], stem]
+        for k in range(2, min(len(module), 6) + 1):  # at least two parts: "run" alone names nothing
+            by_tail[".".join(module[-k:])].append(path)
+        if stem != "__init__":
+            by_tail["/".join(parts[-2:])].append(path)
+    named: set[str] = set()
+    for name in written:
+        if "/" in name:
+            found = by_tail.get("/".join(name.split("/")[-2:]), [])
+            if len(found) <= 2:
+                named.update(found)
+            continue
+        parts = _FILE_SUFFIX.sub("", name).split(".")
+        for k in range(len(parts), 1, -1):  # the longest prefix that is a module: a.b.Class.method → a/b.py
+            found = by_tail.get(".".join(parts[:k]), [])
+            if found:
+                if len(found) <= 2:
+                    named.update(found)
+                break
+    return named
+
+
+_COMMON = frozenset(
+    {"init", "main", "test", "tests", "util", "utils", "core", "base", "common", "setup", "conf", "index"}
+)
+_COMMON_WORDS = frozenset(
+    {"where", "what", "which", "how", "the", "are", "does", "is", "and", "for", "with", "code", "function",
+     "class", "method", "file", "module", "handled", "defined", "implemented", "done", "when", "that"}
+)  # fmt: skip
+
+
+def _file_words(path: str) -> frozenset[str]:
+    name = path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+    return frozenset(_stem(w) for w in re.split(r"[_\-.]+", name) if len(w) >= 3 and w not in _COMMON)
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "er", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def _same_file(frame: str, path: str) -> bool:
+    """A traceback's path (often another machine's, site-packages) names this indexed file: the longer of
+    the two ends with the other's last two parts."""
+    tail = "/".join(frame.replace("\\", "/").split("/")[-2:])
+    return path.replace("\\", "/").endswith(tail)
