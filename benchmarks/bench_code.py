@@ -10,6 +10,7 @@ Prints JSON. Figures and commands are in docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import shutil
@@ -195,16 +196,20 @@ def bench_anthropic(
 
         default_bonus = hybrid.STRUCTURE_BONUS
         runs = [(m, b) for m in modes for b in (bonuses if m == "hybrid" and bonuses else (default_bonus,))]
-        for mode, bonus in runs:
+        plain = Engine(Config(db=scratch / "anthropic.db", code_ranking="off"))  # the fused order only
+        for (mode, bonus), (ranking, asked) in itertools.product(
+            runs, (("", engine), (", code ranking off", plain))
+        ):
             hybrid.STRUCTURE_BONUS = bonus
             label = mode if len(bonuses) <= 1 or mode != "hybrid" else f"hybrid, structure bonus {bonus}"
+            label += ranking
             found = {5: [], 10: [], 20: []}  # type: dict[int, list[float]]
             halves: dict[str, list[float]] = {"even": [], "odd": []}
             for number, query in enumerate(queries):
                 golden = [spans[c] for c in qrels.get(query["_id"], []) if c in spans]
                 if not golden:
                     continue
-                hits = engine.search(query["text"], mode=mode, limit=20).hits
+                hits = asked.search(query["text"], mode=mode, limit=20).hits
                 for k, shares in found.items():
                     top = hits[:k]
                     share = sum(
@@ -219,6 +224,7 @@ def bench_anthropic(
                 round(100 * statistics.mean(v), 1) for v in halves.values()
             ]
             result[label]["queries"] = len(found[10])
+        plain.close()
     return result
 
 

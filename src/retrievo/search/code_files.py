@@ -15,8 +15,8 @@ are ranked, each from its evidence:
   repository's frames (where it broke; below it only libraries) ``INNERMOST`` instead.
 - **File names** (short questions only, "where are options parsed"): a file whose name shares a word stem
   with the question adds ``NAMED``. In a long issue text most words match some file name: noise there.
-- **What kind of file**: the sum × ``ROLE``: source as it is, tests × 0.5, docs and examples × 0.3,
-  changelogs × 0.2 — unless the text asks for them ("test", "changelog", "docs").
+- **What kind of file**: the sum × ``ROLE``: source as it is, tests and example code × 0.5, docs × 0.3,
+  changelogs × 0.2 — unless a short question asks for them ("test", "changelog", "docs").
 
 The weights are round values chosen on ../shared/data/swe_loc_dev (docs/benchmarks.md "Locating the code an
 issue is about" has each signal's share); the kinds' weights are priors, not fitted.
@@ -37,10 +37,11 @@ from retrievo.store.base import Store
 DEPTH = 1000  # chunks the keyword arm returns for the aggregation
 TOP_CHUNKS = 3
 DEFINES, MODULE, FRAME, INNERMOST, NAMED = 0.2, 0.2, 0.25, 1.0, 0.3
-SHORT_WORDS = 12  # a question up to this many words is short (file names count), longer is an issue's text
-ROLE = {"source": 1.0, "test": 0.5, "docs": 0.3, "changelog": 0.2, "other": 0.3}
+SHORT_WORDS = 30  # a question up to this many words is short (file names count); an issue's text is longer
+ROLE = {"source": 1.0, "test": 0.5, "example": 0.5, "docs": 0.3, "changelog": 0.2, "other": 0.3}
 _TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.[a-z]+$|(^|/)conftest\.py$")
-_DOCS = re.compile(r"(^|/)(docs?|examples?|tutorials?)/|\.(rst|md|txt|adoc)$")
+_DOCS = re.compile(r"(^|/)docs?/|\.(rst|md|txt|adoc)$")
+_EXAMPLES = re.compile(r"(^|/)(examples?|tutorials?|demos?|samples?)/")
 _CHANGES = re.compile(r"(^|/)(CHANGES|CHANGELOG|HISTORY|NEWS|RELEASE)[^/]*$", re.IGNORECASE)
 _SOURCE = re.compile(r"\.(py|pyi|js|jsx|ts|tsx|go|java|cs|c|h|cc|cpp|hpp|rs|rb|php|kt|swift|scala)$")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -48,6 +49,7 @@ _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)+(?:\.py)?\b")
 _FILE_SUFFIX = re.compile(r"\.(py|pyi|js|ts|go|java|rs|rb|c|h|cpp|cfg|toml|ini|rst|md|txt)$")
 _ASKS = {
     "test": re.compile(r"\btests?\b|\btest case|\bunit test", re.IGNORECASE),
+    "example": re.compile(r"\bexamples?\b|\bsamples?\b|\bdemos?\b", re.IGNORECASE),
     "changelog": re.compile(r"\bchange ?log|\brelease notes?\b|\bchanges\.rst\b", re.IGNORECASE),
     "docs": re.compile(r"\bdocumentation\b|\bdocs\b", re.IGNORECASE),
 }
@@ -72,6 +74,8 @@ def role_of(path: str) -> str:
         return "test"
     if _DOCS.search(path):
         return "docs"
+    if _EXAMPLES.search(path):
+        return "example" if _SOURCE.search(path) else "docs"
     return "source" if _SOURCE.search(path) else "other"
 
 
@@ -126,6 +130,8 @@ class FileHit:
     why: tuple[str, ...]  # the evidence in words: "words: 3 passages", "defines DatasetGroupBy", …
     evidence: tuple[Evidence, ...]  # the file's best chunks (by the keyword arm)
     document_id: str
+    raw: float = 0.0  # the evidence before the kind of file weighs in (score = raw × weight)
+    weight: float = 1.0  # ROLE[role], or 1 when the text asks for this kind
 
 
 def keyword_chunks(
@@ -190,11 +196,11 @@ def rank_files(
             score += NAMED
             why.append("file name")
         role = role_of(path)
-        if role not in question.asked:
-            score *= ROLE[role]
+        weight = 1.0 if role in question.asked else ROLE[role]
         ranked.append(
-            FileHit(path, round(score, 4), role, tuple(why), tuple(best.get(path, ())), documents[path])
-        )
+            FileHit(path, round(score * weight, 4), role, tuple(why), tuple(best.get(path, ())),
+                    documents[path], score, weight)
+        )  # fmt: skip
     ranked.sort(key=lambda f: (-f.score, f.path))
     return ranked
 

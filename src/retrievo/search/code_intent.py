@@ -1,13 +1,18 @@
-"""Code questions in ``search``: the answer ranked by file evidence, implementation first (issue 35).
+"""Code questions in ``search``: the answer ranked with its files' evidence, implementation first (issue 35).
 
 A re-scorer (``search/rescore.py``). It reads a query as a code question when it holds a traceback, code, an
 error's name, a call, or asks "where is / how does / which function …" (``reads_as_code_question``), and
-the collection holds code. The files are then ranked by ``search/code_files.py`` — the keyword arm's
-chunks at depth, modules named, identifiers defined, traceback frames, the kind of file — with the fused
-answer's own evidence added: a file's best relevance × ``MEANING`` (what the dense arm found that the words
-did not). The answer keeps the search's hits, reordered: each file's best hit in the files' order first
-(distinct files up top: the unit an agent opens), then their other hits; a ranked file the fused answer
-missed brings its best keyword chunk. ``explain`` shows each hit's file evidence (``why``).
+the collection holds code. Files are ranked by ``search/code_files.py`` (the keyword arm's chunks at depth,
+modules named, identifiers defined, traceback frames, file names of a short question). Each hit then scores
+
+    ROLE[its file's kind] × (its fused score, min-max over the answer + FILE × its evidence / the best file's)
+
+with the file's evidence × ``REPEAT`` for each further hit of the same file (more distinct files in the
+answer). ROLE puts source before tests, docs and changelogs unless the text asks for them. An issue's text
+is about files (FILE 4, and the best files the fused answer missed join it with their best keyword chunk);
+a short question is about a passage (FILE 0.25, nothing joins): on the Anthropic code set's questions a
+strong file term costs more passages than it places (docs/benchmarks.md). ``explain`` adds the file's rank
+and score as the arm ``file``; every hit says ``why``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,12 @@ from retrievo.search.code_files import (
 )
 from retrievo.store.base import Store
 
-MEANING = 0.5  # weight of a file's best fused relevance beside its words (0–1 each)
+# An issue's text (more than SHORT_WORDS words) is about files: its file evidence weighs four times a hit's own
+# score, and the best files the fused answer missed join it. A short question is about a passage: the
+# passage's own score leads, its file's evidence a quarter as much, nothing joins.
+FILE = {"issue": 4.0, "question": 0.25}
+INJECT = {"issue": 10, "question": 0}  # of the best files, those the answer missed bring their best chunk
+REPEAT = 0.7  # the file's evidence for its second, third … hit (seed 002's repeated-file factor)
 SEARCH_DEPTH = 300  # keyword chunks read for the files' evidence (locate reads 1000)
 
 
@@ -57,41 +67,55 @@ class CodeQuestions:
             return result
         filters = replace(reading.filters, as_of=point)
         found = keyword_chunks(store, collection, reading.question, filters, SEARCH_DEPTH)
-        meaning: dict[str, float] = defaultdict(float)
-        for hit in result.hits:
-            meaning[hit.chunk.path] = max(meaning[hit.chunk.path], MEANING * hit.relevance)
-        files = rank_files(store, collection, reading.question, found, meaning)
-        return replace(result, hits=tuple(_ordered(result.hits, files, found)))
+        files = rank_files(store, collection, reading.question, found)
+        regime = "question" if reading.question.words else "issue"
+        return replace(result, hits=tuple(_ordered(result.hits, files, found, FILE[regime], INJECT[regime])))
 
 
-def _explained(hit: Hit, file: FileHit, rank: int) -> dict[str, ArmHit] | None:
+def _explained(hit: Hit, file: FileHit | None, rank: int) -> dict[str, ArmHit] | None:
     """With ``explain``: the file's rank and score beside the arms'."""
-    if hit.explain is None:
-        return None
+    if hit.explain is None or file is None:
+        return hit.explain
     return {**hit.explain, "file": ArmHit(hit.chunk.chunk_id, rank + 1, file.score)}
 
 
-def _ordered(hits: tuple[Hit, ...], files: list[FileHit], found: Sequence[tuple[Chunk, float]]) -> list[Hit]:
-    by_file: dict[str, list[Hit]] = defaultdict(list)
-    for hit in hits:
-        by_file[hit.chunk.path].append(hit)
-    chunks = {chunk.chunk_id: (chunk, score) for chunk, score in found}
+def _ordered(
+    hits: tuple[Hit, ...],
+    files: list[FileHit],
+    found: Sequence[tuple[Chunk, float]],
+    weight: float,
+    inject: int,
+) -> list[Hit]:
+    """Each hit scored ``ROLE × (own + FILE × its file's evidence × REPEAT^(k−1))`` (``own``: its fused score
+    min-max scaled over the answer; the evidence relative to the best file's; k: the hit's place in its file),
+    best first; a ranked file the answer missed brings its best keyword chunk, on its file evidence alone."""
+    rank_of = {f.path: (i, f) for i, f in enumerate(files)}
+    top_file = max((f.score for f in files), default=0.0) or 1.0
+    high, low = max(h.score for h in hits), min(h.score for h in hits)
+    span = (high - low) or 1.0
+    chunks = {chunk.chunk_id: chunk for chunk, _ in found}
+    seen: dict[str, int] = defaultdict(int)
+    candidates: list[tuple[Hit, float]] = []
+    present = {h.chunk.path for h in hits}
+    extra = [f for f in files[:inject] if f.path not in present]
     floor = min(h.relevance for h in hits)
-    first: list[Hit] = []
-    rest: list[Hit] = []
-    for rank, file in enumerate(files[: len(hits)]):
-        own = by_file.get(file.path)
-        if not own:  # a file the fused answer missed: its best keyword chunk, at the answer's least relevance
-            best = next((chunks[e.chunk_id] for e in file.evidence if e.chunk_id in chunks), None)
-            if best is None:
-                continue
-            own = [Hit(best[0], score=best[1], relevance=floor)]
-        tagged = [
-            replace(
-                h, score=file.score, why=(f"file {rank + 1}", *file.why), explain=_explained(h, file, rank)
-            )
-            for h in own
-        ]
-        first.append(tagged[0])
-        rest.extend(tagged[1:])
-    return [*first, *rest][: len(hits)]
+    for hit in (
+        *hits,
+        *(
+            Hit(chunks[f.evidence[0].chunk_id], 0.0, floor)
+            for f in extra
+            if f.evidence and f.evidence[0].chunk_id in chunks
+        ),
+    ):
+        path = hit.chunk.path
+        place, file = rank_of.get(path, (len(files), None))
+        evidence = (file.raw if file is not None else 0.0) / top_file
+        own = (hit.score - low) / span if path in present and hit.score > low else 0.0
+        score = (own + weight * evidence * REPEAT ** seen[path]) * (file.weight if file is not None else 1.0)
+        seen[path] += 1
+        why = (f"file {place + 1}", *file.why) if file is not None else ()
+        candidates.append(
+            (replace(hit, score=round(score, 4), why=why, explain=_explained(hit, file, place)), score)
+        )
+    candidates.sort(key=lambda c: -c[1])
+    return [hit for hit, _ in candidates[: len(hits)]]
