@@ -7,16 +7,25 @@ worker that died (kill -9, a crash, a reboot) leaves its job ``running`` with a 
 heartbeat: the next look at the jobs marks it ``interrupted``, and `retrievo job resume ID` starts it
 again. Indexing skips unchanged files by content hash and reuses every stored vector, so a resumed
 job carries on from where the last one stopped instead of starting over.
+
+Servers sharing one PostgreSQL (``retrievo serve``, any number, on any hosts) run jobs themselves instead:
+a job submitted through a server is queued for the tier (``owner`` empty) and each server's ``JobTaker``
+claims work from the store (``Store.claim_job``: ``FOR UPDATE SKIP LOCKED``; one server per job). A server
+killed mid-job stops beating; after ``job_stale_s`` (RETRIEVO_JOB_STALE_S, default 15) another server takes
+the job over and carries on (a regeneration after its last written key, an index past the files already
+stored): finished once, nothing lost. ``attempts`` says how many servers took it.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import socket
 import subprocess
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
@@ -30,10 +39,12 @@ if TYPE_CHECKING:
     from retrievo.engine import Engine
 
 HEARTBEAT_S = 1.0
-STALE_AFTER_S = 15.0
+STALE_AFTER_S = float(os.environ.get("RETRIEVO_JOB_STALE_S", "15"))
+POLL_S = 1.0  # how often an idle server looks for tier jobs (a submission through it wakes it at once)
 LIVE = ("queued", "running", "cancelling")
 ENDED = ("done", "failed", "cancelled", "interrupted")
-RESUME_AFTER = "resume_after_key"  # in a running regenerate job's result: the last key written
+RESUME_AFTER = "resume_after_key"
+log = logging.getLogger("retrievo.jobs")  # in a running regenerate job's result: the last key written
 
 
 def now() -> str:
@@ -104,7 +115,8 @@ class JobProgress:
 class Jobs:
     def __init__(self, engine: Engine, spawn: Callable[[Job], None] | None = None) -> None:
         self.engine = engine
-        self._spawn = spawn or self._start_worker
+        self._taker = _TAKERS.get(engine)  # this process serves a tier: its servers run the jobs
+        self._spawn = spawn or (self._taker.wake_for if self._taker is not None else self._start_worker)
 
     def _store(self) -> Any:
         return self.engine._open_store(create=True)
@@ -135,6 +147,7 @@ class Jobs:
         job = Job(
             job_id=f"job_{secrets.token_hex(6)}", kind=kind, collection=collection or self.engine.config.collection,
             status="queued", parameters=parameters, created_at=now(),
+            owner="" if self._taker is not None else None,
         )  # fmt: skip
         self._store().save_job(job)
         self._spawn(job)
@@ -173,6 +186,8 @@ class Jobs:
             (job.heartbeat_at or job.started_at or job.created_at).replace("Z", "+00:00")
         )
         stale = datetime.now(UTC) - beat > timedelta(seconds=STALE_AFTER_S)
+        if job.owner is not None and job.status == "running":
+            return job  # a tier job: another server takes it over (JobTaker), it is not interrupted
         if (here and job.pid is not None and not _alive(job.pid)) or stale:
             status = "cancelled" if job.status == "cancelling" else "interrupted"
             self._store().update_job(
@@ -191,7 +206,10 @@ class Jobs:
         job = self.get(job_id)
         if job.status not in ("interrupted", "failed"):
             raise ConfigError(f"job {job_id} is {job.status}; only interrupted or failed jobs can be resumed")
-        self._store().update_job(job_id, status="queued", error=None, finished_at=None, pid=None)
+        self._store().update_job(
+            job_id, status="queued", error=None, finished_at=None, pid=None,
+            owner="" if self._taker is not None else None,
+        )  # fmt: skip
         job = self.get(job_id)
         self._spawn(job)
         return job
@@ -208,7 +226,11 @@ class Jobs:
             heartbeat_at=now(),
         ):
             return self.get(job_id)  # cancelled before it started, or another worker has it
-        job = self.get(job_id)
+        return self.execute(self.get(job_id))
+
+    def execute(self, job: Job) -> Job:
+        """Do a job this process holds (status running), recording how it ended."""
+        store, job_id = self._store(), job.job_id
         progress = JobProgress(store, job_id)
         try:
             parameters = dict(job.parameters)
@@ -241,6 +263,54 @@ class Jobs:
                 done=progress.total or progress.done, total=progress.total,
             )  # fmt: skip
         return self.get(job_id)
+
+
+class JobTaker:
+    """A server's share of the tier's jobs: a thread that claims one job at a time from the store and does
+    it (see the module's docstring). ``start`` registers it for the engine, so jobs submitted through this
+    process are queued for the tier."""
+
+    def __init__(self, engine: Engine, poll_s: float = POLL_S) -> None:
+        self.engine, self.poll_s = engine, poll_s
+        self.owner = f"{socket.gethostname()}:{os.getpid()}"
+        self._wake, self._stop = threading.Event(), threading.Event()
+        self._thread = threading.Thread(target=self._run, name="retrievo-jobs", daemon=True)
+
+    def start(self) -> JobTaker:
+        _TAKERS[self.engine] = self
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        _TAKERS.pop(self.engine, None)
+
+    def wake_for(self, job: Job) -> None:  # Jobs' spawn: a job was queued through this process
+        self._wake.set()
+
+    def take_one(self) -> Job | None:
+        """Claim and do one job; None when there was none."""
+        stale = (datetime.now(UTC) - timedelta(seconds=STALE_AFTER_S)).isoformat(timespec="milliseconds")
+        job = self.engine._open_store(create=True).claim_job(self.owner, now(), stale.replace("+00:00", "Z"))
+        if job is None:
+            return None
+        log.info("job %s (%s) taken by %s, attempt %d", job.job_id, job.kind, self.owner, job.attempts)
+        return Jobs(self.engine, spawn=lambda _: None).execute(job)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                done = self.take_one()
+            except RetrievoError as exc:  # the store is away: said, and tried again at the next poll
+                log.warning("jobs: %s", exc)
+                done = None
+            if done is None:
+                self._wake.wait(self.poll_s)
+                self._wake.clear()
+
+
+_TAKERS: weakref.WeakKeyDictionary[Engine, JobTaker] = weakref.WeakKeyDictionary()
 
 
 def recent_jobs(engine: Engine, limit: int = 10) -> list[Job]:

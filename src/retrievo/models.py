@@ -334,6 +334,8 @@ class Job:
     started_at: str | None = None
     finished_at: str | None = None
     heartbeat_at: str | None = None
+    owner: str | None = None  # a server tier's job: "" while queued, then the server that took it (host:pid)
+    attempts: int = 0  # how many times a server took it (more than one: taken over from a dead server)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,11 @@ A job row says what runs (``kind``, ``collection``, ``parameters``), how far it 
 ``total``), and its state: queued → running → done | failed | cancelled, with ``cancelling`` asked for
 by another process and ``interrupted`` when its worker died without finishing (kill -9, a crash). The
 worker beats ``heartbeat_at`` while it runs. Both stores run these statements (``?`` placeholders).
+
+Jobs for a tier of servers (``retrievo serve`` on one PostgreSQL, ``retrievo.jobs.JobTaker``) carry an
+``owner``: empty while queued, then the server that took it (``host:pid``). ``claim_job`` gives each such
+job to exactly one caller: the oldest queued one, or one whose owner stopped beating (died) before
+``stale_before`` — taken over, ``attempts`` counting the takes.
 """
 
 from __future__ import annotations
@@ -33,9 +38,19 @@ CREATE TABLE jobs (
     heartbeat_at TEXT
 );
 """
+OWNERS = """
+ALTER TABLE jobs ADD COLUMN owner TEXT;
+ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+"""
+# Jobs a server may take: a tier job queued, or running with its owner's heartbeat stopped.
+CLAIMABLE = "owner IS NOT NULL AND (status = 'queued' OR (status = 'running' AND heartbeat_at < ?))"
+CLAIM_SET = (
+    "status = 'running', owner = ?, attempts = attempts + 1, pid = NULL, heartbeat_at = ?, "
+    "started_at = COALESCE(started_at, ?)"
+)
 COLUMNS = (
     "job_id", "kind", "collection", "status", "done", "total", "parameters", "result", "error", "pid",
-    "created_at", "started_at", "finished_at", "heartbeat_at",
+    "created_at", "started_at", "finished_at", "heartbeat_at", "owner", "attempts",
 )  # fmt: skip
 UPDATABLE = frozenset(COLUMNS) - {"job_id", "kind", "collection", "parameters", "created_at"}
 
@@ -77,6 +92,21 @@ class JobTable:
             sql += f" AND status IN ({', '.join('?' * len(only_if))})"
             params += list(only_if)
         return self._key_write(sql, params) > 0
+
+    def claim_job(self, owner: str, at: str, stale_before: str) -> Job | None:
+        """Take one tier job for ``owner`` (see the module's docstring); None when there is none. Each job
+        goes to one caller: the update is a compare-and-set on the state it was chosen in."""
+        rows = self._key_rows(
+            f"SELECT job_id FROM jobs WHERE {CLAIMABLE} ORDER BY created_at LIMIT 10", (stale_before,)
+        )
+        for (job_id,) in rows:
+            taken = self._key_write(
+                f"UPDATE jobs SET {CLAIM_SET} WHERE job_id = ? AND {CLAIMABLE}",
+                (owner, at, at, job_id, stale_before),
+            )
+            if taken:
+                return self.get_job(job_id)
+        return None
 
     def get_job(self, job_id: str) -> Job | None:
         rows = self._key_rows(f"SELECT {', '.join(COLUMNS)} FROM jobs WHERE job_id = ?", (job_id,))

@@ -121,6 +121,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m007_jobs", jobs.SCHEMA),
     ("m008_model_shadow", embeddings.SHADOW_SCHEMA),
     ("m009_vectors_changed", M009_VECTORS_CHANGED),
+    ("m010_job_owners", jobs.OWNERS),
 )
 
 

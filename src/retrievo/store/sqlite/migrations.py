@@ -99,6 +99,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m006_jobs", jobs.SCHEMA),
     ("m007_model_shadow", embeddings.SHADOW_SCHEMA),
     ("m008_fts_hashsize", M008_FTS_HASHSIZE),
+    ("m009_job_owners", jobs.OWNERS),
 )
 
 

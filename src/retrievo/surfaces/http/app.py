@@ -22,6 +22,7 @@ from retrievo.access import SCOPES, KeyRing, Principal
 from retrievo.config import Config
 from retrievo.engine import Engine
 from retrievo.errors import RetrievoError
+from retrievo.jobs import JobTaker
 from retrievo.secrets import redact
 from retrievo.surfaces.http import page
 from retrievo.surfaces.http import settings as serve_settings
@@ -55,10 +56,14 @@ def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = No
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # On PostgreSQL the servers are a tier: each takes jobs from the store (retrievo.jobs.JobTaker).
+        taker = JobTaker(engine).start() if engine.config.store else None
         async with anyio.create_task_group() as tasks:
             servers.start(tasks)
             yield
             tasks.cancel_scope.cancel()
+        if taker is not None:
+            taker.stop()
         log.info(json.dumps({"event": "stopped", "detail": "requests in flight finished"}))
 
     app = FastAPI(
