@@ -26,6 +26,16 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("ef_search", "RETRIEVO_EF_SEARCH", "PostgreSQL HNSW ef_search (default 100)"),
     Setting(
+        "read_stores",
+        "RETRIEVO_READ_STORE",
+        "postgresql://… streaming replicas of --store for searches and reads (comma-separated)",
+    ),
+    Setting(
+        "max_replica_lag",
+        "RETRIEVO_MAX_REPLICA_LAG",
+        "seconds a replica may be behind before reads skip it (default 10)",
+    ),
+    Setting(
         "cache_dir",
         "RETRIEVO_CACHE_DIR",
         "folder for a PostgreSQL store's local keyword side indexes (default ~/.retrievo/cache)",
@@ -99,6 +109,8 @@ class Config:
     rerank_path: str | None = None
     rerank_depth: int = 30
     query_threads: int = 1
+    read_stores: tuple[str, ...] = ()
+    max_replica_lag: float = 10.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.db, Path):  # Config(db="index.db") from the Python API
@@ -109,12 +121,13 @@ class Config:
         shown = {
             f.name: getattr(self, f.name)
             for f in fields(self)
-            if f.name not in ("embed_api_key", "store", "rewrite_api_key", "rerank_api_key")
+            if f.name not in ("embed_api_key", "store", "rewrite_api_key", "rerank_api_key", "read_stores")
         }
-        if self.store:
-            from retrievo.secrets import redact
+        from retrievo.secrets import redact
 
+        if self.store:
             shown["store"] = redact(self.store)
+        shown["read_stores"] = tuple(redact(url) for url in self.read_stores)
         return f"Config({shown}, embed_api_key={'***' if self.embed_api_key else None})"
 
     @classmethod
@@ -138,6 +151,11 @@ class Config:
                     typed[name] = Path(value).expanduser()
                 elif name in ("max_file_bytes", "rrf_k", "ef_search", "rerank_depth", "query_threads"):
                     typed[name] = int(value)
+                elif name == "max_replica_lag":
+                    typed[name] = float(value)
+                elif name == "read_stores":
+                    urls = value.split(",") if isinstance(value, str) else list(value)
+                    typed[name] = tuple(u.strip() for u in urls if u.strip())
                 else:
                     typed[name] = str(value)
             except ValueError as exc:
@@ -145,6 +163,10 @@ class Config:
         config = replace(self, **typed)
         if config.store and not config.store.startswith(("postgresql://", "postgres://")):
             raise ConfigError(f"--store must be a postgresql:// URL, got {config.store.split(':')[0]}://…")
+        if config.read_stores and not config.store:
+            raise ConfigError("--read-store names replicas of a PostgreSQL --store; give --store too")
+        if any(not u.startswith(("postgresql://", "postgres://")) for u in config.read_stores):
+            raise ConfigError("every --read-store must be a postgresql:// URL")
         if config.code_ranking not in ("on", "off"):
             raise ConfigError(f"code_ranking is on or off, got {config.code_ranking!r}")
         if config.fusion not in ("adaptive", "zscore", "rrf"):

@@ -333,6 +333,10 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
             result = self._coverage.apply(store, name, result)
         return replace(result, baseline_id=point.baseline_id, as_of=point.as_of)
 
+    def position(self) -> str | None:
+        """How far the store's writes have reached (with read replicas: pass it back to read them)."""
+        return self._open_store(create=False).position()
+
     def warm_up(self) -> float:
         """Load the embedding model now; the milliseconds it took."""
         return self._pool.default_queries.warm_up()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -38,6 +39,10 @@ from retrievo.models import (
 )
 from retrievo.store.code_index import CodeIndex
 from retrievo.store.transfer import Record
+
+# A position a read must see (``Store.position()`` of an earlier write; read-your-writes with replicas),
+# set for one request by the surface that received it (the ``X-Retrievo-After`` header).
+read_after: ContextVar[str | None] = ContextVar("retrievo_read_after", default=None)
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,11 @@ class NewRevision:
 
 class Store(Protocol):
     path: str
+
+    def position(self) -> str | None:
+        """Where the store's writes have reached (PostgreSQL: the primary's WAL position); a read that
+        passes it back in ``read_after`` sees them, replicas or not. None: every read sees every write."""
+        return None
 
     def reading(self) -> AbstractContextManager[None]:
         """One search's reads on this thread: they may share one look at what has changed (a store that

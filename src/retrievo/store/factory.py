@@ -16,6 +16,8 @@ def open_store(config: Config, create: bool) -> Store:
             create=create,
             ef_search=config.ef_search,
             cache_dir=config.cache_dir or DEFAULT_CACHE_DIR,
+            read_urls=config.read_stores,
+            max_replica_lag_s=config.max_replica_lag,
         )
     from retrievo.store.sqlite import SQLiteStore
 

@@ -35,6 +35,13 @@ KEEP_ALIVE_S = 75
     "--log-queries", is_flag=True, default=None, help="Put query text in request logs (off by default)."
 )
 @click.option(
+    "--read-store",
+    "read_stores",
+    multiple=True,
+    help="postgresql://… streaming replica of --store: searches and reads go there (repeatable).",
+)
+@click.option("--max-replica-lag", type=float, help="Seconds a replica may lag before it is skipped (10).")
+@click.option(
     "--tools",
     "toolsets",
     help="MCP toolsets, comma-separated: docs, similar, code, records, registry, admin; auto (default: docs "
@@ -54,6 +61,8 @@ def serve(
     burst: float | None,
     no_refresh: bool | None,
     log_queries: bool | None,
+    read_stores: tuple[str, ...],
+    max_replica_lag: float | None,
     toolsets: str | None,
 ) -> None:
     """Serve the index over HTTP for a team: REST at /api (OpenAPI at /api/docs), MCP at /mcp, a search
@@ -72,7 +81,12 @@ def serve(
         settings = serve_settings.load(config_file, overrides)
         db = db or (Path(settings.extra["db"]) if "db" in settings.extra else None)
         store = store or settings.extra.get("store")
-        engine = _engine(db, settings.collections[0] if settings.collections else None, store=store)
+        read_stores = read_stores or tuple(settings.extra.get("read_store", ()))
+        max_replica_lag = max_replica_lag or settings.extra.get("max_replica_lag")
+        engine = _engine(
+            db, settings.collections[0] if settings.collections else None, store=store,
+            read_stores=read_stores or None, max_replica_lag=max_replica_lag,
+        )  # fmt: skip
         keys = KeyRing(lambda: engine._open_store(create=True))
         if not settings.no_auth and not keys.list():
             err.print(
@@ -96,7 +110,9 @@ def serve(
         return
     engine.close()
     # Several processes: each builds the app from the environment (uvicorn's factory mode).
-    environ = {"RETRIEVO_DB": str(db) if db else None, "RETRIEVO_STORE": store}
+    environ = {"RETRIEVO_DB": str(db) if db else None, "RETRIEVO_STORE": store,
+               "RETRIEVO_READ_STORE": ",".join(read_stores) or None,
+               "RETRIEVO_MAX_REPLICA_LAG": str(max_replica_lag) if max_replica_lag else None}  # fmt: skip
     for field in dataclasses.fields(settings):
         value = getattr(settings, field.name)
         if field.name != "extra":

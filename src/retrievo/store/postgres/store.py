@@ -27,7 +27,7 @@ from retrievo.models import (
 )
 from retrievo.secrets import redact, redact_all
 from retrievo.store import code_index, ids, queries
-from retrievo.store.base import CollectionInfo, DocumentState, NewRevision
+from retrievo.store.base import CollectionInfo, DocumentState, NewRevision, read_after
 from retrievo.store.code_index import CodeIndex
 from retrievo.store.postgres import history, postings, transfer, vector_index
 from retrievo.store.postgres.embeddings import PostgresEmbeddings
@@ -36,6 +36,7 @@ from retrievo.store.postgres.keys import PostgresKeys
 from retrievo.store.postgres.keyword_source import DEFAULT_CACHE_DIR
 from retrievo.store.postgres.migrations import apply_migrations
 from retrievo.store.postgres.reads import PostgresReads
+from retrievo.store.postgres.replicas import Replicas
 from retrievo.store.postgres.rows import configure
 from retrievo.store.postgres.searching import PostgresSearch
 from retrievo.store.postgres.vector_source import VECTORS_CHANGED_FOR_NAME
@@ -58,6 +59,8 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
         ef_search: int = DEFAULT_EF_SEARCH,
         max_size: int = 8,
         cache_dir: Path | None = DEFAULT_CACHE_DIR,
+        read_urls: Sequence[str] = (),
+        max_replica_lag_s: float = 10.0,
     ) -> None:
         self.path = redact(url)
         self.ef_search = ef_search
@@ -89,14 +92,27 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
         self._pool = ConnectionPool(
             url, min_size=1, max_size=max_size, kwargs={"autocommit": True}, configure=configure, open=True
         )
+        # Streaming replicas: a search's reads go to one of them (store/postgres/replicas.py).
+        self.replicas = (
+            Replicas(read_urls, max_replica_lag_s, self.position, configure) if read_urls else None
+        )
+        self._routed = threading.local()
 
     def close(self) -> None:
         self.close_keyword_indexes()
         self._pool.close()
+        if self.replicas is not None:
+            self.replicas.close()
+
+    def position(self) -> str:
+        """The primary's WAL position now: pass it back (``read_after``) to read this write's effects."""
+        with self._pool.connection() as conn:
+            return str(conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0])  # type: ignore[index]
 
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection[Any]]:
-        with self._pool.connection() as conn:
+        pool = getattr(self._routed, "pool", None) or self._pool  # a replica inside reading()
+        with pool.connection() as conn:
             yield conn
 
     @contextmanager
@@ -119,8 +135,20 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
         return int(rows[0][0])
 
     def reading(self) -> AbstractContextManager[None]:
-        """Each lookup is its own query here: nothing is shared (see ``Store.reading``)."""
-        return nullcontext()
+        """Each lookup is its own query here; with replicas, this thread's reads inside go to one of them
+        (see ``Store.reading`` and store/postgres/replicas.py)."""
+        if self.replicas is None or getattr(self._routed, "pool", None) is not None:
+            return nullcontext()
+        return self._on_replica()
+
+    @contextmanager
+    def _on_replica(self) -> Iterator[None]:
+        assert self.replicas is not None
+        self._routed.pool = self.replicas.choose(read_after.get())
+        try:
+            yield
+        finally:
+            self._routed.pool = None
 
     def get_collection(self, name: str) -> CollectionInfo | None:
         rows = self._rows(format_style(queries.COLLECTION_INFO), (name,))

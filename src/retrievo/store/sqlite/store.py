@@ -241,6 +241,10 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         with self._transaction(batch=True) as db:
             return revisions_module.write(db, collection_id, collection, revisions)
 
+    def position(self) -> None:
+        """One file, one writer: every read sees every committed write."""
+        return None
+
     def sources_under(self, collection: str, prefix: str) -> list[str]:
         rows = self._read(
             """SELECT d.source FROM documents d JOIN collections col ON col.id = d.collection_id

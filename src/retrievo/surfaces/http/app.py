@@ -28,6 +28,7 @@ from retrievo.surfaces.http import page
 from retrievo.surfaces.http import settings as serve_settings
 from retrievo.surfaces.http.gate import Gate
 from retrievo.surfaces.http.mcp_mount import McpServers, Rights, rights_of
+from retrievo.surfaces.http.positions import Positions
 from retrievo.surfaces.http.rest import add_tool_routes, arguments_of, call_tool, error, install_openapi
 from retrievo.surfaces.http.settings import ServeSettings
 
@@ -132,6 +133,8 @@ def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = No
     page.add_page_routes(app, auth_required=not settings.no_auth)
     install_openapi(app)
     app.add_middleware(Gate, keys=keys, settings=settings)
+    if engine.config.read_stores:  # read replicas: positions in headers (surfaces/http/positions.py)
+        app.add_middleware(Positions, position=engine.position)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST", "DELETE"],

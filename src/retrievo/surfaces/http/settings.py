@@ -98,7 +98,7 @@ def load(
                 f"unknown serve settings in {path}: {', '.join(unknown)}; known: {', '.join(names)}"
             )
         values.update({k: _coerce(k, v, names[k]) for k, v in table.items() if k in names})
-        extra = {k: table[k] for k in ("store", "db") if k in table}
+        extra = {k: table[k] for k in ("store", "db", "read_store", "max_replica_lag") if k in table}
     else:
         extra = {}
     for name, default in names.items():
