@@ -84,7 +84,9 @@ async def exercise_every_tool(client: Client, corpus: Path) -> None:
         assert tool.output_schema is not None, f"{tool.name} has no outputSchema"
         schemas[tool.name] = tool.output_schema
     search_props = next(t for t in listed if t.name == "search").input_schema["properties"]
-    assert search_props["limit"]["maximum"] == 50 and search_props["query"]["maxLength"] == 10_000
+    assert search_props["limit"]["maximum"] == 50 and "maxLength" not in search_props["query"]
+    too_long = await client.call_tool("search", {"query": "x" * 10_001})  # the cap, said by the refusal
+    assert too_long.is_error and "10000" in too_long.content[0].text  # type: ignore[union-attr]
 
     question = {"query": "who approves parental leave", "limit": 3, "explain": True}
     brief = (await call(client, "search", question, schemas))["results"][0]

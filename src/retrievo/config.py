@@ -31,6 +31,11 @@ SETTINGS: tuple[Setting, ...] = (
         "postgresql://… streaming replicas of --store for searches and reads (comma-separated)",
     ),
     Setting(
+        "routes",
+        "RETRIEVO_ROUTES",
+        "collections on other stores: name=postgresql://…;name=/path/index.db (the rest: the default store)",
+    ),
+    Setting(
         "max_replica_lag",
         "RETRIEVO_MAX_REPLICA_LAG",
         "seconds a replica may be behind before reads skip it (default 10)",
@@ -111,6 +116,7 @@ class Config:
     query_threads: int = 1
     read_stores: tuple[str, ...] = ()
     max_replica_lag: float = 10.0
+    routes: tuple[tuple[str, str], ...] = ()  # (collection, store URL or index file), engine_routes.py
 
     def __post_init__(self) -> None:
         if not isinstance(self.db, Path):  # Config(db="index.db") from the Python API
@@ -121,13 +127,15 @@ class Config:
         shown = {
             f.name: getattr(self, f.name)
             for f in fields(self)
-            if f.name not in ("embed_api_key", "store", "rewrite_api_key", "rerank_api_key", "read_stores")
+            if f.name
+            not in ("embed_api_key", "store", "rewrite_api_key", "rerank_api_key", "read_stores", "routes")
         }
         from retrievo.secrets import redact
 
         if self.store:
             shown["store"] = redact(self.store)
         shown["read_stores"] = tuple(redact(url) for url in self.read_stores)
+        shown["routes"] = tuple((name, redact(url)) for name, url in self.routes)
         return f"Config({shown}, embed_api_key={'***' if self.embed_api_key else None})"
 
     @classmethod
@@ -153,6 +161,8 @@ class Config:
                     typed[name] = int(value)
                 elif name == "max_replica_lag":
                     typed[name] = float(value)
+                elif name == "routes":
+                    typed[name] = _routes(value)
                 elif name == "read_stores":
                     urls = value.split(",") if isinstance(value, str) else list(value)
                     typed[name] = tuple(u.strip() for u in urls if u.strip())
@@ -182,3 +192,19 @@ class Config:
                 f"unknown embedder {config.embedder!r}; choose one of local, openai, ollama, none"
             )
         return config
+
+
+def _routes(value: Any) -> tuple[tuple[str, str], ...]:
+    """``name=URL;name=path`` (the environment), a {name: URL} table (TOML) or pairs (Python)."""
+    if isinstance(value, str):
+        pairs = [part.split("=", 1) for part in value.split(";") if part.strip()]
+    elif isinstance(value, dict):
+        pairs = [[str(k), str(v)] for k, v in value.items()]
+    else:
+        pairs = [list(pair) for pair in value]
+    routes: dict[str, str] = {}
+    for pair in pairs:
+        if len(pair) != 2 or not pair[0].strip() or not pair[1].strip():
+            raise ConfigError(f"a route is COLLECTION=STORE (postgresql://… or an index file), got {pair!r}")
+        routes[pair[0].strip()] = pair[1].strip()
+    return tuple(sorted(routes.items()))

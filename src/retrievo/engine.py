@@ -19,6 +19,7 @@ from retrievo.embed.tokens import TokenCounter
 from retrievo.engine_code import CodeQueries
 from retrievo.engine_embed import EmbeddingLifecycle
 from retrievo.engine_library import LibraryQueries
+from retrievo.engine_routes import Routes
 from retrievo.engine_similar import SimilarQueries
 from retrievo.errors import (
     CollectionNotFound,
@@ -36,7 +37,6 @@ from retrievo.models import (
     DocumentSummary,
     Filters,
     IndexReport,
-    IndexStatus,
     Kind,
     LoadedDocument,
     RevisionText,
@@ -56,7 +56,6 @@ from retrievo.search.rescore import RESCORE_DEPTH, Rescorer, cut
 from retrievo.search.rewrite import QueryRewriter
 from retrievo.search.similar import check_scope
 from retrievo.store.base import Store
-from retrievo.store.factory import open_store
 
 if TYPE_CHECKING:
     from retrievo.registry import Registry
@@ -64,7 +63,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
+class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
     def __init__(
         self,
         config: Config,
@@ -91,16 +90,11 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
 
     # Lifecycle --------------------------------------------------------------------------------
 
-    def _open_store(self, create: bool) -> Store:
-        with self._lock:
-            if self._store is None:
-                self._store = open_store(self.config, create)
-            return self._store
-
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
             self._store = None
+        self._close_routes()
 
     def __enter__(self) -> Engine:
         return self
@@ -194,7 +188,7 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
         self, name: str, embed: bool, progress: IndexProgress
     ) -> Iterator[tuple[Store, IndexReport]]:
         """One write session: the collection's writer lock held, then embedding, then the timestamp."""
-        store = self._open_store(create=True)
+        store = self._open_store(create=True, collection=name)
         store.ensure_collection(name)
         self._check_model(store, name)
         report = IndexReport(collection=name)
@@ -273,6 +267,10 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
         """
         if fusion is not None and fusion not in FUSIONS:
             raise ConfigError(f"unknown fusion {fusion!r}; choose {', '.join(FUSIONS)}")
+        if "," in (wanted := collection or self.config.collection):  # several collections (engine_routes.py)
+            return self.search_collections(query, [c.strip() for c in wanted.split(",")], limit, mode=mode,
+                                           filters=filters, min_score=min_score, explain=explain, baseline=baseline,
+                                           as_of=as_of, fusion=fusion)  # fmt: skip
         with self.reading():
             return self._search(
                 query, collection, limit, mode, filters, min_score, explain, baseline, as_of, fusion
@@ -357,8 +355,10 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
         """Hybrid search, then the best evidence packed under ``max_tokens`` with numbered citations."""
         if max_tokens < 1:
             raise ConfigError(f"max_tokens must be at least 1, got {max_tokens}")
+        if collection and "," in collection:
+            raise ConfigError("context reads one collection; search several with search (collection 'a,b')")
         result = self.search(query, collection, limit, filters=filters, baseline=baseline, as_of=as_of)
-        store = self._open_store(create=False)
+        store = self._open_store(create=False, collection=collection or self.config.collection)
         # Code answers follow seed 002's budget manager: 1,000 tokens kept free (500 project context, 200
         # task context, 300 buffer; a quarter of a smaller budget), a penalty per repeated file, a floor;
         # docs beside code take at most half of the rest, so a code question's answer carries code.
@@ -397,7 +397,7 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
 
         ``collections`` (an allow-list) hides every document outside it.
         """
-        store = self._open_store(create=False)
+        store = self._store_of_document(document_id)
         revision = store.revision_text(document_id, revision_id)
         check_scope(revision.collection, collections, f"document {document_id!r}")
         point = resolve(store, revision.collection, baseline, as_of)
@@ -409,11 +409,11 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
         return replace(revision, baseline_id=point.baseline_id, as_of=point.as_of)
 
     def documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]:
-        return self._open_store(create=False).list_documents(collection, limit)
+        return self._open_store(create=False, collection=collection).list_documents(collection, limit)
 
     def chunks(self, document_id: str) -> list[Chunk]:
         """A document's current chunks, in order (DocumentNotFound for an unknown id)."""
-        store = self._open_store(create=False)
+        store = self._store_of_document(document_id)
         store.revision_text(document_id)  # raises DocumentNotFound
         found = store.get_chunks(ids := store.current_chunk_ids(document_id))
         return [found[i] for i in ids if i in found]
@@ -447,7 +447,7 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
 
     def refresh_target(self, path: str | Path, name: str) -> Path:
         """The indexed path ``path`` names in collection ``name``; SourceError for anything else."""
-        store = self._open_store(create=False)
+        store = self._open_store(create=False, collection=name)
         if store.get_collection(name) is None:
             raise CollectionNotFound(
                 f"collection {name!r} does not exist; run `retrievo index PATH --collection {name}` first"
@@ -466,32 +466,11 @@ class Engine(CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
 
     def _collection_store(self, collection: str | None) -> tuple[Store, str]:
         name = collection or self.config.collection
-        store = self._open_store(create=False)
+        store = self._open_store(create=False, collection=name)
         if store.get_collection(name) is None:
-            known = ", ".join(store.list_collections()) or "none yet"
+            known = ", ".join(self.collections() or []) or "none yet"
             raise CollectionNotFound(
                 f"collection {name!r} does not exist (collections: {known}); "
                 f"index into it with `retrievo index PATH --collection {name}`"
             )
         return store, name
-
-    # Status -----------------------------------------------------------------------------------
-
-    def status(self) -> IndexStatus:
-        return self._open_store(create=False).status()
-
-    def content_kinds(self) -> dict[str, frozenset[str]]:
-        """What each collection holds now ("document", "code", "record", "registry"); empty before the
-        first index. Surfaces offer the tools that can answer over it."""
-        try:
-            store = self._open_store(create=False)
-        except RetrievoError:
-            return {}
-        return store.content_kinds()
-
-    def collections(self) -> list[str] | None:
-        """The index's collections, or None when the index cannot be read (the next call says why)."""
-        try:
-            return self._open_store(create=False).list_collections()
-        except RetrievoError:
-            return None

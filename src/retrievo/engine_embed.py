@@ -41,7 +41,7 @@ class EmbeddingLifecycle:
     _pool: ModelPool
 
     @abstractmethod
-    def _open_store(self, create: bool) -> Store: ...
+    def _open_store(self, create: bool, collection: str | None = None) -> Store: ...
 
     @abstractmethod
     def _collection_store(self, collection: str | None) -> tuple[Store, str]: ...
@@ -91,7 +91,7 @@ class EmbeddingLifecycle:
     ) -> IndexReport:
         """Embed every current chunk that has no vector for the collection's model yet."""
         name = collection or self.config.collection
-        store = self._open_store(create=False)
+        store = self._open_store(create=False, collection=name)
         self._check_model(store, name)
         report = IndexReport(collection=name)
         started = time.perf_counter()

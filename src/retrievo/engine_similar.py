@@ -16,7 +16,7 @@ MAX_NEIGHBOURS = 20
 
 class SimilarQueries:
     @abstractmethod
-    def _open_store(self, create: bool) -> Store: ...
+    def _open_store(self, create: bool, collection: str | None = None) -> Store: ...
 
     def similar(
         self,

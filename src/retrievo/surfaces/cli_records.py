@@ -18,8 +18,8 @@ def _rows(
     db: Path | None, store: str | None, collection: str | None, **filters: str | None
 ) -> list[ElementRow]:
     with _errors(), _engine(db, collection, store=store, embedder="none") as engine:
-        backend = engine._open_store(create=False)
-        return list_elements(backend, collection or engine.config.collection, **filters)
+        backend, name = engine._collection_store(collection)
+        return list_elements(backend, name, **filters)
 
 
 @main.command()

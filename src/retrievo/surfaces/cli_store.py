@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from retrievo.config import Config
+from retrievo.errors import ConfigError
 from retrievo.surfaces.cli import _errors, json_option, main, out
 
 
@@ -21,11 +22,17 @@ from retrievo.surfaces.cli import _errors, json_option, main, out
 @click.option(
     "--collection", "collections", multiple=True, help="Only this collection (repeatable; default all)."
 )
+@click.option(
+    "--move",
+    is_flag=True,
+    help="Remove each collection from --from once its copy is verified (then point its route at --to).",
+)
 @json_option
-def migrate(source: str, target: str, collections: tuple[str, ...], as_json: bool) -> None:
-    """Copy collections between SQLite and PostgreSQL without re-embedding; verify counts and hashes."""
+def migrate(source: str, target: str, collections: tuple[str, ...], move: bool, as_json: bool) -> None:
+    """Copy collections between SQLite and PostgreSQL without re-embedding; verify counts and hashes.
+    With --move, a verified copy's source collection is removed: the collection lives at --to now."""
     from retrievo.store.factory import open_store
-    from retrievo.store.transfer import move
+    from retrievo.store.transfer import move as transfer
 
     def location(value: str, create: bool) -> Any:
         is_url = value.startswith(("postgresql://", "postgres://"))
@@ -36,7 +43,11 @@ def migrate(source: str, target: str, collections: tuple[str, ...], as_json: boo
         origin = location(source, create=False)
         destination = location(target, create=True)
         try:
-            moved = move(origin, destination, list(collections) or None)
+            if move and not collections:
+                raise ConfigError("--move carries named collections: give --collection NAME (repeatable)")
+            moved = transfer(origin, destination, list(collections) or None)  # verified, or raises
+            for item in moved if move else []:
+                origin.delete_collection(item.name)
         finally:
             origin.close()
             destination.close()
@@ -46,7 +57,7 @@ def migrate(source: str, target: str, collections: tuple[str, ...], as_json: boo
     for item in moved:
         f = item.fingerprint
         out.print(
-            f"copied collection '{item.name}': {f.documents} documents, {f.revisions} revisions, {f.chunks} chunks, "
+            f"{'moved' if move else 'copied'} collection '{item.name}': {f.documents} documents, {f.revisions} revisions, {f.chunks} chunks, "
             f"{f.embeddings} vectors — verified (sha256 {f.digest[:16]}…)",
             highlight=False,
         )

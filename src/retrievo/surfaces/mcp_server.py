@@ -67,6 +67,8 @@ class Scope:
     existing: Callable[[], list[str] | None] | None = None  # the index's collections (None: unreadable)
 
     def check(self, collection: str | None) -> str:
+        if collection and "," in collection:  # several (search fans out over them): each checked
+            return ",".join(self.check(part.strip()) for part in collection.split(","))
         name = collection or self.default
         if self.allowed is not None and name not in self.allowed:
             raise NotServed(
