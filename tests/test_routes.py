@@ -89,3 +89,27 @@ def test_migrate_move_carries_one_collection_to_another_store(
     with Engine(routed, embedder=minilm) as engine:
         answer = engine.search(IT_QUESTION, collection="it", limit=3)
         assert answer.hits[0].chunk.path.endswith("security.md"), "served from its new home, vectors kept"
+
+
+def test_the_config_file_holds_routes_and_replicas(tmp_path: Path) -> None:
+    from retrievo.config import Config as Settings
+    from retrievo.errors import ConfigError
+    from retrievo.surfaces.http import settings as serve_settings
+
+    path = tmp_path / "retrievo.toml"
+    path.write_text('[serve]\nport = 9000\nstore = "postgresql://a/main"\nread_store = ["postgresql://b/main"]\n'
+                    'max_replica_lag = 5\n\n[routes]\nit = "postgresql://c/it"\narchive = "/data/archive.db"\n')  # fmt: skip
+    loaded = serve_settings.load(path, {})
+    assert loaded.port == 9000 and loaded.extra["read_store"] == ["postgresql://b/main"]
+    assert loaded.extra["routes"] == {"it": "postgresql://c/it", "archive": "/data/archive.db"}
+    config = Settings.from_env(store="postgresql://a/main", routes=loaded.extra["routes"],
+                               read_stores=loaded.extra["read_store"])  # fmt: skip
+    assert config.routes == (("archive", "/data/archive.db"), ("it", "postgresql://c/it"))
+    assert "secret" not in repr(Settings(routes=(("it", "postgresql://u:secret@c/it"),))), "URLs redacted"
+    for wrong in ("it", "=postgresql://c/it", "it="):
+        try:
+            Settings.from_env(routes=wrong)
+        except ConfigError as exc:
+            assert "COLLECTION=STORE" in str(exc)
+        else:
+            raise AssertionError(f"{wrong!r} was taken as a route")

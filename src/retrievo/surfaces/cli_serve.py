@@ -85,7 +85,7 @@ def serve(
         max_replica_lag = max_replica_lag or settings.extra.get("max_replica_lag")
         engine = _engine(
             db, settings.collections[0] if settings.collections else None, store=store,
-            read_stores=read_stores or None, max_replica_lag=max_replica_lag,
+            read_stores=read_stores or None, max_replica_lag=max_replica_lag, routes=settings.extra.get("routes"),
         )  # fmt: skip
         keys = KeyRing(lambda: engine._open_store(create=True))
         if not settings.no_auth and not keys.list():
@@ -112,7 +112,8 @@ def serve(
     # Several processes: each builds the app from the environment (uvicorn's factory mode).
     environ = {"RETRIEVO_DB": str(db) if db else None, "RETRIEVO_STORE": store,
                "RETRIEVO_READ_STORE": ",".join(read_stores) or None,
-               "RETRIEVO_MAX_REPLICA_LAG": str(max_replica_lag) if max_replica_lag else None}  # fmt: skip
+               "RETRIEVO_MAX_REPLICA_LAG": str(max_replica_lag) if max_replica_lag else None,
+               "RETRIEVO_ROUTES": ";".join(f"{k}={v}" for k, v in engine.config.routes) or None}  # fmt: skip
     for field in dataclasses.fields(settings):
         value = getattr(settings, field.name)
         if field.name != "extra":

@@ -76,6 +76,9 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
         ) from None
 
 
+STORE_KEYS = ("store", "db", "read_store", "max_replica_lag")  # the engine's, not the server's
+
+
 def load(
     path: Path | None, overrides: dict[str, Any], environ: dict[str, str] | None = None
 ) -> ServeSettings:
@@ -92,13 +95,15 @@ def load(
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"the config file {path} is not valid TOML: {exc}") from exc
         table = data.get("serve", data)
-        unknown = sorted(set(table) - set(names) - {"store", "db"})
+        unknown = sorted(set(table) - set(names) - set(STORE_KEYS) - {"routes"})
         if unknown:
             raise ConfigError(
                 f"unknown serve settings in {path}: {', '.join(unknown)}; known: {', '.join(names)}"
             )
         values.update({k: _coerce(k, v, names[k]) for k, v in table.items() if k in names})
-        extra = {k: table[k] for k in ("store", "db", "read_store", "max_replica_lag") if k in table}
+        extra = {k: table[k] for k in STORE_KEYS if k in table}
+        if isinstance(data.get("routes"), dict):  # [routes]: collection = "postgresql://…" or an index file
+            extra["routes"] = data["routes"]
     else:
         extra = {}
     for name, default in names.items():
