@@ -82,6 +82,7 @@ class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresE
                         f"no retrievo index in {self.path}; run `retrievo index PATH --store {self.path}` first"
                     )
                 apply_migrations(conn)
+                self._database_key(conn)  # named by the primary: replicas read the same side indexes
         except psycopg.Error as exc:
             # Not only OperationalError: a malformed URL is a ProgrammingError whose text quotes it.
             detail = redact_all((str(exc).strip().splitlines() or [type(exc).__name__])[0], url)
