@@ -125,3 +125,29 @@ def test_two_servers_share_keys_and_a_killed_servers_job_is_finished_by_the_othe
             assert 0 < written < chunks and job.result["chunks_embedded"] == chunks - written  # type: ignore[index]
         verified = cli("verify", "--json", *where, env=env)
         assert verified.returncode == 0 and json.loads(verified.stdout)["ok"], verified.stdout
+
+
+def test_one_watcher_per_folder_through_a_lease_in_the_store(make_engine: Any, tmp_path: Path) -> None:
+    """A watch holds a lease row in the store: a second watcher of the same folder (any host) is
+    refused while the first beats, takes over once it stopped beating, and a released lease is free."""
+    import pytest
+
+    from retrievo.errors import ConfigError
+    from retrievo.watch import Watcher
+
+    folder = tmp_path / "watched"
+    folder.mkdir()
+    engine = make_engine()
+    store = engine._open_store(create=True)
+    first, second = Watcher(engine, [folder]).lease(), Watcher(engine, [folder]).lease()
+    second.owner = "another-host:1"
+    with first.held():
+        with pytest.raises(ConfigError, match="watched already by"):
+            second.take(store)
+        store.update_job(first.lease_id, heartbeat_at="2000-01-01T00:00:00.000Z")  # its holder went silent
+        second.take(store)
+        assert store.get_job(first.lease_id).owner == "another-host:1"  # type: ignore[union-attr]
+        store.update_job(first.lease_id, owner=first.owner)  # (the first one's end releases it below)
+    assert store.get_job(first.lease_id).status == "done"  # type: ignore[union-attr]
+    second.take(store)  # free again
+    assert store.claim_job("server:1", now(), now()) is None, "a watch lease is never run as a job"

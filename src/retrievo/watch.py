@@ -4,21 +4,32 @@ Batches are debounced (watchfiles' ``debounce``), unchanged content is skipped b
 renames (a delete plus an add) leave search, .gitignore and always-skipped folders are respected, and the
 index's own files are never watched. Keyword search sees an edit as soon as its batch is written;
 embeddings follow in the same pass, so hybrid catches up a moment later.
+
+One watcher per collection and roots, whatever the host: the watch holds a lease in the store (a ``watch``
+row of the jobs table, its owner beating every second). A second `retrievo watch` of the same roots is
+refused while the first lives, and takes over once it has stopped beating for ``STALE_AFTER_S``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
+import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from retrievo.engine import Engine
-from retrievo.errors import EmbedderUnavailable, RetrievoError
+from retrievo.errors import ConfigError, EmbedderUnavailable, RetrievoError
 from retrievo.ingest.sources import ALWAYS_SKIPPED_DIRS
-from retrievo.models import IndexReport
+from retrievo.jobs import HEARTBEAT_S, STALE_AFTER_S, now
+from retrievo.models import IndexReport, Job
+from retrievo.store.base import Store
 
 log = logging.getLogger(__name__)
 DEBOUNCE_MS = 200
@@ -77,8 +88,17 @@ class Watcher:
             self.on_update(update)
         return update
 
+    def lease(self) -> WatchLease:
+        """This watch's lease in the store (``take`` it before watching)."""
+        return WatchLease(self.engine, self.collection, [str(r) for r in self.roots])
+
     def run(self, stop: threading.Event | None = None) -> None:
-        """Block, applying batches, until ``stop`` is set (or Ctrl-C)."""
+        """Block, applying batches, until ``stop`` is set (or Ctrl-C); ConfigError when another process
+        watches the same roots of the collection."""
+        with self.lease().held():
+            self._watch(stop)
+
+    def _watch(self, stop: threading.Event | None) -> None:
         import watchfiles
 
         for changes in watchfiles.watch(
@@ -99,3 +119,46 @@ class Watcher:
         thread = threading.Thread(target=self.run, args=(stop,), name="retrievo-watch", daemon=True)
         thread.start()
         return thread, stop
+
+
+class WatchLease:
+    """The store's record that one process watches ``roots`` of ``collection`` (see the module's docstring)."""
+
+    def __init__(self, engine: Engine, collection: str, roots: list[str]) -> None:
+        self.engine, self.collection, self.roots = engine, collection, sorted(roots)
+        digest = hashlib.sha256("\n".join([collection, *self.roots]).encode()).hexdigest()[:16]
+        self.lease_id = f"watch_{digest}"
+        self.owner = f"{socket.gethostname()}:{os.getpid()}"
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        store = self.engine._open_store(create=True)
+        self.take(store)
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(HEARTBEAT_S):
+                store.update_job(self.lease_id, heartbeat_at=now())
+
+        beating = threading.Thread(target=beat, name="retrievo-watch-lease", daemon=True)
+        beating.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            beating.join(timeout=5)
+            store.update_job(self.lease_id, only_if=("running",), status="done", finished_at=now())
+
+    def take(self, store: Store) -> None:
+        if store.get_job(self.lease_id) is None:
+            with suppress(ConfigError):  # another process made it meanwhile: the compare-and-set decides
+                store.save_job(Job(job_id=self.lease_id, kind="watch", collection=self.collection, status="done",
+                                   parameters={"paths": self.roots}, created_at=now(), owner=""))  # fmt: skip
+        stale = (datetime.now(UTC) - timedelta(seconds=STALE_AFTER_S)).isoformat(timespec="milliseconds")
+        if not store.take_lease(self.lease_id, self.owner, now(), stale.replace("+00:00", "Z")):
+            holder = store.get_job(self.lease_id)
+            raise ConfigError(
+                f"{', '.join(self.roots)} in collection {self.collection!r} is watched already by "
+                f"{holder.owner if holder else 'another process'}; one watcher per folder (it takes over "
+                f"{STALE_AFTER_S:.0f} s after the other stops)"
+            )

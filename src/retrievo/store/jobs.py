@@ -43,7 +43,7 @@ ALTER TABLE jobs ADD COLUMN owner TEXT;
 ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
 """
 # Jobs a server may take: a tier job queued, or running with its owner's heartbeat stopped.
-CLAIMABLE = "owner IS NOT NULL AND (status = 'queued' OR (status = 'running' AND heartbeat_at < ?))"
+CLAIMABLE = "owner IS NOT NULL AND kind <> 'watch' AND (status = 'queued' OR (status = 'running' AND heartbeat_at < ?))"
 CLAIM_SET = (
     "status = 'running', owner = ?, attempts = attempts + 1, pid = NULL, heartbeat_at = ?, "
     "started_at = COALESCE(started_at, ?)"
@@ -107,6 +107,19 @@ class JobTable:
             if taken:
                 return self.get_job(job_id)
         return None
+
+    def take_lease(self, lease_id: str, owner: str, at: str, stale_before: str) -> bool:
+        """Hold the lease row ``lease_id`` (a ``watch`` job, made by the caller) for ``owner``: taken when it
+        has ended, is the caller's own, or its holder stopped beating before ``stale_before``. A
+        compare-and-set, so of two takers one wins."""
+        return (
+            self._key_write(
+                "UPDATE jobs SET status = 'running', owner = ?, heartbeat_at = ?, attempts = attempts + 1 "
+                "WHERE job_id = ? AND (status <> 'running' OR owner = ? OR heartbeat_at < ?)",
+                (owner, at, lease_id, owner, stale_before),
+            )
+            > 0
+        )
 
     def get_job(self, job_id: str) -> Job | None:
         rows = self._key_rows(f"SELECT {', '.join(COLUMNS)} FROM jobs WHERE job_id = ?", (job_id,))
