@@ -98,6 +98,12 @@ def test_find_symbol_and_symbol_graph_over_mcp_stdio(click_db: Path) -> None:
         assert dependents["edges"]
         bad = await client.call_tool("symbol_graph", {"symbol": "parse_args"})
         assert bad.is_error and "qualified name" in bad.content[0].text  # type: ignore[union-attr]
+        # issue 35: the question agents ask, the filter as agents write it (one value, not a list)
+        question = "where are command line options parsed"
+        code = await call(client, "search", {"query": question, "filters": {"kind": "code"}}, schemas)
+        assert any(r["path"].endswith("src/click/parser.py") for r in code["results"][:5]), code["results"]
+        located = await call(client, "locate", {"text": question, "limit": 5}, schemas)
+        assert any(f["path"].endswith("src/click/parser.py") for f in located["files"][:2]), located
 
     server = StdioServerParameters(
         command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(click_db)]
