@@ -34,7 +34,10 @@ class Positions:
 
         async def sending(message: Message) -> None:
             if writes and message["type"] == "http.response.start":
-                now = await anyio.to_thread.run_sync(self.position)
+                try:
+                    now = await anyio.to_thread.run_sync(self.position)
+                except Exception:  # the primary away: the answer goes out without a position
+                    now = None
                 if now is not None:
                     message["headers"] = [*message.get("headers", []), (POSITION, now.encode())]
             await send(message)
