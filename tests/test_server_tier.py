@@ -151,3 +151,28 @@ def test_one_watcher_per_folder_through_a_lease_in_the_store(make_engine: Any, t
     assert store.get_job(first.lease_id).status == "done"  # type: ignore[union-attr]
     second.take(store)  # free again
     assert store.claim_job("server:1", now(), now()) is None, "a watch lease is never run as a job"
+
+
+def test_a_keys_rate_is_shared_by_the_servers_of_one_store(make_engine: Any) -> None:
+    """Two servers' buckets on one store: what one served lowers the other's refill rate for that key
+    (never below a tenth), other keys untouched; usage older than the window no longer counts."""
+    from retrievo.access import SharedRate, TokenBucket
+
+    engine = make_engine()
+    store = engine._open_store(create=True)
+    first, second = TokenBucket(rate=10, burst=100), TokenBucket(rate=10, burst=10)
+    one = SharedRate(first, lambda: store, "host-a:1")
+    two = SharedRate(second, lambda: store, "host-b:2")
+    assert all(first.take("rtv_busy") == 0.0 for _ in range(10)) and first.take("rtv_other") == 0.0
+    one.sync(now=1_000_000.2)
+    two.sync(now=1_000_000.4)
+    assert second.rates["rtv_busy"] == 10 - 10 / SharedRate.WINDOW_S  # the other's 10 over 2 s
+    assert second.rates["rtv_other"] == 9.5 and "rtv_busy" not in first.rates, "own usage is not counted"
+    assert all(first.take("rtv_busy") == 0.0 for _ in range(40))
+    one.sync(now=1_000_001.1)
+    two.sync(now=1_000_001.3)
+    assert second.rates["rtv_busy"] == 10 * SharedRate.FLOOR, "50 in 2 s elsewhere: never below a tenth"
+    slow = second.take("rtv_busy")
+    assert slow == 0.0, "the burst stays the server's own"
+    two.sync(now=1_000_010.0)
+    assert second.rates == {}, "usage older than the window no longer counts"

@@ -9,6 +9,7 @@ from the store every ``RECHECK_S`` seconds, so a revocation reaches a running se
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 import threading
 import time
@@ -26,6 +27,7 @@ from retrievo.store.base import Store
 SCOPES = ("read", "write", "admin")
 PREFIX = "rtv_"
 RECHECK_S = 5.0
+log = logging.getLogger("retrievo.access")
 _HASHER = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
 
 
@@ -143,15 +145,69 @@ class TokenBucket:
     burst: float
     _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    rates: dict[str, float] = field(default_factory=dict)  # a key's own refill rate (SharedRate sets it)
+    served: dict[str, int] = field(default_factory=dict)  # requests let through since SharedRate last looked
 
     def take(self, who: str) -> float:
         """0 when the request may go ahead, else the seconds until it could."""
         now = time.monotonic()
+        rate = self.rates.get(who, self.rate)
         with self._lock:
             tokens, last = self._buckets.get(who, (self.burst, now))
-            tokens = min(self.burst, tokens + (now - last) * self.rate)
+            tokens = min(self.burst, tokens + (now - last) * rate)
             if tokens >= 1:
                 self._buckets[who] = (tokens - 1, now)
+                self.served[who] = self.served.get(who, 0) + 1
                 return 0.0
             self._buckets[who] = (tokens, now)
-            return (1 - tokens) / self.rate
+            return (1 - tokens) / rate
+
+    def drain_served(self) -> dict[str, int]:
+        with self._lock:
+            served, self.served = self.served, {}
+        return served
+
+
+class SharedRate:
+    """One key's rate across the servers of one store: each second a server publishes how many requests
+    each key made through it (``Store.record_usage``) and reads what the others served in the last
+    ``WINDOW_S`` seconds; its own refill rate for the key becomes the rate less the others' share (at
+    least ``FLOOR`` of it). A key whose requests are spread over N servers gets the rate in all, not N
+    times it, within about a second; bursts stay per server."""
+
+    WINDOW_S = 2
+    FLOOR = 0.1
+
+    def __init__(self, bucket: TokenBucket, store: Callable[[], Store], server: str) -> None:
+        self.bucket, self.store, self.server = bucket, store, server
+        self._pending: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="retrievo-rate", daemon=True)
+
+    def sync(self, now: float | None = None) -> None:
+        second = int(now if now is not None else time.time())
+        for who, count in self.bucket.drain_served().items():
+            self._pending[who] = self._pending.get(who, 0) + count
+        store = self.store()
+        store.record_usage(self.server, second, self._pending)
+        self._pending = {}
+        others = store.usage_since(second - self.WINDOW_S + 1, self.server)
+        rate = self.bucket.rate
+        self.bucket.rates = {
+            who: max(rate * self.FLOOR, rate - used / self.WINDOW_S) for who, used in others.items()
+        }
+
+    def _run(self) -> None:
+        while not self._stop.wait(1.0):
+            try:
+                self.sync()
+            except Exception as exc:  # the store away: each server limits alone meanwhile
+                log.warning("shared rate limit: %s", exc)
+                self.bucket.rates = {}
+
+    def start(self) -> SharedRate:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()

@@ -303,6 +303,14 @@ class Store(Protocol):
 
     def revoke_key(self, key_id_or_name: str, at: str) -> ApiKey: ...
 
+    def record_usage(self, server: str, second: int, used: dict[str, int]) -> None:
+        """A server's requests per API key in one second (a rate limit shared by servers)."""
+        ...
+
+    def usage_since(self, second: int, excluding: str) -> dict[str, int]:
+        """Requests per API key since ``second`` through the other servers."""
+        ...
+
     # Background jobs (``retrievo.store.jobs``) -----------------------------------------------------
 
     def save_job(self, job: Job) -> None: ...

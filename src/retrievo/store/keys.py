@@ -36,6 +36,21 @@ SELECT_BY_NAME = f"SELECT {COLUMNS} FROM api_keys WHERE (key_id = ? OR name = ?)
 REVOKE = "UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL"
 
 
+USAGE_SCHEMA = """
+CREATE TABLE rate_usage (
+    key_id TEXT NOT NULL,
+    server TEXT NOT NULL,
+    second BIGINT NOT NULL,
+    used INTEGER NOT NULL,
+    PRIMARY KEY (key_id, server, second)
+);
+"""
+USAGE_UPSERT = (
+    "INSERT INTO rate_usage (key_id, server, second, used) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (key_id, server, second) DO UPDATE SET used = excluded.used"
+)
+
+
 def _key(row: Sequence[Any]) -> ApiKey:
     return ApiKey(
         key_id=row[0], name=row[1], scope=row[2], collections=tuple(json.loads(row[3])),
@@ -87,3 +102,19 @@ class ApiKeys:
         key = _key(rows[0])
         self._key_write(REVOKE, (at, key.key_id))
         return ApiKey(**{**key.__dict__, "revoked_at": at})
+
+    # Rate-limit usage shared by the servers of one store (``retrievo.access.SharedRate``) -------------
+
+    def record_usage(self, server: str, second: int, used: dict[str, int]) -> None:
+        """``server``'s requests per key in ``second`` (epoch seconds); rows older than a minute go."""
+        for key_id, count in used.items():
+            self._key_write(USAGE_UPSERT, (key_id, server, second, count))
+        self._key_write("DELETE FROM rate_usage WHERE second < ?", (second - 60,))
+
+    def usage_since(self, second: int, excluding: str) -> dict[str, int]:
+        """Requests per key since ``second`` through every server but ``excluding``."""
+        rows = self._key_rows(
+            "SELECT key_id, SUM(used) FROM rate_usage WHERE second >= ? AND server <> ? GROUP BY key_id",
+            (second, excluding),
+        )
+        return {str(row[0]): int(row[1]) for row in rows}

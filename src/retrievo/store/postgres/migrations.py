@@ -122,6 +122,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m008_model_shadow", embeddings.SHADOW_SCHEMA),
     ("m009_vectors_changed", M009_VECTORS_CHANGED),
     ("m010_job_owners", jobs.OWNERS),
+    ("m011_rate_usage", keys.USAGE_SCHEMA),
 )
 
 

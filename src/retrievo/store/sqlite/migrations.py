@@ -100,6 +100,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m007_model_shadow", embeddings.SHADOW_SCHEMA),
     ("m008_fts_hashsize", M008_FTS_HASHSIZE),
     ("m009_job_owners", jobs.OWNERS),
+    ("m010_rate_usage", keys.USAGE_SCHEMA),
 )
 
 

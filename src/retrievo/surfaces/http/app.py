@@ -18,7 +18,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from retrievo.access import SCOPES, KeyRing, Principal
+from retrievo.access import SCOPES, KeyRing, Principal, SharedRate, TokenBucket
 from retrievo.config import Config
 from retrievo.engine import Engine
 from retrievo.errors import RetrievoError
@@ -54,17 +54,26 @@ class McpEndpoint:
 def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = None) -> FastAPI:
     keys = keys or KeyRing(lambda: engine._open_store(create=True))
     servers = McpServers(engine, settings)
+    bucket = TokenBucket(settings.rate, settings.burst)  # per key; shared by the tier on PostgreSQL
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # On PostgreSQL the servers are a tier: each takes jobs from the store (retrievo.jobs.JobTaker).
+        # On PostgreSQL the servers are a tier: each takes jobs from the store (retrievo.jobs.JobTaker) and
+        # shares each key's rate with the others (retrievo.access.SharedRate).
         taker = JobTaker(engine).start() if engine.config.store else None
+        shared = (
+            SharedRate(bucket, lambda: engine._open_store(create=True), taker.owner).start()
+            if taker is not None
+            else None
+        )
         async with anyio.create_task_group() as tasks:
             servers.start(tasks)
             yield
             tasks.cancel_scope.cancel()
         if taker is not None:
             taker.stop()
+        if shared is not None:
+            shared.stop()
         log.info(json.dumps({"event": "stopped", "detail": "requests in flight finished"}))
 
     app = FastAPI(
@@ -132,7 +141,7 @@ def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = No
     app.router.routes.append(Route("/mcp", McpEndpoint(servers), methods=["GET", "POST", "DELETE"]))
     page.add_page_routes(app, auth_required=not settings.no_auth)
     install_openapi(app)
-    app.add_middleware(Gate, keys=keys, settings=settings)
+    app.add_middleware(Gate, keys=keys, settings=settings, bucket=bucket)
     if engine.config.read_stores:  # read replicas: positions in headers (surfaces/http/positions.py)
         app.add_middleware(Positions, position=engine.position)
     if settings.cors_origins:

@@ -50,11 +50,13 @@ def bearer(scope: Scope) -> str | None:
 
 
 class Gate:
-    def __init__(self, app: ASGIApp, keys: KeyRing, settings: ServeSettings) -> None:
+    def __init__(
+        self, app: ASGIApp, keys: KeyRing, settings: ServeSettings, bucket: TokenBucket | None = None
+    ) -> None:
         self.app = app
         self.keys = keys
         self.settings = settings
-        self.bucket = TokenBucket(settings.rate, settings.burst)
+        self.bucket = bucket or TokenBucket(settings.rate, settings.burst)
 
     async def _principal(self, scope: Scope) -> Principal | None:
         if self.settings.no_auth:
