@@ -28,6 +28,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +140,7 @@ def main() -> None:
     replica = replica_server.replace("/postgres?", f"/tier{args.size}?")
     config = Config(store=store, cache_dir=args.keep / "cache")
     result: dict[str, Any] = {"size": args.size, "machine": f"{platform.machine()}, {os.cpu_count()} cores"}
-    with Engine(replace_config(config, embedder="none")) as engine:
+    with Engine(replace(config, embedder="none")) as engine:
         built = "bench" in (engine.collections() or [])
     if not built:
         result["build_s"] = round(build(config, args.size, MODEL_ID), 1)
@@ -148,7 +149,7 @@ def main() -> None:
             engine.index([notes], collection="side")
     if not (args.keep / "cache").exists():  # the side indexes every server on this host shares
         started = time.perf_counter()
-        with Engine(replace_config(config, embedder="none")) as engine:
+        with Engine(replace(config, embedder="none")) as engine:
             engine._open_store(create=False).sync_search_indexes("bench")
         result["side_index_sync_s"] = round(time.perf_counter() - started, 1)
     if args.build_only:
@@ -190,7 +191,7 @@ def main() -> None:
         job_id = json.loads(sent.stdout)["job_id"]
         killed = asyncio.run(load([first, second], key, queries, args.clients, args.per_client, kill=victim))
         deadline = time.monotonic() + 600
-        with Engine(replace_config(config, embedder="none")) as engine:
+        with Engine(replace(config, embedder="none")) as engine:
             reads = engine._open_store(create=False)
             while (job := reads.get_job(job_id)) is not None and job.status not in ("done", "failed"):
                 assert time.monotonic() < deadline, job
@@ -203,12 +204,6 @@ def main() -> None:
     print(text)
     if args.out:
         args.out.write_text(text)
-
-
-def replace_config(config: Config, **changes: Any) -> Config:
-    from dataclasses import replace
-
-    return replace(config, **changes)
 
 
 if __name__ == "__main__":

@@ -85,10 +85,11 @@ class Routes:
         """Every collection's counts, whichever store holds it."""
         if not self.config.routes:
             return self._open_store(create=False).status()
-        statuses = [store.status() for store in self._every_store()]
+        stores = self._every_store()
+        statuses = [store.status() for store in stores]
         routed = dict(self.config.routes)
         collections: list[CollectionStatus] = []
-        for store, status in zip(self._every_store(), statuses, strict=True):
+        for store, status in zip(stores, statuses, strict=True):
             for item in status.collections:  # a collection shows where its route says it is
                 if self._open_store(create=False, collection=item.name) is store:
                     collections.append(item)

@@ -47,6 +47,12 @@ RESUME_AFTER = "resume_after_key"
 log = logging.getLogger("retrievo.jobs")  # in a running regenerate job's result: the last key written
 
 
+def stale_before() -> str:
+    """The heartbeat time before which a holder counts as gone (``STALE_AFTER_S`` ago), as ``now()`` writes it."""
+    then = datetime.now(UTC) - timedelta(seconds=STALE_AFTER_S)
+    return then.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -291,8 +297,7 @@ class JobTaker:
 
     def take_one(self) -> Job | None:
         """Claim and do one job; None when there was none."""
-        stale = (datetime.now(UTC) - timedelta(seconds=STALE_AFTER_S)).isoformat(timespec="milliseconds")
-        job = self.engine._open_store(create=True).claim_job(self.owner, now(), stale.replace("+00:00", "Z"))
+        job = self.engine._open_store(create=True).claim_job(self.owner, now(), stale_before())
         if job is None:
             return None
         log.info("job %s (%s) taken by %s, attempt %d", job.job_id, job.kind, self.owner, job.attempts)

@@ -21,13 +21,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from retrievo.engine import Engine
 from retrievo.errors import ConfigError, EmbedderUnavailable, RetrievoError
 from retrievo.ingest.sources import ALWAYS_SKIPPED_DIRS
-from retrievo.jobs import HEARTBEAT_S, STALE_AFTER_S, now
+from retrievo.jobs import HEARTBEAT_S, STALE_AFTER_S, now, stale_before
 from retrievo.models import IndexReport, Job
 from retrievo.store.base import Store
 
@@ -154,8 +153,7 @@ class WatchLease:
             with suppress(ConfigError):  # another process made it meanwhile: the compare-and-set decides
                 store.save_job(Job(job_id=self.lease_id, kind="watch", collection=self.collection, status="done",
                                    parameters={"paths": self.roots}, created_at=now(), owner=""))  # fmt: skip
-        stale = (datetime.now(UTC) - timedelta(seconds=STALE_AFTER_S)).isoformat(timespec="milliseconds")
-        if not store.take_lease(self.lease_id, self.owner, now(), stale.replace("+00:00", "Z")):
+        if not store.take_lease(self.lease_id, self.owner, now(), stale_before()):
             holder = store.get_job(self.lease_id)
             raise ConfigError(
                 f"{', '.join(self.roots)} in collection {self.collection!r} is watched already by "

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retrievo.models import Chunk, Filters
@@ -148,10 +148,8 @@ def rank_files(
     collection: str,
     question: CodeQuestion,
     found: Sequence[tuple[Chunk, float]],
-    extra: Mapping[str, float] | None = None,
 ) -> list[FileHit]:
-    """Every file with evidence, best first. ``found``: the keyword arm's chunks; ``extra``: a further score
-    per path (the dense arm's, from a hybrid search), added before the kind of file weighs in."""
+    """Every file with evidence, best first. ``found``: the keyword arm's chunks."""
     scores: dict[str, list[float]] = defaultdict(list)
     best: dict[str, list[Evidence]] = defaultdict(list)
     documents: dict[str, str] = {}
@@ -179,9 +177,6 @@ def rank_files(
         own = sorted(scores.get(path, []), reverse=True)
         score = sum(own[:TOP_CHUNKS]) / top
         why = [f"words: {len(own)} passage{'s' if len(own) != 1 else ''}"] if own else []
-        if extra and extra.get(path):
-            score += extra[path]
-            why.append("meaning")
         if defined.get(path):  # a name few files define says more (``__init__`` says nothing)
             score += DEFINES * sum(sorted((1 / len(defining[n]) for n in defined[path]), reverse=True)[:3])
             why.append("defines " + ", ".join(sorted(defined[path], key=lambda n: len(defining[n]))[:3]))

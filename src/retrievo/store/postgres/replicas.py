@@ -77,7 +77,7 @@ class Replicas:
             start = next(self._turn)
             for step in range(len(self._replicas)):
                 replica = self._replicas[(start + step) % len(self._replicas)]
-                if self._fit(replica, after, fresh=step > 0 or after is not None):
+                if self._fit(replica, after):
                     replica.reads += 1
                     return replica.pool
             if after is None or time.monotonic() >= deadline:
@@ -85,7 +85,7 @@ class Replicas:
                 return None
             time.sleep(0.05)
 
-    def _fit(self, replica: Replica, after: str | None, fresh: bool) -> bool:
+    def _fit(self, replica: Replica, after: str | None) -> bool:
         self._check(replica, force=False)
         if not replica.usable:
             replica.skipped += 1
