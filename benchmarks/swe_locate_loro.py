@@ -1,0 +1,81 @@
+"""The code ranking's settings chosen leave-one-repository-out on ../shared/data/swe_loc_dev (issue 35).
+
+For every setting of the grid (file-evidence weight of an issue's text, the tests' and examples' weight,
+how many missed files join) each issue is asked with the default hybrid search over indexes that
+``benchmarks/swe_locate.py --keep DIR`` made; per repository, the setting best on the other three
+(hit@1, then hit@5, then hit@10) is scored on it. Prints the held-out figures per repository and pooled.
+
+    .venv/bin/python benchmarks/swe_locate_loro.py --keep DIR [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+from pathlib import Path
+
+import retrievo.search.code_files as files
+import retrievo.search.code_intent as intent
+from retrievo.config import Config
+from retrievo.engine import Engine
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "swe_loc_dev"
+GRID = list(itertools.product((1.0, 2.0, 4.0, 8.0), (0.5, 0.6), (5, 10)))
+DEFAULT = (4.0, 0.5, 10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--keep", type=Path, required=True, help="swe_locate.py's --keep folder (indexes made)"
+    )
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    instances = [
+        json.loads(line) for line in (DATA / "instances.jsonl").read_text().splitlines() if line.strip()
+    ]
+    engines = {
+        i["instance_id"]: Engine(Config(db=args.keep / f"{i['repo'].split('/')[1]}.db",
+                                        collection=i["instance_id"].replace("__", "-").replace(".", "-")))
+        for i in instances
+    }  # fmt: skip
+    roles, ranks = dict(files.ROLE), {}
+    for setting in GRID:
+        weight, tests, joined = setting
+        intent.FILE, intent.INJECT = {"issue": weight, "question": 0.25}, {"issue": joined, "question": 0}
+        files.ROLE = dict(roles, test=tests, example=tests)
+        for instance in instances:
+            name, root = (
+                instance["instance_id"],
+                str((args.keep / "trees" / instance["instance_id"]).resolve()),
+            )
+            hits = engines[name].search(instance["problem_statement"], limit=10).hits
+            found = list(dict.fromkeys(h.chunk.path.removeprefix(root + "/") for h in hits))
+            ranks[setting, name] = next(
+                (k + 1 for k, f in enumerate(found) if f in instance["gold_files"]), 99
+            )
+
+    def hit(pairs: list[tuple[tuple[float, float, int], str]]) -> list[float]:
+        return [round(sum(ranks[s, n] <= k for s, n in pairs) / len(pairs), 3) for k in (1, 5, 10)]
+
+    result: dict[str, object] = {}
+    pooled = []
+    for repo in sorted({i["repo"] for i in instances}):
+        train = [i["instance_id"] for i in instances if i["repo"] != repo]
+        test = [i["instance_id"] for i in instances if i["repo"] == repo]
+        best = max(GRID, key=lambda s: hit([(s, n) for n in train]))
+        pooled += [(best, n) for n in test]
+        result[repo] = {"chosen": best, "held_out": hit([(best, n) for n in test]),
+                        "default": hit([(DEFAULT, n) for n in test]), "issues": len(test)}  # fmt: skip
+    result["pooled held out"] = hit(pooled)
+    result["default everywhere"] = hit([(DEFAULT, i["instance_id"]) for i in instances])
+    print(json.dumps(result, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
