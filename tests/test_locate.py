@@ -12,7 +12,14 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from retrievo import Config, Engine
-from retrievo.search.code_files import read_question, reads_as_code_question, role_of
+from retrievo.models import Filters
+from retrievo.search.code_files import (
+    keyword_chunks,
+    rank_files,
+    read_question,
+    reads_as_code_question,
+    role_of,
+)
 from test_mcp import call, run_client
 
 ISSUE = """OptionParser drops an option whose name holds a dot
@@ -65,7 +72,7 @@ def test_the_source_file_comes_first_with_its_evidence(repo_db: Path) -> None:
         files = engine.locate(ISSUE, limit=5)
     first = files[0]
     assert first.path.endswith("tool/parser.py") and first.role == "source"
-    assert "defines OptionParser" in first.why and any("traceback (innermost frame)" in w for w in first.why)
+    assert _defines(first.why, "OptionParser") and any("traceback (innermost frame)" in w for w in first.why)
     assert any(e.symbol == "parser.OptionParser" for e in first.evidence) or first.evidence
     roles = {Path(f.path).name: f.role for f in files}
     assert roles.get("CHANGES.rst") == "changelog" and roles.get("test_parser.py") == "test"
@@ -78,6 +85,10 @@ def test_the_source_file_comes_first_with_its_evidence(repo_db: Path) -> None:
             Path(f.path).name for f in engine.locate("which test covers an option name with a dot", limit=3)
         ]
     assert asked[0] == "test_parser.py", "a text that asks for tests is not held back from them"
+
+
+def _defines(why: tuple[str, ...], name: str) -> bool:
+    return any(w.startswith("defines ") and name in w.split(" ", 1)[1].split(", ") for w in why)
 
 
 @pytest.mark.parametrize(
@@ -125,7 +136,7 @@ def test_search_ranks_a_code_question_by_file_evidence(repo_db: Path) -> None:
         result = engine.search(ISSUE, limit=5, explain=True)
     first = result.hits[0]
     assert first.chunk.path.endswith("tool/parser.py") and first.why[0] == "file 1"
-    assert "defines OptionParser" in first.why and first.explain is not None and "file" in first.explain
+    assert _defines(first.why, "OptionParser") and first.explain is not None and "file" in first.explain
     files = list(dict.fromkeys(Path(h.chunk.path).name for h in result.hits))
     assert files[0] == "parser.py" and "CHANGES.rst" not in files[:2]
     scores = [h.score for h in result.hits]
@@ -151,6 +162,66 @@ def test_modules_named_and_file_names_of_short_questions(repo_db: Path) -> None:
         assert named[0].path.endswith("tool/parser.py") and "module named" in named[0].why
         short = engine.locate("where is the parser", limit=1)
         assert short[0].path.endswith("tool/parser.py") and "file name" in short[0].why
+
+
+IPYTHON_REPORT = """Parsing drops dotted options since 1.2
+
+After upgrading, options are lost:
+
+~/venv/lib/python3.11/site-packages/tool/options.py in parse(argv)
+      8 def parse(argv):
+----> 9     return OptionParser().parse(argv)
+
+KeyError: 'db.url'
+"""
+
+
+def test_traceback_frames_of_ipython_and_moved_files(repo_db: Path) -> None:
+    """IPython's frames are frames; a frame whose file the repository no longer has (``options.py`` was
+    renamed ``parser.py`` since the report) names the file defining its function; the first line is the
+    title the dense arm reads on its own; a report with no code in it still reads as a code question."""
+    question = read_question(IPYTHON_REPORT)
+    assert question.frames == (("~/venv/lib/python3.11/site-packages/tool/options.py", "parse"),)
+    assert question.title == "Parsing drops dotted options since 1.2"
+    assert read_question("where is the parser").title == "", "one line: no title"
+    with Engine(Config(db=repo_db, embedder="none")) as engine:
+        first = engine.locate(IPYTHON_REPORT, limit=3)[0]
+    assert first.path.endswith("tool/parser.py") and "in the traceback (innermost frame)" in first.why
+    stdlib = read_question('File "/usr/lib/python3.11/argparse.py", line 9, in parse\n')
+    with Engine(Config(db=repo_db, embedder="none")) as engine:
+        store, name = engine._collection_store(None)
+        files = rank_files(store, name, stdlib, keyword_chunks(store, name, stdlib, Filters()))
+    assert not any("traceback" in w for f in files for w in f.why), "a library's frame names no file of ours"
+    words = " ".join(["an index entry starting with a symbol lands in a second Symbols section"] * 4)
+    assert reads_as_code_question(words), "an issue's text (over thirty words) asks for code"
+
+
+def test_meaning_from_the_bundled_model(tmp_path: Path) -> None:
+    """With vectors the dense arm's chunks are evidence too ("meaning"): for the issue's text and its title;
+    the same index without the model ranks on the rest."""
+    root = tmp_path / "tool"
+    (root / "tool").mkdir(parents=True)
+    (root / "tool" / "formatting.py").write_text(
+        'def summarize(dataset):\n    """The text shown when a dataset is printed: one line per variable."""\n'
+        "    return '\\n'.join(f'{name} {var.dims}' for name, var in dataset.items())\n"
+    )
+    (root / "tool" / "io.py").write_text(
+        "def save(dataset, path):\n    path.write_bytes(dataset.to_bytes())\n"
+    )
+    report = (
+        "Show units in the dataset overview\n\nWhen I print a dataset, the units of each variable are missing. "
+        "It would be really nice if the units of the coordinates and of the data variables were shown next to "
+        "their names, for example in metres or in degrees."
+    )  # an issue's text (over thirty words): a code question without any code in it
+    db = tmp_path / "m.db"
+    with Engine(Config(db=db, embedder="local")) as engine:
+        engine.index([root])
+        files = engine.locate(report, limit=2)
+        result = engine.search(report, limit=3)
+    assert files[0].path.endswith("formatting.py") and "meaning" in files[0].why
+    assert result.hits[0].chunk.path.endswith("formatting.py") and "meaning" in result.hits[0].why
+    with Engine(Config(db=db, embedder="none")) as engine:
+        assert all("meaning" not in f.why for f in engine.locate(report, limit=2))
 
 
 def test_group_by_file_over_the_cli_and_mcp(repo_db: Path) -> None:

@@ -52,7 +52,7 @@ from retrievo.search.hybrid import SearchOptions, run_search
 from retrievo.search.records import RecordContext, record_context
 from retrievo.search.relations import RelationAnswers
 from retrievo.search.rerank import make_reranker
-from retrievo.search.rescore import RESCORE_DEPTH, Rescorer, cut
+from retrievo.search.rescore import RESCORE_DEPTH, Rescorer, Scope, cut
 from retrievo.search.rewrite import QueryRewriter
 from retrievo.search.similar import check_scope
 from retrievo.store.base import Store
@@ -323,8 +323,9 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
         if deepen:  # re-scorers see a deeper answer, unthresholded; limit and min_score apply after them
             options = replace(options, limit=max(limit, RESCORE_DEPTH), min_score=None)
         result = run_search(store, name, query, options, embed_query, unavailable)
+        scope = Scope(store, name, point.filter_as_of, None if unavailable else embed_query)
         for rescorer, reading in wanted:
-            result = rescorer.rescore(store, name, reading, result, point.filter_as_of)
+            result = rescorer.rescore(scope, reading, result)
         if deepen:
             result = cut(result, limit, min_score)
         if point.filter_as_of is None:  # at HEAD: say how much of the collection the dense arm saw

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Callable
 
 from retrievo.errors import ConfigError
 from retrievo.search.locate import FileHit, locate
+from retrievo.search.query_text import EmbedQuery
 from retrievo.search.structure import MAX_DEPTH, SymbolGraph, dependencies, dependents, one_symbol, tests_for
 from retrievo.store.base import Store
 from retrievo.store.code_index import SymbolHit
@@ -15,6 +17,9 @@ class CodeQueries:
     @abstractmethod
     def _collection_store(self, collection: str | None) -> tuple[Store, str]:
         """The open store and the collection's name; CollectionNotFound when it does not exist."""
+
+    # how to embed a query for the collection, and why the dense arm cannot run (engine_embed.py)
+    _query_fn: Callable[[Store, str], tuple[EmbedQuery, str | None]]
 
     def find_symbol(
         self,
@@ -56,4 +61,5 @@ class CodeQueries:
         if not 1 <= limit <= 100:
             raise ConfigError(f"limit must be between 1 and 100, got {limit}")
         store, name = self._collection_store(collection)
-        return locate(store, name, text, limit)
+        embed_query, unavailable = self._query_fn(store, name)
+        return locate(store, name, text, limit, None if unavailable else embed_query)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -24,6 +24,7 @@ from retrievo.errors import ConfigError, EmbedderUnavailable, IndexLockedError, 
 from retrievo.indexing import IndexProgress, NoProgress
 from retrievo.models import IndexReport, Kind, RegenerateReport
 from retrievo.search.coverage import unavailable_reason
+from retrievo.search.query_text import EmbedQuery
 from retrievo.store.base import Store
 from retrievo.verify import FIXABLE, VerifyReport, verify
 
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 
 EMBED_WRITE_BATCH = 256
 SWITCH_WAIT_S = 600.0  # how long a migration waits for another writer before it gives up (resumable)
-QueryFn = Callable[[str], tuple[str, npt.NDArray[np.float32]]]
 
 
 class EmbeddingLifecycle:
@@ -71,7 +71,7 @@ class EmbeddingLifecycle:
     def _check_model(self, store: Store, collection: str) -> None:
         self._collection_embedder(store, collection)
 
-    def _query_fn(self, store: Store, collection: str) -> tuple[QueryFn, str | None]:
+    def _query_fn(self, store: Store, collection: str) -> tuple[EmbedQuery, str | None]:
         """How to embed a query for this collection, and why the semantic arm cannot run (or None)."""
         embedder = self._collection_embedder(store, collection)
         queries = self._pool.queries(embedder.model_id) if embedder is not None else None

@@ -11,8 +11,15 @@ are ranked, each from its evidence:
 - **Identifiers defined**: names the text spells as code (``query_identifiers``: backticked, dotted,
   CamelCase, snake_case) that a file *defines* (the structure index) add ``DEFINES`` each (at most three):
   a symbol's defining file outranks the files that merely mention it.
-- **Traceback frames**: a file named in ``File "…/x.py", line N`` adds ``FRAME``; the innermost of the
-  repository's frames (where it broke; below it only libraries) ``INNERMOST`` instead.
+- **Meaning**: the dense arm's chunks at depth (when the collection has vectors), for the text and, for an
+  issue, its title line alone (the model reads 256 tokens: the title says what the issue is about in ten
+  words): a file adds ``SEMANTIC`` × the sum of its best ``TOP_CHUNKS`` similarities (min-max over the depth
+  read), relative to the best file's, averaged over the two. An issue's words often are not the code's
+  ("show units in the dataset overview" is ``formatting.py``).
+- **Traceback frames**: a file named in a frame (``File "…/x.py", line N, in f`` or IPython's ``…/x.py in
+  f(…)``) adds ``FRAME``; the innermost of the repository's frames (where it broke; below it only libraries)
+  ``INNERMOST`` instead. A frame whose file the repository no longer has (moved, renamed since the report)
+  names the one or two files defining its function.
 - **File names** (short questions only, "where are options parsed"): a file whose name shares a word stem
   with the question adds ``NAMED``. In a long issue text most words match some file name: noise there.
 - **What kind of file**: the sum × ``ROLE``: source as it is, tests and example code × 0.5, docs × 0.3,
@@ -29,14 +36,16 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from retrievo.errors import EmbedderUnavailable
 from retrievo.models import Chunk, Filters
-from retrievo.search.query_text import clean_query
+from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, EmbedQuery, clean_query
 from retrievo.search.structure import query_identifiers
 from retrievo.store.base import Store
 
 DEPTH = 1000  # chunks the keyword arm returns for the aggregation
+DENSE_DEPTH = 300  # chunks the dense arm returns for it
 TOP_CHUNKS = 3
-DEFINES, MODULE, FRAME, INNERMOST, NAMED = 0.2, 0.2, 0.25, 1.0, 0.3
+DEFINES, MODULE, FRAME, INNERMOST, NAMED, SEMANTIC = 0.2, 0.2, 0.25, 1.0, 0.3, 1.0
 SHORT_WORDS = 30  # a question up to this many words is short (file names count); an issue's text is longer
 ROLE = {"source": 1.0, "test": 0.5, "example": 0.5, "docs": 0.3, "changelog": 0.2, "other": 0.3}
 _TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.[a-z]+$|(^|/)conftest\.py$")
@@ -44,7 +53,8 @@ _DOCS = re.compile(r"(^|/)docs?/|\.(rst|md|txt|adoc)$")
 _EXAMPLES = re.compile(r"(^|/)(examples?|tutorials?|demos?|samples?)/")
 _CHANGES = re.compile(r"(^|/)(CHANGES|CHANGELOG|HISTORY|NEWS|RELEASE)[^/]*$", re.IGNORECASE)
 _SOURCE = re.compile(r"\.(py|pyi|js|jsx|ts|tsx|go|java|cs|c|h|cc|cpp|hpp|rs|rb|php|kt|swift|scala)$")
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+# a traceback's frame: Python's ``File "x.py", line 3, in f`` or IPython's ``x.py in f(self)``
+_FRAME = re.compile(r'File "([^"]+)", line \d+(?:, in ([\w<>]+))?|^\s*(\S+\.py) in ([\w<>]+)\(', re.MULTILINE)
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)+(?:\.py)?\b")
 _FILE_SUFFIX = re.compile(r"\.(py|pyi|js|ts|go|java|rs|rb|c|h|cpp|cfg|toml|ini|rst|md|txt)$")
 _ASKS = {
@@ -84,9 +94,10 @@ class CodeQuestion:
     """What a text says about code: the names it spells, the modules and frames it names, what it asks for."""
 
     text: str
+    title: str  # an issue's first line when more follows ("Two sections called Symbols in index"), else ""
     identifiers: tuple[str, ...]
     modules: tuple[str, ...]  # dotted names and folder/file names, as written
-    frames: tuple[str, ...]  # traceback frames' file paths, outermost first
+    frames: tuple[tuple[str, str], ...]  # traceback frames' (file path, function), outermost first
     asked: frozenset[str]  # roles the text asks for (test, changelog, docs): not discounted
     words: frozenset[str]  # the word stems of a short question (file names match them); empty for long text
 
@@ -96,11 +107,15 @@ def read_question(text: str) -> CodeQuestion:
     text = clean_query(text)
     words = _WORD.findall(text)
     short = frozenset(_stem(w.lower()) for w in words if w.lower() not in _COMMON_WORDS)
+    lines = [line.strip() for line in text.strip().splitlines()]
     return CodeQuestion(
         text=text,
+        title=lines[0] if len(lines) > 1 and len(_WORD.findall(lines[0])) <= SHORT_WORDS else "",
         identifiers=tuple(query_identifiers(text)),
         modules=tuple(dict.fromkeys(m.group(0) for m in _DOTTED.finditer(text))),
-        frames=tuple(m.group(1) for m in _FRAME.finditer(text)),
+        frames=tuple(
+            (m.group(1) or m.group(3), m.group(2) or m.group(4) or "") for m in _FRAME.finditer(text)
+        ),
         # a short question that says "test" asks for tests; an issue's text says "docs" in passing
         asked=frozenset(
             k for k, pattern in _ASKS.items() if pattern.search(text) and len(words) <= SHORT_WORDS
@@ -110,8 +125,12 @@ def read_question(text: str) -> CodeQuestion:
 
 
 def reads_as_code_question(text: str) -> bool:
-    """A traceback, code, an error's name, a call, or "where is / how does / which function …"."""
-    return bool(_CODE_SIGNS.search(text) or _CODE_QUESTION.search(text))
+    """A traceback, code, an error's name, a call, "where is / how does / which function …", or an issue's
+    text (more than ``SHORT_WORDS`` words: over a collection holding code, a pasted report asks for code
+    even when it quotes none — "two sections called Symbols in the index")."""
+    return bool(
+        _CODE_SIGNS.search(text) or _CODE_QUESTION.search(text) or len(_WORD.findall(text)) > SHORT_WORDS
+    )
 
 
 @dataclass(frozen=True)
@@ -143,13 +162,39 @@ def keyword_chunks(
     return [(chunks[h.chunk_id], h.score) for h in hits if h.chunk_id in chunks]
 
 
+def dense_chunks(
+    store: Store,
+    collection: str,
+    question: CodeQuestion,
+    filters: Filters,
+    embed_query: EmbedQuery | None,
+    depth: int = DENSE_DEPTH,
+) -> list[list[tuple[Chunk, float]]]:
+    """The dense arm's chunks with their similarities, best first, for the text and (an issue's) its title
+    line: one list per text read; none without vectors."""
+    if embed_query is None:
+        return []
+    read: list[list[tuple[Chunk, float]]] = []
+    for text in dict.fromkeys(t for t in (question.text, question.title) if t):
+        try:
+            model_id, vector = embed_query(text[:MAX_EMBED_QUERY_CHARS])
+        except EmbedderUnavailable:
+            return []
+        hits = store.vector_search(collection, model_id, vector, filters, depth)
+        chunks = store.get_chunks([h.chunk_id for h in hits])
+        read.append([(chunks[h.chunk_id], h.score) for h in hits if h.chunk_id in chunks])
+    return read
+
+
 def rank_files(
     store: Store,
     collection: str,
     question: CodeQuestion,
     found: Sequence[tuple[Chunk, float]],
+    near: Sequence[Sequence[tuple[Chunk, float]]] = (),
 ) -> list[FileHit]:
-    """Every file with evidence, best first. ``found``: the keyword arm's chunks."""
+    """Every file with evidence, best first. ``found``: the keyword arm's chunks; ``near``: the dense arm's
+    (``dense_chunks``: for the text, and for its title)."""
     scores: dict[str, list[float]] = defaultdict(list)
     best: dict[str, list[Evidence]] = defaultdict(list)
     documents: dict[str, str] = {}
@@ -159,8 +204,12 @@ def rank_files(
         if len(best[chunk.path]) < 2:
             label = str(chunk.metadata.get("symbol") or "")
             best[chunk.path].append(Evidence(label, chunk.line_start, chunk.line_end, chunk.chunk_id))
+    meaning = _by_meaning(near)
+    for chunk, _ in (pair for read in near for pair in read):
+        documents.setdefault(chunk.path, chunk.document_id)
     index = store.code_index()
-    names = list(dict.fromkeys(name.split(".")[-1] for name in question.identifiers))
+    functions = [f for _, f in question.frames if f.isidentifier()]
+    names = list(dict.fromkeys([*(name.split(".")[-1] for name in question.identifiers), *functions]))
     defined: dict[str, set[str]] = defaultdict(set)
     defining: dict[str, set[str]] = defaultdict(set)  # name → the files defining it
     for symbol in index.symbols_named(collection, names) if names else []:
@@ -169,14 +218,17 @@ def rank_files(
         documents.setdefault(symbol.path, symbol.document_id)
     named = _modules(store, collection, question.modules) if question.modules else set()
     top = max((sum(sorted(v, reverse=True)[:TOP_CHUNKS]) for v in scores.values()), default=0.0) or 1.0
-    candidates = set(scores) | set(defined) | {p for p in named if p in documents}
-    framed = {path: [i for i, f in enumerate(question.frames) if _same_file(f, path)] for path in candidates}
+    candidates = set(scores) | set(defined) | set(meaning) | {p for p in named if p in documents}
+    framed = _framed(question.frames, candidates, defining)
     innermost = max((i for found_at in framed.values() for i in found_at), default=-1)  # the last of ours
     ranked: list[FileHit] = []
     for path in candidates:
         own = sorted(scores.get(path, []), reverse=True)
         score = sum(own[:TOP_CHUNKS]) / top
         why = [f"words: {len(own)} passage{'s' if len(own) != 1 else ''}"] if own else []
+        if meaning.get(path):
+            score += SEMANTIC * meaning[path]
+            why.append("meaning")
         if defined.get(path):  # a name few files define says more (``__init__`` says nothing)
             score += DEFINES * sum(sorted((1 / len(defining[n]) for n in defined[path]), reverse=True)[:3])
             why.append("defines " + ", ".join(sorted(defined[path], key=lambda n: len(defining[n]))[:3]))
@@ -249,6 +301,47 @@ def _stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             return word[: -len(suffix)]
     return word
+
+
+def _by_meaning(near: Sequence[Sequence[tuple[Chunk, float]]]) -> dict[str, float]:
+    """Each file's dense evidence: for each text read, the sum of the file's best ``TOP_CHUNKS`` similarities,
+    min-max scaled over the chunks read, relative to the best file's (0–1); the mean over the texts."""
+    meaning: dict[str, float] = defaultdict(float)
+    for read in (r for r in near if r):
+        high, low = read[0][1], read[-1][1]
+        span = (high - low) or 1.0
+        scaled: dict[str, list[float]] = defaultdict(list)
+        for chunk, score in read:
+            scaled[chunk.path].append((score - low) / span)
+        sums = {path: sum(sorted(v, reverse=True)[:TOP_CHUNKS]) for path, v in scaled.items()}
+        top = max(sums.values()) or 1.0
+        for path, total in sums.items():
+            meaning[path] += total / top / len(near)
+    return {path: value for path, value in meaning.items() if value > 0}
+
+
+def _framed(
+    frames: Sequence[tuple[str, str]], candidates: set[str], defining: dict[str, set[str]]
+) -> dict[str, list[int]]:
+    """For each file, the places of the traceback's frames that are in it: the frame's path names it, or
+    (a path no file has: moved or renamed since the report) it is one of at most two files defining the
+    frame's function."""
+    framed: dict[str, list[int]] = {path: [] for path in candidates}
+    for i, (frame, function) in enumerate(frames):
+        files = [path for path in candidates if _same_file(frame, path)]
+        if not files and _in_project(frame, candidates) and 0 < len(defining.get(function, ())) <= 2:
+            files = sorted(defining[function])
+        for path in files:
+            framed.setdefault(path, []).append(i)
+    return framed
+
+
+def _in_project(frame: str, candidates: set[str]) -> bool:
+    """A frame in the repository's package (its folder is one of the candidates' folders: ``seaborn/`` for
+    ``site-packages/seaborn/_core.py``), not in the standard library or another package."""
+    parts = frame.replace("\\", "/").split("/")
+    folder = f"/{parts[-2]}/" if len(parts) >= 2 else ""
+    return bool(folder) and any(folder in path.replace("\\", "/") for path in candidates)
 
 
 def _same_file(frame: str, path: str) -> bool:

@@ -1,9 +1,10 @@
 """Code questions in ``search``: the answer ranked with its files' evidence, implementation first (issue 35).
 
 A re-scorer (``search/rescore.py``). It reads a query as a code question when it holds a traceback, code, an
-error's name, a call, or asks "where is / how does / which function …" (``reads_as_code_question``), and
-the collection holds code. Files are ranked by ``search/code_files.py`` (the keyword arm's chunks at depth,
-modules named, identifiers defined, traceback frames, file names of a short question). Each hit then scores
+error's name, a call, asks "where is / how does / which function …", or is an issue's text
+(``reads_as_code_question``), and the collection holds code. Files are ranked by ``search/code_files.py``
+(the keyword and dense arms' chunks at depth, modules named, identifiers defined, traceback frames, file
+names of a short question). Each hit then scores
 
     ROLE[its file's kind] × (its fused score, min-max over the answer + FILE × its evidence / the best file's)
 
@@ -23,14 +24,16 @@ from dataclasses import dataclass, replace
 
 from retrievo.models import ArmHit, Chunk, Filters, Hit, Kind, SearchResult
 from retrievo.search.code_files import (
+    DEPTH,
     CodeQuestion,
     FileHit,
+    dense_chunks,
     keyword_chunks,
     rank_files,
     read_question,
     reads_as_code_question,
 )
-from retrievo.store.base import Store
+from retrievo.search.rescore import Scope
 
 # An issue's text (more than SHORT_WORDS words) is about files: its file evidence weighs four times a hit's own
 # score, and the best files the fused answer missed join it. A short question is about a passage: the
@@ -38,7 +41,8 @@ from retrievo.store.base import Store
 FILE = {"issue": 4.0, "question": 0.25}
 INJECT = {"issue": 10, "question": 0}  # of the best files, those the answer missed bring their best chunk
 REPEAT = 0.7  # the file's evidence for its second, third … hit (seed 002's repeated-file factor)
-SEARCH_DEPTH = 300  # keyword chunks read for the files' evidence (locate reads 1000)
+# keyword chunks read for the files' evidence: an issue's text as deep as ``locate``; a short question less
+SEARCH_DEPTH = {"issue": DEPTH, "question": 300}
 
 
 @dataclass(frozen=True)
@@ -58,17 +62,17 @@ class CodeQuestions:
             return None
         return CodeReading(read_question(query), filters)
 
-    def rescore(
-        self, store: Store, collection: str, reading: CodeReading, result: SearchResult, point: str | None
-    ) -> SearchResult:
+    def rescore(self, scope: Scope, reading: CodeReading, result: SearchResult) -> SearchResult:
+        store, collection = scope.store, scope.collection
         if not result.hits or "code" not in store.content_kinds().get(collection, frozenset()):
             return result
         if any(h.matched_via for h in result.hits[:3]):  # a relationship question answered already
             return result
-        filters = replace(reading.filters, as_of=point)
-        found = keyword_chunks(store, collection, reading.question, filters, SEARCH_DEPTH)
-        files = rank_files(store, collection, reading.question, found)
+        filters = replace(reading.filters, as_of=scope.point)
         regime = "question" if reading.question.words else "issue"
+        found = keyword_chunks(store, collection, reading.question, filters, SEARCH_DEPTH[regime])
+        near = dense_chunks(store, collection, reading.question, filters, scope.embed_query)
+        files = rank_files(store, collection, reading.question, found, near)
         return replace(result, hits=tuple(_ordered(result.hits, files, found, FILE[regime], INJECT[regime])))
 
 

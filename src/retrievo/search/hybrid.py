@@ -21,9 +21,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-import numpy.typing as npt
-
 from retrievo.errors import EmbedderUnavailable
 from retrievo.models import ArmHit, Chunk, Filters, Hit, Kind, SearchMode, SearchResult
 from retrievo.search import coverage
@@ -37,7 +34,7 @@ from retrievo.search.fusion import (
     zscore_fusion,
     zscore_relevance,
 )
-from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, clean_query
+from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, EmbedQuery, clean_query
 from retrievo.search.rerank import DEFAULT_DEPTH, Reranker, rerank
 from retrievo.search.structure import structural_arm
 from retrievo.search.threads import limit_blas
@@ -75,15 +72,12 @@ class SearchOptions:
     rerank_depth: int = DEFAULT_DEPTH
 
 
-QueryEmbedder = Callable[[str], tuple[str, npt.NDArray[np.float32]]]
-
-
 def run_search(
     store: Store,
     collection: str,
     query: str,
     options: SearchOptions,
-    embed_query: QueryEmbedder | None,
+    embed_query: EmbedQuery | None,
     unavailable_reason: str | None = None,
 ) -> SearchResult:
     """``embed_query`` returns (model_id, vector) or raises EmbedderUnavailable."""
@@ -145,7 +139,7 @@ def _run_search(
     collection: str,
     query: str,
     options: SearchOptions,
-    embed_query: QueryEmbedder | None,
+    embed_query: EmbedQuery | None,
     unavailable_reason: str | None,
     arms_on_another_thread: bool,
 ) -> SearchResult:

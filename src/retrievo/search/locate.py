@@ -1,22 +1,26 @@
 """`locate`: an issue's text → the files to open, each with the evidence that put it there (issue 35).
 
-The keyword arm's chunks over the whole collection, ranked as files by ``search/code_files.py`` (words,
-modules named, identifiers defined, traceback frames, the kind of file). No vectors are needed: it answers
-the same on a keyword-only index. ``search`` ranks code questions the same way, with the dense arm's
-evidence added (``search/code_intent.py``).
+The keyword and dense arms' chunks over the whole collection, ranked as files by ``search/code_files.py``
+(words, meaning, modules named, identifiers defined, traceback frames, the kind of file). Without vectors (a
+keyword-only index, the model out of reach) it ranks on the rest. ``search`` ranks code questions the same
+way (``search/code_intent.py``).
 """
 
 from __future__ import annotations
 
 from retrievo.models import Filters
-from retrievo.search.code_files import FileHit, keyword_chunks, rank_files, read_question
+from retrievo.search.code_files import FileHit, dense_chunks, keyword_chunks, rank_files, read_question
+from retrievo.search.query_text import EmbedQuery
 from retrievo.store.base import Store
 
 __all__ = ["FileHit", "locate"]
 
 
-def locate(store: Store, collection: str, text: str, limit: int = 10) -> list[FileHit]:
-    """Files of ``collection`` for an issue's text, best first."""
+def locate(
+    store: Store, collection: str, text: str, limit: int = 10, embed_query: EmbedQuery | None = None
+) -> list[FileHit]:
+    """Files of ``collection`` for an issue's text, best first (``embed_query``: None for no dense arm)."""
     question = read_question(text)
     found = keyword_chunks(store, collection, question, Filters())
-    return rank_files(store, collection, question, found)[:limit]
+    near = dense_chunks(store, collection, question, Filters(), embed_query)
+    return rank_files(store, collection, question, found, near)[:limit]

@@ -10,7 +10,13 @@ terms of at most ``MAX_TERM_CHARS`` characters each.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+import numpy as np
+import numpy.typing as npt
+
+# How a search embeds its query: the text -> (model id, vector); raises EmbedderUnavailable.
+EmbedQuery = Callable[[str], tuple[str, npt.NDArray[np.float32]]]
 MAX_QUERY_CHARS = 10_000
 MAX_EMBED_QUERY_CHARS = 2_000
 MAX_TERM_CHARS = 100

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from retrievo.errors import EmbedderUnavailable
 from retrievo.models import Chunk, Filters
+from retrievo.search.query_text import EmbedQuery
 from retrievo.store.base import Store
 
 log = logging.getLogger(__name__)
@@ -81,14 +82,11 @@ class RegistryResult:
     as_of: str | None = None
 
 
-QueryEmbedder = Callable[[str], tuple[str, npt.NDArray[np.float32]]]
-
-
 def search_registry(
     store: Store,
     collection: str,
     query: str,
-    embed_query: QueryEmbedder | None,
+    embed_query: EmbedQuery | None,
     unavailable_reason: str | None,
     limit: int = 3,
     types: Sequence[str] = ENTITY_TYPES,

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from retrievo.errors import DocumentNotFound
 from retrievo.models import Chunk, Filters, Hit, Kind, MatchedVia, SearchResult
+from retrievo.search.rescore import Scope
 from retrievo.store.base import Store
 
 IMPACT_DEPTH, MAX_IMPACT_DEPTH = 2, 4
@@ -275,10 +276,9 @@ class RelationAnswers:
             return None
         return RelationReading(relation_intent(query))
 
-    def rescore(
-        self, store: Store, collection: str, reading: RelationReading, result: SearchResult, point: str | None
-    ) -> SearchResult:
-        """``point``: the time the search read (None at HEAD); neighbours are read as they were then."""
+    def rescore(self, scope: Scope, reading: RelationReading, result: SearchResult) -> SearchResult:
+        """Neighbours are read as they were at the time the search read (``scope.point``)."""
+        store, collection, point = scope.store, scope.collection, scope.point
         intent = reading.intent
         result = self._relationship_records(store, collection, result, intent, point)
         if intent is None:

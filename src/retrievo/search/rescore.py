@@ -8,10 +8,11 @@ re-scorers; otherwise they see the answer as the search made it.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from retrievo.models import Filters, SearchResult
+from retrievo.search.query_text import EmbedQuery
 from retrievo.store.base import Store
 
 RESCORE_DEPTH = 20
@@ -24,15 +25,25 @@ class Reading(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Scope:
+    """What the search read: a re-scorer reads the same store, collection and point in time (None at HEAD),
+    and embeds with the search's ``embed_query`` (None when the dense arm cannot run; cached, so the search's
+    own query costs nothing again)."""
+
+    store: Store
+    collection: str
+    point: str | None = None
+    embed_query: EmbedQuery | None = None
+
+
 class Rescorer(Protocol):
     def wants(self, query: str, filters: Filters) -> Reading | None:
         """This re-scorer's reading of the query, or None when it does not apply."""
         ...
 
-    def rescore(
-        self, store: Store, collection: str, reading: Any, result: SearchResult, point: str | None
-    ) -> SearchResult:  # ``reading``: what this re-scorer's own ``wants`` returned
-        """The answer reordered (or extended); ``point``: the time the search read, None at HEAD."""
+    def rescore(self, scope: Scope, reading: Any, result: SearchResult) -> SearchResult:
+        """The answer reordered (or extended). ``reading``: what this re-scorer's own ``wants`` returned."""
         ...
 
 
