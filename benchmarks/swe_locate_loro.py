@@ -1,7 +1,7 @@
 """The code ranking's settings chosen leave-one-repository-out on ../shared/data/swe_loc_dev (issue 35).
 
 For every setting of the grid (file-evidence weight of an issue's text, the tests' and examples' weight,
-how many missed files join) each issue is asked with the default hybrid search over indexes that
+the dense arm's weight in a file's evidence) each issue is asked with the default hybrid search over indexes that
 ``benchmarks/swe_locate.py --keep DIR`` made; per repository, the setting best on the other three
 (hit@1, then hit@5, then hit@10) is scored on it. Prints the held-out figures per repository and pooled.
 
@@ -21,8 +21,8 @@ from retrievo.config import Config
 from retrievo.engine import Engine
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "swe_loc_dev"
-GRID = list(itertools.product((1.0, 2.0, 4.0, 8.0), (0.5, 0.6), (5, 10)))
-DEFAULT = (4.0, 0.5, 10)
+GRID = list(itertools.product((2.0, 4.0, 8.0), (0.5, 0.6), (0.0, 0.5, 1.0, 2.0)))
+DEFAULT = (intent.FILE["issue"], files.ROLE["test"], files.SEMANTIC)
 
 
 def main() -> None:
@@ -44,8 +44,8 @@ def main() -> None:
     }  # fmt: skip
     roles, ranks = dict(files.ROLE), {}
     for setting in GRID:
-        weight, tests, joined = setting
-        intent.FILE, intent.INJECT = {"issue": weight, "question": 0.25}, {"issue": joined, "question": 0}
+        weight, tests, files.SEMANTIC = setting
+        intent.FILE = {"issue": weight, "question": intent.FILE["question"]}
         files.ROLE = dict(roles, test=tests, example=tests)
         for instance in instances:
             name, root = (
@@ -58,7 +58,7 @@ def main() -> None:
                 (k + 1 for k, f in enumerate(found) if f in instance["gold_files"]), 99
             )
 
-    def hit(pairs: list[tuple[tuple[float, float, int], str]]) -> list[float]:
+    def hit(pairs: list[tuple[tuple[float, float, float], str]]) -> list[float]:
         return [round(sum(ranks[s, n] <= k for s, n in pairs) / len(pairs), 3) for k in (1, 5, 10)]
 
     result: dict[str, object] = {}

@@ -71,7 +71,10 @@ class CodeQuestions:
         filters = replace(reading.filters, as_of=scope.point)
         regime = "question" if reading.question.words else "issue"
         found = keyword_chunks(store, collection, reading.question, filters, SEARCH_DEPTH[regime])
-        near = dense_chunks(store, collection, reading.question, filters, scope.embed_query)
+        # the dense arm's evidence for files: an issue's (a short question's passages have it in the fused
+        # score already; as a file term too, the Anthropic code set loses Pass@10 90.1 -> 89.5 %)
+        embed = scope.embed_query if regime == "issue" else None
+        near = dense_chunks(store, collection, reading.question, filters, embed)
         files = rank_files(store, collection, reading.question, found, near)
         return replace(result, hits=tuple(_ordered(result.hits, files, found, FILE[regime], INJECT[regime])))
 
