@@ -218,8 +218,10 @@ def test_meaning_from_the_bundled_model(tmp_path: Path) -> None:
         engine.index([root])
         files = engine.locate(report, limit=2)
         result = engine.search(report, limit=3)
+        keyword = engine.search(report, limit=3, mode="keyword")
     assert files[0].path.endswith("formatting.py") and "meaning" in files[0].why
     assert result.hits[0].chunk.path.endswith("formatting.py") and "meaning" in result.hits[0].why
+    assert keyword.hits and all("meaning" not in h.why for h in keyword.hits), "keyword asked: no vectors"
     with Engine(Config(db=db, embedder="none")) as engine:
         assert all("meaning" not in f.why for f in engine.locate(report, limit=2))
 

@@ -323,7 +323,8 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
         if deepen:  # re-scorers see a deeper answer, unthresholded; limit and min_score apply after them
             options = replace(options, limit=max(limit, RESCORE_DEPTH), min_score=None)
         result = run_search(store, name, query, options, embed_query, unavailable)
-        scope = Scope(store, name, point.filter_as_of, None if unavailable else embed_query)
+        dense = not unavailable and options.mode != SearchMode.KEYWORD  # keyword asked: no vectors, anywhere
+        scope = Scope(store, name, point.filter_as_of, embed_query if dense else None)
         for rescorer, reading in wanted:
             result = rescorer.rescore(scope, reading, result)
         if deepen:

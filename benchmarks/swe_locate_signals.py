@@ -1,0 +1,77 @@
+"""Each signal's share in ranking an issue's files (../shared/data/swe_loc_dev, issue 35).
+
+Over the indexes ``benchmarks/swe_locate.py --keep DIR`` made, every issue is asked with all of
+search/code_files.py's signals, then with one left out at a time (its weight set to nothing), and with the
+words alone: the default hybrid search (first distinct files of 10 hits) and ``locate``. In-sample: an
+upper bound of what each signal adds, not a held-out figure (``swe_locate_loro.py`` gives that).
+
+    .venv/bin/python benchmarks/swe_locate_signals.py --keep DIR [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import retrievo.search.code_files as files
+from retrievo.config import Config
+from retrievo.engine import Engine
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "swe_loc_dev"
+SIGNALS = ("ROLE", "DEFINES", "MODULE", "FRAME", "INNERMOST", "SEMANTIC")
+LEFT_OUT: dict[str, tuple[str, ...]] = {
+    "all": (),
+    "without the kind of file": ("ROLE",),
+    "without identifiers defined": ("DEFINES",),
+    "without modules named": ("MODULE",),
+    "without traceback frames": ("FRAME", "INNERMOST"),
+    "without meaning (the dense arm)": ("SEMANTIC",),
+    "words only": SIGNALS,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--keep", type=Path, required=True, help="swe_locate.py's --keep folder (indexes made)"
+    )
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    instances = [
+        json.loads(line) for line in (DATA / "instances.jsonl").read_text().splitlines() if line.strip()
+    ]
+    engines = {
+        i["instance_id"]: Engine(Config(db=args.keep / f"{i['repo'].split('/')[1]}.db",
+                                        collection=i["instance_id"].replace("__", "-").replace(".", "-")))
+        for i in instances
+    }  # fmt: skip
+    defaults = {name: getattr(files, name) for name in SIGNALS}
+    table: dict[str, dict[str, list[float]]] = {}
+    for label, out in LEFT_OUT.items():
+        for name, value in defaults.items():
+            nothing = dict.fromkeys(value, 1.0) if name == "ROLE" else 0.0
+            setattr(files, name, nothing if name in out else value)
+        table[label] = {}
+        systems: dict[str, Callable[[Engine, str], list[str]]] = {
+            "search (hybrid)": lambda e, t: [h.chunk.path for h in e.search(t, limit=10).hits],
+            "locate": lambda e, t: [f.path for f in e.locate(t, limit=10)],
+        }
+        for system, ask in systems.items():
+            ranks = []
+            for instance in instances:
+                root = str((args.keep / "trees" / instance["instance_id"]).resolve()) + "/"
+                paths = ask(engines[instance["instance_id"]], instance["problem_statement"])
+                found = list(dict.fromkeys(p.removeprefix(root) for p in paths))
+                ranks.append(next((k + 1 for k, f in enumerate(found) if f in instance["gold_files"]), 99))
+            table[label][system] = [round(sum(r <= k for r in ranks) / len(ranks), 3) for k in (1, 5, 10)]
+        print(label, table[label], flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({"instances": len(instances), "table": table}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
