@@ -184,6 +184,7 @@ def test_traceback_frames_of_ipython_and_moved_files(repo_db: Path) -> None:
     assert question.frames == (("~/venv/lib/python3.11/site-packages/tool/options.py", "parse"),)
     assert question.title == "Parsing drops dotted options since 1.2"
     assert read_question("where is the parser").title == "", "one line: no title"
+    assert read_question("### Bug description\n\nIt breaks.").title == "", "a template's heading"
     with Engine(Config(db=repo_db, embedder="none")) as engine:
         first = engine.locate(IPYTHON_REPORT, limit=3)[0]
     assert first.path.endswith("tool/parser.py") and "in the traceback (innermost frame)" in first.why

@@ -107,10 +107,9 @@ def read_question(text: str) -> CodeQuestion:
     text = clean_query(text)
     words = _WORD.findall(text)
     short = frozenset(_stem(w.lower()) for w in words if w.lower() not in _COMMON_WORDS)
-    lines = [line.strip() for line in text.strip().splitlines()]
     return CodeQuestion(
         text=text,
-        title=lines[0] if len(lines) > 1 and len(_WORD.findall(lines[0])) <= SHORT_WORDS else "",
+        title=_title(text),
         identifiers=tuple(query_identifiers(text)),
         modules=tuple(dict.fromkeys(m.group(0) for m in _DOTTED.finditer(text))),
         frames=tuple(
@@ -122,6 +121,22 @@ def read_question(text: str) -> CodeQuestion:
         ),
         words=short if len(words) <= SHORT_WORDS else frozenset(),
     )
+
+
+# a report template's heading is no title ("### Bug description"), nor is a traceback's first line
+_NO_TITLE = re.compile(
+    r"^[#*\s]*(describe the bug|bug( description| report)?|description|summary|steps to reproduce|to reproduce"
+    r"|(expected|current|actual) behaviou?r|what happened\??|environment|problem)[\s:*]*$"
+    r"|^Traceback \(most recent|^File \"",
+    re.IGNORECASE,
+)
+
+
+def _title(text: str) -> str:
+    """An issue's first line when more follows and it reads as a title (short, not a template's heading)."""
+    lines = [line.strip() for line in text.strip().splitlines()]
+    first = lines[0] if len(lines) > 1 else ""
+    return "" if _NO_TITLE.search(first) or len(_WORD.findall(first)) > SHORT_WORDS else first
 
 
 def reads_as_code_question(text: str) -> bool:
