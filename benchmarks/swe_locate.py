@@ -56,6 +56,29 @@ def collection_of(instance: str) -> str:
     return instance.replace("__", "-").replace(".", "-")
 
 
+def load_instances() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (DATA / "instances.jsonl").read_text().splitlines() if line.strip()]
+
+
+def kept(doc: str | None) -> tuple[argparse.Namespace, list[dict[str, Any]], dict[str, Engine]]:
+    """For scripts over the indexes this one kept (``--keep DIR``): their arguments, the instances and an
+    engine per instance (its repository's index, its collection)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--keep", type=Path, required=True, help="swe_locate.py's --keep folder (indexes made)"
+    )
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    instances = load_instances()
+    engines = {
+        i["instance_id"]: Engine(
+            Config(db=args.keep / f"{i['repo'].split('/')[1]}.db", collection=collection_of(i["instance_id"]))
+        )
+        for i in instances
+    }
+    return args, instances, engines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -66,9 +89,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     modes = args.modes.split(",")
-    instances = [
-        json.loads(line) for line in (DATA / "instances.jsonl").read_text().splitlines() if line.strip()
-    ]
+    instances = load_instances()
     if args.instances:
         instances = instances[: args.instances]
     embed = any(m in ("semantic", "hybrid") for m in modes)

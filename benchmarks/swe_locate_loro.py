@@ -10,38 +10,20 @@ the dense arm's weight in a file's evidence) each issue is asked with the defaul
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
-from pathlib import Path
+
+from swe_locate import kept
 
 import retrievo.search.code_files as files
 import retrievo.search.code_intent as intent
-from retrievo.config import Config
-from retrievo.engine import Engine
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "swe_loc_dev"
 GRID = list(itertools.product((2.0, 4.0, 8.0), (0.5, 0.6), (0.0, 0.5, 1.0, 2.0)))
 DEFAULT = (intent.FILE["issue"], files.ROLE["test"], files.SEMANTIC)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--keep", type=Path, required=True, help="swe_locate.py's --keep folder (indexes made)"
-    )
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
-    instances = [
-        json.loads(line) for line in (DATA / "instances.jsonl").read_text().splitlines() if line.strip()
-    ]
-    engines = {
-        i["instance_id"]: Engine(Config(db=args.keep / f"{i['repo'].split('/')[1]}.db",
-                                        collection=i["instance_id"].replace("__", "-").replace(".", "-")))
-        for i in instances
-    }  # fmt: skip
+    args, instances, engines = kept(__doc__)
     roles, ranks = dict(files.ROLE), {}
     for setting in GRID:
         weight, tests, files.SEMANTIC = setting

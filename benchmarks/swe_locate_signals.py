@@ -10,16 +10,14 @@ upper bound of what each signal adds, not a held-out figure (``swe_locate_loro.p
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Callable
-from pathlib import Path
+
+from swe_locate import kept
 
 import retrievo.search.code_files as files
-from retrievo.config import Config
 from retrievo.engine import Engine
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "swe_loc_dev"
 SIGNALS = ("ROLE", "DEFINES", "MODULE", "FRAME", "INNERMOST", "SEMANTIC")
 LEFT_OUT: dict[str, tuple[str, ...]] = {
     "all": (),
@@ -33,22 +31,7 @@ LEFT_OUT: dict[str, tuple[str, ...]] = {
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--keep", type=Path, required=True, help="swe_locate.py's --keep folder (indexes made)"
-    )
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
-    instances = [
-        json.loads(line) for line in (DATA / "instances.jsonl").read_text().splitlines() if line.strip()
-    ]
-    engines = {
-        i["instance_id"]: Engine(Config(db=args.keep / f"{i['repo'].split('/')[1]}.db",
-                                        collection=i["instance_id"].replace("__", "-").replace(".", "-")))
-        for i in instances
-    }  # fmt: skip
+    args, instances, engines = kept(__doc__)
     defaults = {name: getattr(files, name) for name in SIGNALS}
     table: dict[str, dict[str, list[float]]] = {}
     for label, out in LEFT_OUT.items():
