@@ -223,18 +223,20 @@ def rank_files(
     for chunk, _ in (pair for read in near for pair in read):
         documents.setdefault(chunk.path, chunk.document_id)
     index = store.code_index()
-    functions = [f for _, f in question.frames if f.isidentifier()]
-    names = list(dict.fromkeys([*(name.split(".")[-1] for name in question.identifiers), *functions]))
-    defined: dict[str, set[str]] = defaultdict(set)
+    spelled = set(name.split(".")[-1] for name in question.identifiers)
+    functions = {f for _, f in question.frames if f.isidentifier()}  # libraries' too: they only place frames
+    defined: dict[str, set[str]] = defaultdict(set)  # file → the names it defines that the text spells
     defining: dict[str, set[str]] = defaultdict(set)  # name → the files defining it
-    for symbol in index.symbols_named(collection, names) if names else []:
-        defined[symbol.path].add(symbol.name)
+    for symbol in index.symbols_named(collection, sorted(spelled | functions)) if spelled | functions else []:
         defining[symbol.name].add(symbol.path)
         documents.setdefault(symbol.path, symbol.document_id)
+        if symbol.name in spelled:
+            defined[symbol.path].add(symbol.name)
     named = _modules(store, collection, question.modules) if question.modules else set()
     top = max((sum(sorted(v, reverse=True)[:TOP_CHUNKS]) for v in scores.values()), default=0.0) or 1.0
     candidates = set(scores) | set(defined) | set(meaning) | {p for p in named if p in documents}
     framed = _framed(question.frames, candidates, defining)
+    candidates |= {path for path, at in framed.items() if at}  # a moved file's function names its new file
     innermost = max((i for found_at in framed.values() for i in found_at), default=-1)  # the last of ours
     ranked: list[FileHit] = []
     for path in candidates:
