@@ -12,7 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from retrievo import Config, Engine
-from retrievo.models import Filters
+from retrievo.models import Filters, Kind
 from retrievo.search.code_files import (
     keyword_chunks,
     rank_files,
@@ -195,6 +195,12 @@ def test_traceback_frames_of_ipython_and_moved_files(repo_db: Path) -> None:
     assert not any("traceback" in w for f in files for w in f.why), "a library's frame names no file of ours"
     words = " ".join(["an index entry starting with a symbol lands in a second Symbols section"] * 4)
     assert reads_as_code_question(words), "an issue's text (over thirty words) asks for code"
+    with Engine(Config(db=repo_db, embedder="none")) as engine:
+        report = " ".join(["the option parser drops an option whose name holds a dot"] * 4)
+        ranked = engine.search(report, limit=3)
+        prose = engine.search(report, limit=3, filters=Filters(kinds=(Kind.DOCUMENT,)))
+    assert ranked.hits and ranked.hits[0].why, "ranked as a code question"
+    assert prose.hits and not any(h.why for h in prose.hits), "asked of the documents: not a code question"
 
 
 def test_meaning_from_the_bundled_model(tmp_path: Path) -> None:
