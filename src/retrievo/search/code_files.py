@@ -220,8 +220,11 @@ def rank_files(
             label = str(chunk.metadata.get("symbol") or "")
             best[chunk.path].append(Evidence(label, chunk.line_start, chunk.line_end, chunk.chunk_id))
     meaning = _by_meaning(near)
-    for chunk, _ in (pair for read in near for pair in read):
+    for chunk, _ in (pair for read in near for pair in read):  # a file only the dense arm found: its best
         documents.setdefault(chunk.path, chunk.document_id)
+        if chunk.path not in scores and len(best[chunk.path]) < 2:
+            label = str(chunk.metadata.get("symbol") or "")
+            best[chunk.path].append(Evidence(label, chunk.line_start, chunk.line_end, chunk.chunk_id))
     index = store.code_index()
     spelled = set(name.split(".")[-1] for name in question.identifiers)
     functions = {f for _, f in question.frames if f.isidentifier()}  # libraries' too: they only place frames

@@ -76,7 +76,8 @@ class CodeQuestions:
         embed = scope.embed_query if regime == "issue" else None
         near = dense_chunks(store, collection, reading.question, filters, embed)
         files = rank_files(store, collection, reading.question, found, near)
-        return replace(result, hits=tuple(_ordered(result.hits, files, found, FILE[regime], INJECT[regime])))
+        read = [*found, *(pair for dense in near for pair in dense)]
+        return replace(result, hits=tuple(_ordered(result.hits, files, read, FILE[regime], INJECT[regime])))
 
 
 def _explained(hit: Hit, file: FileHit | None, rank: int) -> dict[str, ArmHit] | None:
@@ -89,18 +90,19 @@ def _explained(hit: Hit, file: FileHit | None, rank: int) -> dict[str, ArmHit] |
 def _ordered(
     hits: tuple[Hit, ...],
     files: list[FileHit],
-    found: Sequence[tuple[Chunk, float]],
+    read: Sequence[tuple[Chunk, float]],
     weight: float,
     inject: int,
 ) -> list[Hit]:
     """Each hit scored ``ROLE × (own + FILE × its file's evidence × REPEAT^(k−1))`` (``own``: its fused score
     min-max scaled over the answer; the evidence relative to the best file's; k: the hit's place in its file),
-    best first; a ranked file the answer missed brings its best keyword chunk, on its file evidence alone."""
+    best first; a ranked file the answer missed brings its best chunk (keyword, else dense), on its file
+    evidence alone."""
     rank_of = {f.path: (i, f) for i, f in enumerate(files)}
     top_file = max((f.score for f in files), default=0.0) or 1.0
     high, low = max(h.score for h in hits), min(h.score for h in hits)
     span = (high - low) or 1.0
-    chunks = {chunk.chunk_id: chunk for chunk, _ in found}
+    chunks = {chunk.chunk_id: chunk for chunk, _ in read}
     seen: dict[str, int] = defaultdict(int)
     candidates: list[tuple[Hit, float]] = []
     present = {h.chunk.path for h in hits}
