@@ -185,6 +185,12 @@ def test_traceback_frames_of_ipython_and_moved_files(repo_db: Path) -> None:
     assert question.title == "Parsing drops dotted options since 1.2"
     assert read_question("where is the parser").title == "", "one line: no title"
     assert read_question("### Bug description\n\nIt breaks.").title == "", "a template's heading"
+    folded = read_question("Sum drops units\n\n<details>\ndask: 2.20.0\nnumpy: 1.18.5\n</details>\nsee `sum`")
+    assert "dask" not in folded.text and "sum" in folded.identifiers, (
+        "the environment's versions are no evidence"
+    )
+    kept = read_question('Crash\n<details>\nFile "/x/tool/parser.py", line 9, in parse\n</details>')
+    assert kept.frames, "a folded traceback is kept"
     with Engine(Config(db=repo_db, embedder="none")) as engine:
         first = engine.locate(IPYTHON_REPORT, limit=3)[0]
     assert first.path.endswith("tool/parser.py") and "in the traceback (innermost frame)" in first.why

@@ -55,6 +55,7 @@ _CHANGES = re.compile(r"(^|/)(CHANGES|CHANGELOG|HISTORY|NEWS|RELEASE)[^/]*$", re
 _SOURCE = re.compile(r"\.(py|pyi|js|jsx|ts|tsx|go|java|cs|c|h|cc|cpp|hpp|rs|rb|php|kt|swift|scala)$")
 # a traceback's frame: Python's ``File "x.py", line 3, in f`` or IPython's ``x.py in f(self)``
 _FRAME = re.compile(r'File "([^"]+)", line \d+(?:, in ([\w<>]+))?|^\s*(\S+\.py) in ([\w<>]+)\(', re.MULTILINE)
+_DETAILS = re.compile(r"<details>.*?</details>", re.DOTALL | re.IGNORECASE)
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)+(?:\.py)?\b")
 _FILE_SUFFIX = re.compile(r"\.(py|pyi|js|ts|go|java|rs|rb|c|h|cpp|cfg|toml|ini|rst|md|txt)$")
 _ASKS = {
@@ -103,8 +104,10 @@ class CodeQuestion:
 
 
 def read_question(text: str) -> CodeQuestion:
-    """The evidence ``text`` offers, whether or not it reads as a code question."""
-    text = clean_query(text)
+    """The evidence ``text`` offers, whether or not it reads as a code question. A report's folded
+    ``<details>`` blocks (the environment: versions of every package installed) are left out, unless one
+    holds a traceback."""
+    text = _DETAILS.sub(lambda m: m.group(0) if _FRAME.search(m.group(0)) else " ", clean_query(text))
     words = _WORD.findall(text)
     short = frozenset(_stem(w.lower()) for w in words if w.lower() not in _COMMON_WORDS)
     return CodeQuestion(
