@@ -220,14 +220,12 @@ def rank_files(
         scores[chunk.path].append(score)
         documents.setdefault(chunk.path, chunk.document_id)
         if len(best[chunk.path]) < 2:
-            label = str(chunk.metadata.get("symbol") or "")
-            best[chunk.path].append(Evidence(label, chunk.line_start, chunk.line_end, chunk.chunk_id))
+            best[chunk.path].append(_evidence(chunk))
     meaning = _by_meaning(near)
     for chunk, _ in (pair for read in near for pair in read):  # a file only the dense arm found: its best
         documents.setdefault(chunk.path, chunk.document_id)
         if chunk.path not in scores and len(best[chunk.path]) < 2:
-            label = str(chunk.metadata.get("symbol") or "")
-            best[chunk.path].append(Evidence(label, chunk.line_start, chunk.line_end, chunk.chunk_id))
+            best[chunk.path].append(_evidence(chunk))
     index = store.code_index()
     spelled = set(name.split(".")[-1] for name in question.identifiers)
     functions = {f for _, f in question.frames if f.isidentifier()}  # libraries' too: they only place frames
@@ -324,6 +322,15 @@ def _stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             return word[: -len(suffix)]
     return word
+
+
+def _evidence(chunk: Chunk) -> Evidence:
+    """A chunk as evidence: its symbol without the module the path already names (``Parser.parse``, not
+    ``parser.Parser.parse``)."""
+    symbol = str(chunk.metadata.get("symbol") or "")
+    stem = chunk.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0] + "."
+    return Evidence(symbol.removeprefix(stem) if symbol != stem[:-1] else symbol, chunk.line_start,
+                    chunk.line_end, chunk.chunk_id)  # fmt: skip
 
 
 def _by_meaning(near: Sequence[Sequence[tuple[Chunk, float]]]) -> dict[str, float]:
