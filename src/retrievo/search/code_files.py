@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retrievo.errors import EmbedderUnavailable
-from retrievo.models import Chunk, Filters
+from retrievo.models import ArmHit, Chunk, Filters
 from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, EmbedQuery, clean_query
 from retrievo.search.structure import query_identifiers
 from retrievo.store.base import Store
@@ -165,7 +165,7 @@ class FileHit:
     score: float
     role: str
     why: tuple[str, ...]  # the evidence in words: "words: 3 passages", "defines DatasetGroupBy", …
-    evidence: tuple[Evidence, ...]  # the file's best chunks (by the keyword arm)
+    evidence: tuple[Evidence, ...]  # the file's best chunks (the keyword arm's; else the dense arm's)
     document_id: str
     raw: float = 0.0  # the evidence before the kind of file weighs in (score = raw × weight)
     weight: float = 1.0  # ROLE[role], or 1 when the text asks for this kind
@@ -175,9 +175,7 @@ def keyword_chunks(
     store: Store, collection: str, question: CodeQuestion, filters: Filters, depth: int = DEPTH
 ) -> list[tuple[Chunk, float]]:
     """The keyword arm's chunks for the text, with their BM25 scores, best first."""
-    hits = store.keyword_search(collection, question.text, filters, depth)
-    chunks = store.get_chunks([h.chunk_id for h in hits])
-    return [(chunks[h.chunk_id], h.score) for h in hits if h.chunk_id in chunks]
+    return _with_chunks(store, [store.keyword_search(collection, question.text, filters, depth)])[0]
 
 
 def dense_chunks(
@@ -192,16 +190,20 @@ def dense_chunks(
     line: one list per text read; none without vectors."""
     if embed_query is None:
         return []
-    read: list[list[tuple[Chunk, float]]] = []
+    reads: list[list[ArmHit]] = []
     for text in dict.fromkeys(t for t in (question.text, question.title) if t):
         try:
             model_id, vector = embed_query(text[:MAX_EMBED_QUERY_CHARS])
         except EmbedderUnavailable:
             return []
-        hits = store.vector_search(collection, model_id, vector, filters, depth)
-        chunks = store.get_chunks([h.chunk_id for h in hits])
-        read.append([(chunks[h.chunk_id], h.score) for h in hits if h.chunk_id in chunks])
-    return read
+        reads.append(store.vector_search(collection, model_id, vector, filters, depth))
+    return _with_chunks(store, reads)
+
+
+def _with_chunks(store: Store, reads: Sequence[Sequence[ArmHit]]) -> list[list[tuple[Chunk, float]]]:
+    """Each read's hits as (chunk, score), best first; the chunks of all the reads fetched at once."""
+    chunks = store.get_chunks(list(dict.fromkeys(h.chunk_id for hits in reads for h in hits)))
+    return [[(chunks[h.chunk_id], h.score) for h in hits if h.chunk_id in chunks] for hits in reads]
 
 
 def rank_files(
@@ -327,10 +329,9 @@ def _stem(word: str) -> str:
 def _evidence(chunk: Chunk) -> Evidence:
     """A chunk as evidence: its symbol without the module the path already names (``Parser.parse``, not
     ``parser.Parser.parse``)."""
-    symbol = str(chunk.metadata.get("symbol") or "")
-    stem = chunk.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0] + "."
-    return Evidence(symbol.removeprefix(stem) if symbol != stem[:-1] else symbol, chunk.line_start,
-                    chunk.line_end, chunk.chunk_id)  # fmt: skip
+    module = chunk.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    symbol = str(chunk.metadata.get("symbol") or "").removeprefix(module + ".")
+    return Evidence(symbol, chunk.line_start, chunk.line_end, chunk.chunk_id)
 
 
 def _by_meaning(near: Sequence[Sequence[tuple[Chunk, float]]]) -> dict[str, float]:
