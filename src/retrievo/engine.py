@@ -318,7 +318,10 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
             rewritten = self._rewriter.rewrite(query)
             options = replace(options, entities=rewritten.entities, expansions=rewritten.rephrasings)
         embed_query, unavailable = self._query_fn(store, name)
-        wanted = [(r, reading) for r in self._rescorers if (reading := r.wants(query, filters)) is not None]
+        held = store.content_kinds().get(name, frozenset())
+        wanted = [
+            (r, reading) for r in self._rescorers if (reading := r.wants(query, filters, held)) is not None
+        ]
         deepen = any(reading.deepen for _, reading in wanted)
         if deepen:  # re-scorers see a deeper answer, unthresholded; limit and min_score apply after them
             options = replace(options, limit=max(limit, RESCORE_DEPTH), min_score=None)

@@ -55,16 +55,16 @@ class CodeReading:
 class CodeQuestions:
     """The re-scorer: ``wants`` a code question over a search that may return code."""
 
-    def wants(self, query: str, filters: Filters) -> CodeReading | None:
-        if filters.kinds and Kind.CODE not in filters.kinds:
-            return None
+    def wants(self, query: str, filters: Filters, held: frozenset[str]) -> CodeReading | None:
+        if "code" not in held or (filters.kinds and Kind.CODE not in filters.kinds):
+            return None  # not asked of code (a long text over documents is not deepened for nothing)
         if not reads_as_code_question(query):
             return None
         return CodeReading(read_question(query), filters)
 
     def rescore(self, scope: Scope, reading: CodeReading, result: SearchResult) -> SearchResult:
         store, collection = scope.store, scope.collection
-        if not result.hits or "code" not in store.content_kinds().get(collection, frozenset()):
+        if not result.hits:
             return result
         if any(h.matched_via for h in result.hits[:3]):  # a relationship question answered already
             return result

@@ -271,7 +271,7 @@ class RelationAnswers:
     on a relationship's record with the element at its other end, and puts the elements a relationship
     question asks for first."""
 
-    def wants(self, query: str, filters: Filters) -> RelationReading | None:
+    def wants(self, query: str, filters: Filters, held: frozenset[str]) -> RelationReading | None:
         if filters.kinds and Kind.RECORD not in filters.kinds:
             return None
         return RelationReading(relation_intent(query))

@@ -38,8 +38,9 @@ class Scope:
 
 
 class Rescorer(Protocol):
-    def wants(self, query: str, filters: Filters) -> Reading | None:
-        """This re-scorer's reading of the query, or None when it does not apply."""
+    def wants(self, query: str, filters: Filters, held: frozenset[str]) -> Reading | None:
+        """This re-scorer's reading of the query, or None when it does not apply; ``held``: the kinds of
+        content the collection holds ("document", "code", "record", "registry")."""
         ...
 
     def rescore(self, scope: Scope, reading: Any, result: SearchResult) -> SearchResult:
