@@ -8,7 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CURRENT = [
     ROOT / "README.md",
-    *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "benchmarks-history.md"),
+    *sorted((ROOT / "docs").glob("*.md")),
 ]
 
 

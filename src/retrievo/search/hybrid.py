@@ -113,7 +113,7 @@ def arms_beside(searches: int, cores: int | None = None) -> bool:
     """Whether a hybrid search runs its keyword and structural arms on another thread while it embeds
     the query: only while each of the ``searches`` under way can have two cores. Beyond, the cores are
     busy anyway and the hand-off only costs (100 concurrent searches at 100k chunks, 2 cores: mean
-    446-459 -> 422-438 ms, docs/benchmarks-history.md, 2026-11-24)."""
+    446-459 -> 422-438 ms, measured 2026-11-24, 2 cores)."""
     return 2 * searches <= max(cores or CORES, 2)
 
 

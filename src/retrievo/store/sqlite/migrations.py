@@ -87,7 +87,7 @@ M002_ROOTS = queries.ROOTS_SCHEMA
 
 # FTS5 writes its pending terms out as a segment each time they pass ``hashsize`` (1 MB by default), and
 # merges segments as it goes; 16 MB made a bulk load of 20,000 realistic chunks 3.03 -> 2.83 s (issue 18,
-# docs/benchmarks-history.md, 2026-11-24). Kept in the table's own config, so it holds for every connection.
+# measured 2026-11-24, 2 cores). Kept in the table's own config, so it holds for every connection.
 M008_FTS_HASHSIZE = "INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('hashsize', 16777216);"
 
 MIGRATIONS: tuple[tuple[str, str], ...] = (

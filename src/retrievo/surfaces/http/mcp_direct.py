@@ -3,7 +3,7 @@ without the SDK's per-request machinery.
 
 The SDK serves each such POST through a per-request runner: envelope models, a middleware chain, the
 result validated against the protocol's schema and dumped twice, then ``json.dumps`` — about 1.5 ms of
-server CPU a call more than REST (docs/benchmarks-history.md, 2026-11-24), a sixth of a search. Here the same
+server CPU a call more than REST (measured 2026-11-24, 2 cores), a sixth of a search. Here the same
 request passes the SDK's own checks (transport security, the Accept header, the JSON-RPC envelope,
 duplicated routing headers, the modern-protocol validation ladder, the call's parameters), the tool
 runs through the SDK's own ``_handle_call_tool`` (its errors become ``isError`` answers there, logged
