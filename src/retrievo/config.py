@@ -51,6 +51,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("embed_model", "RETRIEVO_EMBED_MODEL", "model name at the HTTP provider"),
     Setting("embed_api_key", "RETRIEVO_EMBED_API_KEY", "API key for the HTTP provider (never logged)"),
     Setting(
+        "embed_concurrency",
+        "RETRIEVO_EMBED_CONCURRENCY",
+        "embedding requests in flight at once to an HTTP provider (default 4, 1-64)",
+    ),
+    Setting(
         "max_file_bytes", "RETRIEVO_MAX_FILE_BYTES", "files larger than this are skipped (default 10 MB)"
     ),
     Setting(
@@ -101,6 +106,7 @@ class Config:
     embed_url: str | None = None
     embed_model: str | None = None
     embed_api_key: str | None = None
+    embed_concurrency: int = 4
     max_file_bytes: int = 10 * 1024 * 1024
     rrf_k: int = 60
     fusion: str = "adaptive"
@@ -157,7 +163,14 @@ class Config:
             try:
                 if name in ("db", "cache_dir"):
                     typed[name] = Path(value).expanduser()
-                elif name in ("max_file_bytes", "rrf_k", "ef_search", "rerank_depth", "query_threads"):
+                elif name in (
+                    "max_file_bytes",
+                    "rrf_k",
+                    "ef_search",
+                    "rerank_depth",
+                    "query_threads",
+                    "embed_concurrency",
+                ):
                     typed[name] = int(value)
                 elif name == "max_replica_lag":
                     typed[name] = float(value)
@@ -183,6 +196,8 @@ class Config:
             raise ConfigError(f"unknown fusion {config.fusion!r}; choose adaptive, zscore or rrf")
         if not 1 <= config.query_threads <= 64:
             raise ConfigError(f"query_threads must be 1-64, got {config.query_threads}")
+        if not 1 <= config.embed_concurrency <= 64:
+            raise ConfigError(f"embed_concurrency must be 1-64, got {config.embed_concurrency}")
         if not 1 <= config.rerank_depth <= 1000:
             raise ConfigError(f"rerank_depth must be 1-1000, got {config.rerank_depth}")
         if config.rrf_k < 1:

@@ -14,7 +14,7 @@ from abc import abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -25,7 +25,7 @@ from retrievo.indexing import IndexProgress, NoProgress
 from retrievo.models import IndexReport, Kind, RegenerateReport
 from retrievo.search.coverage import unavailable_reason
 from retrievo.search.query_text import EmbedQuery
-from retrievo.store.base import Store
+from retrievo.store.base import SharesEmbedding, Store
 from retrievo.verify import FIXABLE, VerifyReport, verify
 
 if TYPE_CHECKING:
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from retrievo.embed.pool import ModelPool
 
 EMBED_WRITE_BATCH = 256
+SHARED_BATCH = 64  # chunks a server of a tier claims at once (retrievo.store.postgres.shared_embedding)
+SHARED_POLL_S = 0.2  # how often the job's server looks whether the batches others hold are done
 SWITCH_WAIT_S = 600.0  # how long a migration waits for another writer before it gives up (resumable)
 
 
@@ -108,6 +110,13 @@ class EmbeddingLifecycle:
             report.embed_error = "embedder is 'none': keyword search only"
             report.embeddings_missing = report.chunks_written
             return
+        share: tuple[str, str] | None = getattr(progress, "share", None)  # a tier job: (job id, server)
+        if share is not None and getattr(store, "shares_embedding", False):
+            info = store.get_collection(collection)
+            if info is not None and info.model_id is None:
+                store.set_collection_model(collection, embedder.model_id, embedder.dimensions)
+            self._embed_shared(cast(SharesEmbedding, store), collection, embedder, report, progress, *share)
+            return
         missing = store.missing_embeddings(collection, embedder.model_id)
         report.embeddings_reused = max(0, report.chunks_written - len(missing))
         try:
@@ -120,6 +129,47 @@ class EmbeddingLifecycle:
             report.embed_error = str(exc)
             self._pool.default_queries.failed(str(exc))
         report.embeddings_missing = len(missing) - report.chunks_embedded
+
+    def _embed_shared(
+        self, store: SharesEmbedding, collection: str, embedder: Embedder, report: IndexReport,
+        progress: IndexProgress, job_id: str, owner: str,
+    ) -> None:  # fmt: skip
+        """A tier job's embedding: planned as batches that this server and every idle one claim
+        (``JobTaker.help_embed``); returns when every batch is done. A cancel or a failure forgets the
+        open batches; what was written stays."""
+        planned = store.plan_embed_batches(job_id, collection, embedder.model_id, SHARED_BATCH)
+        report.embeddings_reused = max(0, report.chunks_written - planned)
+        progress.embedding_started(planned)
+        counted, finished = 0, False
+        try:
+            while True:
+                try:
+                    taken = store.work_embed_batch(owner, self.embed_texts, job_id=job_id)
+                except EmbedderUnavailable as exc:
+                    report.embed_error = str(exc)
+                    self._pool.default_queries.failed(str(exc))
+                    break
+                _, embedded, still_open = store.embed_batches_progress(job_id)
+                progress.embedded(embedded - counted)  # a cancel asked for is noticed here
+                counted = embedded
+                if taken is None and not still_open:
+                    finished = True
+                    break
+                if taken is None:
+                    time.sleep(SHARED_POLL_S)  # other servers hold the last batches
+        finally:
+            if not finished:
+                store.drop_embed_batches(job_id)
+        report.chunks_embedded = counted
+        report.embedded_by = store.embed_batches_done_by(job_id)
+        report.embeddings_missing = planned - counted
+
+    def embed_texts(self, model_id: str, texts: list[str]) -> npt.NDArray[np.float32]:
+        """Document vectors of ``texts`` by the model ``model_id`` (EmbedderUnavailable when out of reach)."""
+        embedder = self._pool.get(model_id)
+        if embedder is None:
+            raise EmbedderUnavailable(f"model {model_id} cannot be reached with this configuration")
+        return embedder.embed_documents(texts)
 
     # Verify -----------------------------------------------------------------------------------
 

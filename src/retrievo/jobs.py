@@ -30,13 +30,14 @@ from collections.abc import Callable
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from retrievo.errors import ConfigError, RetrievoError
 from retrievo.models import Job
 
 if TYPE_CHECKING:
     from retrievo.engine import Engine
+    from retrievo.store.base import SharesEmbedding
 
 HEARTBEAT_S = 1.0
 STALE_AFTER_S = float(os.environ.get("RETRIEVO_JOB_STALE_S", "15"))
@@ -78,8 +79,10 @@ def _alive(pid: int) -> bool:
 class JobProgress:
     """The worker's IndexProgress: counts into the job row and a heartbeat thread that notices cancels."""
 
-    def __init__(self, store: Any, job_id: str) -> None:
+    def __init__(self, store: Any, job_id: str, share: tuple[str, str] | None = None) -> None:
         self.store, self.job_id = store, job_id
+        # A tier job's (job id, server): its embedding is shared with the tier's other servers.
+        self.share = share
         self.done, self.total = 0, 0
         self.cancelled = False
         self._stop = threading.Event()
@@ -237,7 +240,7 @@ class Jobs:
     def execute(self, job: Job) -> Job:
         """Do a job this process holds (status running), recording how it ended."""
         store, job_id = self._store(), job.job_id
-        progress = JobProgress(store, job_id)
+        progress = JobProgress(store, job_id, share=(job_id, job.owner) if job.owner else None)
         try:
             parameters = dict(job.parameters)
             parameters.pop("host", None)
@@ -303,10 +306,26 @@ class JobTaker:
         log.info("job %s (%s) taken by %s, attempt %d", job.job_id, job.kind, self.owner, job.attempts)
         return Jobs(self.engine, spawn=lambda _: None).execute(job)
 
+    def help_embed(self) -> int:
+        """Embed open batches of other servers' jobs (``Engine._embed_shared``) until none is free or
+        this server stops; how many chunks. Only a store that shares embedding work has them."""
+        opened = self.engine._open_store(create=True)
+        if not getattr(opened, "shares_embedding", False):
+            return 0
+        store = cast("SharesEmbedding", opened)
+        embedded = 0
+        while not self._stop.is_set():
+            taken = store.work_embed_batch(self.owner, self.engine.embed_texts)
+            if taken is None:
+                break
+            log.info("job %s: %d chunks embedded by %s", taken[0], taken[1], self.owner)
+            embedded += taken[1]
+        return embedded
+
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                done = self.take_one()
+                done: Any = self.take_one() or self.help_embed() or None
             except RetrievoError as exc:  # the store is away: said, and tried again at the next poll
                 log.warning("jobs: %s", exc)
                 done = None

@@ -273,6 +273,8 @@ class IndexReport:
     lsp_edges_asked: int | None = None  # index --lsp: edges a language server was asked about …
     lsp_edges_resolved: int | None = None  # … and resolved to a symbol of the index
     lsp_warning: str | None = None
+    # A tier job's embedding shared by its servers: chunks each server embedded (empty: one process).
+    embedded_by: dict[str, int] = field(default_factory=dict)
 
     def skipped_by_reason(self) -> dict[str, int]:
         counts: dict[str, int] = {}

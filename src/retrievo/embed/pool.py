@@ -37,8 +37,18 @@ def build_embedder(model_id: str, config: Config) -> Embedder | None:
     from retrievo.embed.http import OllamaEmbedder, OpenAIEmbedder
 
     if provider == "openai":
-        return OpenAIEmbedder(config.embed_url or "https://api.openai.com/v1", name, config.embed_api_key)
-    return OllamaEmbedder(config.embed_url or "http://127.0.0.1:11434", name, config.embed_api_key)
+        return OpenAIEmbedder(
+            config.embed_url or "https://api.openai.com/v1",
+            name,
+            config.embed_api_key,
+            concurrency=config.embed_concurrency,
+        )
+    return OllamaEmbedder(
+        config.embed_url or "http://127.0.0.1:11434",
+        name,
+        config.embed_api_key,
+        concurrency=config.embed_concurrency,
+    )
 
 
 class ModelPool:

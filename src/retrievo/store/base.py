@@ -12,7 +12,7 @@ Contract (every implementation, checked by one behaviour suite):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -333,3 +333,31 @@ class Store(Protocol):
     def list_jobs(self, limit: int = 50) -> list[Job]: ...
 
     def close(self) -> None: ...
+
+
+class SharesEmbedding(Protocol):
+    """A store whose servers share one job's embedding (PostgreSQL: ``store.postgres.shared_embedding``);
+    a store has it when its ``shares_embedding`` is true."""
+
+    shares_embedding: bool
+
+    def plan_embed_batches(self, job_id: str, collection: str, model_id: str, size: int) -> int:
+        """Plan what lacks a vector as the job's batches of ``size`` keys; how many chunks."""
+        ...
+
+    def work_embed_batch(
+        self,
+        owner: str,
+        embed: Callable[[str, list[str]], npt.NDArray[np.float32]],
+        job_id: str | None = None,
+    ) -> tuple[str, int] | None:
+        """Claim one open batch, embed, write and close it in one transaction; None when none is free."""
+        ...
+
+    def embed_batches_progress(self, job_id: str) -> tuple[int, int, int]:
+        """(chunks planned, chunks embedded, batches open) of a job."""
+        ...
+
+    def embed_batches_done_by(self, job_id: str) -> dict[str, int]: ...
+
+    def drop_embed_batches(self, job_id: str) -> None: ...

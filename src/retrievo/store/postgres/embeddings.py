@@ -54,26 +54,33 @@ class PostgresEmbeddings(embeddings.EmbeddingTable):
     def put_embeddings(
         self, model_id: str, keys: Sequence[str], vectors: npt.NDArray[np.float32], replace: bool = False
     ) -> None:
-        conflict = "DO UPDATE SET vector = EXCLUDED.vector" if replace else "DO NOTHING"
         with self._transaction() as conn:
-            with conn.cursor() as cursor:
-                cursor.executemany(
-                    "INSERT INTO embeddings (embed_key, model_id, vector) VALUES (%s, %s, %s) "
-                    f"ON CONFLICT (embed_key, model_id) {conflict}".encode(),
-                    [
-                        (key, model_id, np.asarray(v, dtype=np.float32))
-                        for key, v in zip(keys, vectors, strict=True)
-                    ],
-                )
-            # Keyed on chunks.embed_key so the planner walks its index, not the whole table.
-            served = conn.execute(
-                """UPDATE chunks c SET vector = e.vector FROM embeddings e
-                   WHERE c.embed_key = ANY(%s) AND e.embed_key = c.embed_key AND e.model_id = %s
-                     AND c.collection_id IN (SELECT id FROM collections WHERE model_id = %s)""",
-                (list(keys), model_id, model_id),
+            self._write_embeddings(conn, model_id, keys, vectors, replace)
+
+    def _write_embeddings(
+        self, conn: psycopg.Connection[Any], model_id: str, keys: Sequence[str],
+        vectors: npt.NDArray[np.float32], replace: bool,
+    ) -> None:  # fmt: skip
+        """``put_embeddings`` inside the caller's transaction (a shared batch writes and closes in one)."""
+        conflict = "DO UPDATE SET vector = EXCLUDED.vector" if replace else "DO NOTHING"
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO embeddings (embed_key, model_id, vector) VALUES (%s, %s, %s) "
+                f"ON CONFLICT (embed_key, model_id) {conflict}".encode(),
+                [
+                    (key, model_id, np.asarray(v, dtype=np.float32))
+                    for key, v in zip(keys, vectors, strict=True)
+                ],
             )
-            if served.rowcount:
-                conn.execute(VECTORS_CHANGED_FOR_MODEL, (model_id,))
+        # Keyed on chunks.embed_key so the planner walks its index, not the whole table.
+        served = conn.execute(
+            """UPDATE chunks c SET vector = e.vector FROM embeddings e
+               WHERE c.embed_key = ANY(%s) AND e.embed_key = c.embed_key AND e.model_id = %s
+                 AND c.collection_id IN (SELECT id FROM collections WHERE model_id = %s)""",
+            (list(keys), model_id, model_id),
+        )
+        if served.rowcount:
+            conn.execute(VECTORS_CHANGED_FOR_MODEL, (model_id,))
 
     def rekey_chunks(self, pairs: Sequence[tuple[int, str]]) -> None:
         with self._transaction() as conn, conn.cursor() as cursor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 
 from retrievo.store import code_index, embeddings, jobs, keys, queries
-from retrievo.store.postgres import history
+from retrievo.store.postgres import history, shared_embedding
 
 M001_INITIAL = """
 CREATE EXTENSION IF NOT EXISTS vector;
@@ -123,6 +123,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m009_vectors_changed", M009_VECTORS_CHANGED),
     ("m010_job_owners", jobs.OWNERS),
     ("m011_rate_usage", keys.USAGE_SCHEMA),
+    ("m012_embed_batches", shared_embedding.SCHEMA),
 )
 
 

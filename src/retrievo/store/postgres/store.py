@@ -39,6 +39,7 @@ from retrievo.store.postgres.reads import PostgresReads
 from retrievo.store.postgres.replicas import Replicas
 from retrievo.store.postgres.rows import configure
 from retrievo.store.postgres.searching import PostgresSearch
+from retrievo.store.postgres.shared_embedding import SharedEmbedding
 from retrievo.store.postgres.vector_source import VECTORS_CHANGED_FOR_NAME
 from retrievo.store.queries import format_style
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
@@ -51,7 +52,9 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class PostgresStore(PostgresSearch, history.PointInTime, PostgresKeys, PostgresEmbeddings, PostgresReads):
+class PostgresStore(
+    PostgresSearch, history.PointInTime, PostgresKeys, PostgresEmbeddings, SharedEmbedding, PostgresReads
+):
     def __init__(
         self,
         url: str,

@@ -26,6 +26,7 @@ from retrievo.jobs import JobTaker
 from retrievo.secrets import redact
 from retrievo.surfaces.http import page
 from retrievo.surfaces.http import settings as serve_settings
+from retrievo.surfaces.http.embeddings import add_embedding_routes
 from retrievo.surfaces.http.gate import Gate
 from retrievo.surfaces.http.mcp_mount import McpServers, Rights, rights_of
 from retrievo.surfaces.http.positions import Positions
@@ -138,6 +139,7 @@ def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = No
             return error(404, str(exc))
         return JSONResponse(asdict(key))
 
+    add_embedding_routes(app, engine)
     app.router.routes.append(Route("/mcp", McpEndpoint(servers), methods=["GET", "POST", "DELETE"]))
     page.add_page_routes(app, auth_required=not settings.no_auth)
     install_openapi(app)

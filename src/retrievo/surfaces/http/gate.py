@@ -27,7 +27,11 @@ UNAUTHORIZED = "a valid API key is required (Authorization: Bearer rtv_…)"
 
 
 def guarded(path: str) -> bool:
-    return (path.startswith("/api/") and path not in PUBLIC) or path == "/mcp" or path.startswith("/mcp/")
+    return (
+        (path.startswith("/api/") and path not in PUBLIC)
+        or path == "/mcp"
+        or path.startswith(("/mcp/", "/v1/"))
+    )
 
 
 async def respond(
