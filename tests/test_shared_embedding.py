@@ -76,13 +76,14 @@ def test_two_servers_embed_one_job_and_a_server_killed_mid_batch_loses_only_that
         assert job is not None and job.owner is not None and job.owner.endswith(f":{survivor.process.pid}")
         assert job.attempts == 2, "taken once by each server"
         assert store.coverage("default") == (chunks, chunks), "every chunk has its vector"
-        batches = _batches(postgres_url)
-        assert batches and all(done_at is not None for _, _, _, done_at, _ in batches)
-    sent = Counter(text for body in embedding_server.requests if body.get("input") != ["dimension probe"]
-                   for text in body["input"])  # fmt: skip
+        # the taken-over job planned what was still missing then (nothing, if the survivor had closed
+        # the batches meanwhile): every batch of its plan is closed, none left open
+        assert all(done_at is not None for _, _, _, done_at, _ in _batches(postgres_url))
+    sent = Counter(text for body in embedding_server.requests for text in body["input"]
+                   if text.startswith("Note "))  # the chunks' inputs (not the servers' warm-up query)  # fmt: skip
     twice = [text for text, count in sent.items() if count > 1]
-    assert len(sent) == chunks and max(sent.values()) <= 2
-    assert len(twice) <= 64, "only the killed server's batch was embedded again"
+    assert len(sent) == chunks, "every chunk's text was sent"
+    assert len(twice) <= 64, "only the killed server's batch (64 chunks) was embedded again"
     verified = cli("verify", "--json", *where, env=env)
     assert verified.returncode == 0 and json.loads(verified.stdout)["ok"], verified.stdout
 
@@ -96,7 +97,7 @@ def test_the_servers_of_a_tier_each_embed_a_share_of_one_job(postgres_url: str, 
     assert (
         cli("index", str(write_notes(tmp_path / "docs", 200)), "--no-embed", *where, env=env).returncode == 0
     )
-    embedding_server.delay_s = 0.05  # a batch takes a while, as a real model's does
+    embedding_server.delay_s = 0.5  # a batch takes a while, as a real model's does
     with (
         serving(where, env=env),
         serving(where, env=env),
