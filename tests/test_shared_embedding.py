@@ -148,7 +148,10 @@ def test_an_openai_client_keeps_several_requests_in_flight_to_retrievo_serves_em
                     in_flight[0] -= 1
 
         client._client.post = counting_post  # type: ignore[method-assign]
-        vectors = client.embed_documents(texts)
+        try:
+            vectors = client.embed_documents(texts)
+        finally:
+            client.close()  # its kept-alive connections to the server
     assert peak[0] >= 2, "several batches in flight"
     assert peak[0] <= 4, "never more than the configured concurrency"
     local = minilm.embed_documents(texts)

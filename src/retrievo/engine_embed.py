@@ -111,19 +111,19 @@ class EmbeddingLifecycle:
             report.embeddings_missing = report.chunks_written
             return
         share: tuple[str, str] | None = getattr(progress, "share", None)  # a tier job: (job id, server)
-        if share is not None and getattr(store, "shares_embedding", False):
-            info = store.get_collection(collection)
-            if info is not None and info.model_id is None:
-                store.set_collection_model(collection, embedder.model_id, embedder.dimensions)
-            self._embed_shared(cast(SharesEmbedding, store), collection, embedder, report, progress, *share)
-            return
-        missing = store.missing_embeddings(collection, embedder.model_id)
+        shared = share is not None and getattr(store, "shares_embedding", False)
+        missing = [] if shared else store.missing_embeddings(collection, embedder.model_id)
         report.embeddings_reused = max(0, report.chunks_written - len(missing))
         try:
             # Recorded even when every vector is reused from the cache (nothing missing).
             info = store.get_collection(collection)
             if info is not None and info.model_id is None:
                 store.set_collection_model(collection, embedder.model_id, embedder.dimensions)
+            if share is not None and shared:
+                self._embed_shared(
+                    cast(SharesEmbedding, store), collection, embedder, report, progress, *share
+                )
+                return
             report.chunks_embedded = _embed_into(store, embedder, missing, progress)
         except EmbedderUnavailable as exc:
             report.embed_error = str(exc)

@@ -61,6 +61,10 @@ class HttpEmbedder(Embedder):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
 
+    def close(self) -> None:
+        """Close the kept-alive connections to the provider."""
+        self._client.close()
+
     @property
     def dimensions(self) -> int:
         if self._dimensions is None:
