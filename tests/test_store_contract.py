@@ -261,3 +261,43 @@ def test_a_chunk_whose_revision_text_moved_under_it_is_served_stale(make_engine:
     }
     assert found[hit.chunk_id] == "stale"
     assert {status for chunk_id, status in found.items() if chunk_id not in siblings} <= {"fresh"}
+
+
+def test_embedding_work_read_a_page_at_a_time_lists_what_the_whole_list_does(make_engine: Any) -> None:
+    """Indexing and regenerating read their work in pages by key (memory flat at any size): every slice,
+    resumed or not, gives the same keys and texts as the list read at once, and the count agrees."""
+    engine = make_engine()
+    docs = [
+        LoadedDocument(source=f"mem://{i}", text=f"note {i} on turbine {i % 7}", title="") for i in range(57)
+    ]
+    engine.add_documents(docs, "c", embed=False)
+    store = engine._open_store(create=False, collection="c")
+    model = "some-model"
+    whole = store.embedding_work("c", model)
+    assert len(whole) == 57
+    middle = whole[20][0]
+    for limit, offset, after in [
+        (None, 0, None),
+        (None, 0, middle),
+        (10, 5, None),
+        (30, 10, middle),
+        (None, 50, None),
+    ]:
+        expected = whole[offset:][:limit] if limit is not None else whole[offset:]
+        expected = [item for item in expected if after is None or item[0] > after]
+        pages = list(
+            store.embedding_work_pages("c", model, limit=limit, offset=offset, page=8, after_key=after)
+        )
+        assert [item for page in pages for item in page] == expected, (limit, offset, after)
+        assert all(0 < len(page) <= 8 for page in pages)
+        assert store.count_embedding_work("c", model, limit=limit, offset=offset, after_key=after) == len(
+            expected
+        )
+    # only what lacks a vector: written vectors leave the list while it is read
+    first = whole[:9]
+    model_id = engine._pool.default.model_id
+    done = engine.embed_texts(model_id, [text for _, text in first])
+    store.put_embeddings(model_id, [key for key, _ in first], done)
+    missing = store.embedding_work_pages("c", model_id, only_missing=True, page=8)
+    assert [key for page in missing for key, _ in page] == [key for key, _ in whole[9:]]
+    assert store.count_embedding_work("c", model_id, only_missing=True) == 48

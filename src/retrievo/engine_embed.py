@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, cast
@@ -112,8 +112,10 @@ class EmbeddingLifecycle:
             return
         share: tuple[str, str] | None = getattr(progress, "share", None)  # a tier job: (job id, server)
         shared = share is not None and getattr(store, "shares_embedding", False)
-        missing = [] if shared else store.missing_embeddings(collection, embedder.model_id)
-        report.embeddings_reused = max(0, report.chunks_written - len(missing))
+        missing = (
+            0 if shared else store.count_embedding_work(collection, embedder.model_id, only_missing=True)
+        )
+        report.embeddings_reused = max(0, report.chunks_written - missing)
         try:
             # Recorded even when every vector is reused from the cache (nothing missing).
             info = store.get_collection(collection)
@@ -124,11 +126,12 @@ class EmbeddingLifecycle:
                     cast(SharesEmbedding, store), collection, embedder, report, progress, *share
                 )
                 return
-            report.chunks_embedded = _embed_into(store, embedder, missing, progress)
+            pages = store.embedding_work_pages(collection, embedder.model_id, only_missing=True)
+            report.chunks_embedded = _embed_into(store, embedder, pages, missing, progress)
         except EmbedderUnavailable as exc:
             report.embed_error = str(exc)
             self._pool.default_queries.failed(str(exc))
-        report.embeddings_missing = len(missing) - report.chunks_embedded
+        report.embeddings_missing = missing - report.chunks_embedded
 
     def _embed_shared(
         self, store: SharesEmbedding, collection: str, embedder: Embedder, report: IndexReport,
@@ -272,12 +275,15 @@ class EmbeddingLifecycle:
                 pairs = store.stale_chunks(name)
                 store.rekey_chunks(pairs)
                 report.chunks_rekeyed = len(pairs)
-            work = store.embedding_work(name, embedder.model_id, only_missing or stale, kinds, limit, offset)
-            if after_key is not None:  # resumed: what an earlier run wrote (keys in order) is done
-                work = [item for item in work if item[0] > after_key]
+            # Resumed (after_key): what an earlier run wrote, keys in order, is done.
+            slice_ = (name, embedder.model_id, only_missing or stale, kinds, limit, offset)
+            total = store.count_embedding_work(*slice_, after_key=after_key)
+            pages = store.embedding_work_pages(*slice_, after_key=after_key)
             replacing = not (only_missing or stale)
             try:
-                report.chunks_embedded = _embed_into(store, embedder, work, progress, replace=replacing)
+                report.chunks_embedded = _embed_into(
+                    store, embedder, pages, total, progress, replace=replacing
+                )
             except EmbedderUnavailable as exc:
                 report.embed_error = str(exc)
             if replacing and report.chunks_embedded:
@@ -291,12 +297,14 @@ class EmbeddingLifecycle:
         try:
             store.set_shadow_model(name, target.model_id, target.dimensions)  # asks an HTTP model its size
             # Without the writer lock: searches use the old model and indexing goes on meanwhile.
-            work = store.embedding_work(name, target.model_id, only_missing=True, history=True)
-            report.chunks_embedded = _embed_into(store, target, work, progress)
+            total = store.count_embedding_work(name, target.model_id, only_missing=True, history=True)
+            work = store.embedding_work_pages(name, target.model_id, only_missing=True, history=True)
+            report.chunks_embedded = _embed_into(store, target, work, total, progress)
             store.warm_side_index(name, target.model_id)
             with self._writer_when_free(store, name, progress):
-                rest = store.embedding_work(name, target.model_id, only_missing=True, history=True)
-                report.chunks_embedded += _embed_into(store, target, rest, NoProgress())
+                total = store.count_embedding_work(name, target.model_id, only_missing=True, history=True)
+                rest = store.embedding_work_pages(name, target.model_id, only_missing=True, history=True)
+                report.chunks_embedded += _embed_into(store, target, rest, total, NoProgress())
                 store.switch_model(name)
                 report.switched = True
         except EmbedderUnavailable as exc:
@@ -338,21 +346,24 @@ class EmbeddingLifecycle:
 def _embed_into(
     store: Store,
     embedder: Embedder,
-    work: Sequence[tuple[str, str]],
+    pages: Iterable[Sequence[tuple[str, str]]],
+    total: int,
     progress: IndexProgress,
     replace: bool = False,
 ) -> int:
-    """Embed (key, text) pairs and store them in slices, so a crash keeps what was done; how many."""
-    if not work:
+    """Embed (key, text) pairs, read a page at a time (``total`` of them), and store them in slices, so
+    a crash keeps what was done and memory does not grow with the collection; how many."""
+    if not total:
         return 0
-    progress.embedding_started(len(work))
+    progress.embedding_started(total)
     written_through = getattr(progress, "written_through", None)  # a job keeps where to resume
     done = 0
-    for begin in range(0, len(work), EMBED_WRITE_BATCH):
-        batch = work[begin : begin + EMBED_WRITE_BATCH]
-        vectors = embedder.embed_documents([text for _, text in batch], progress=progress.embedded)
-        store.put_embeddings(embedder.model_id, [key for key, _ in batch], vectors, replace=replace)
-        done += len(batch)
-        if written_through is not None:
-            written_through(batch[-1][0], done)
+    for page in pages:
+        for begin in range(0, len(page), EMBED_WRITE_BATCH):
+            batch = page[begin : begin + EMBED_WRITE_BATCH]
+            vectors = embedder.embed_documents([text for _, text in batch], progress=progress.embedded)
+            store.put_embeddings(embedder.model_id, [key for key, _ in batch], vectors, replace=replace)
+            done += len(batch)
+            if written_through is not None:
+                written_through(batch[-1][0], done)
     return done

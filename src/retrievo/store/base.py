@@ -193,6 +193,35 @@ class Store(Protocol):
         """(embed_key, model input) of the collection's chunks, each key once, ordered by key."""
         ...
 
+    def embedding_work_pages(
+        self,
+        collection: str,
+        model_id: str,
+        only_missing: bool = False,
+        kinds: Sequence[Kind | str] = (),
+        limit: int | None = None,
+        offset: int = 0,
+        history: bool = False,
+        page: int = 1024,
+        after_key: str | None = None,
+    ) -> Iterator[list[tuple[str, str]]]:
+        """``embedding_work`` a page at a time (memory stays flat however large the collection)."""
+        ...
+
+    def count_embedding_work(
+        self,
+        collection: str,
+        model_id: str,
+        only_missing: bool = False,
+        kinds: Sequence[Kind | str] = (),
+        limit: int | None = None,
+        offset: int = 0,
+        history: bool = False,
+        after_key: str | None = None,
+    ) -> int:
+        """How many inputs ``embedding_work_pages`` would give."""
+        ...
+
     def put_embeddings(
         self, model_id: str, keys: Sequence[str], vectors: npt.NDArray[np.float32], replace: bool = False
     ) -> None:

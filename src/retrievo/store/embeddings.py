@@ -11,7 +11,7 @@ Statements use ``?`` placeholders; the PostgreSQL store converts them.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from retrievo.errors import ConfigError
@@ -24,6 +24,7 @@ ALTER TABLE collections ADD COLUMN shadow_dimensions INTEGER;
 """
 
 NO_LIMIT = 2**62
+WORK_PAGE = 1024  # inputs read at once by embedding_work_pages
 
 # A migration covers every chunk, kept history included, so point-in-time reads survive the switch.
 MISSING_FOR_SHADOW = """
@@ -37,16 +38,19 @@ DROP_MODEL = """
       AND NOT EXISTS (SELECT 1 FROM collections WHERE model_id = ? OR shadow_model_id = ?)"""
 
 
-def work_sql(only_missing: bool, kinds: Sequence[Kind | str], history: bool = False) -> str:
+def work_sql(
+    only_missing: bool, kinds: Sequence[Kind | str], history: bool = False, after: bool = False
+) -> str:
     """Distinct embedding inputs of a collection's current chunks (with ``history``, its superseded ones
-    too), in a stable order for --limit/--offset.
+    too), in a stable order for --limit/--offset; ``after``: only keys after a given one (a page).
 
-    Parameters: (model_id, collection_id, *kinds, limit, offset).
+    Parameters: (model_id, collection_id, *kinds, [after key,] limit, offset).
     """
     # documents is joined only to filter by kind: the plain work list (every index run) skips it.
     kind_filter = f" AND d.kind IN ({', '.join('?' * len(kinds))})" if kinds else ""
     documents = " JOIN documents d ON d.id = c.document_id" if kinds else ""
     missing = " AND e.embed_key IS NULL" if only_missing else ""
+    missing += " AND c.embed_key > ?" if after else ""
     return f"""
     SELECT c.embed_key, MIN(c.context), MIN(c.text) FROM chunks c{documents}
     LEFT JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
@@ -86,6 +90,70 @@ class EmbeddingTable:
         params += [NO_LIMIT if limit is None else max(0, limit), max(0, offset)]
         rows = self._emb_rows(work_sql(only_missing, kinds, history), params)
         return [(row[0], embedding_input(row[1], row[2])) for row in rows]
+
+    def embedding_work_pages(
+        self,
+        collection: str,
+        model_id: str,
+        only_missing: bool = False,
+        kinds: Sequence[Kind | str] = (),
+        limit: int | None = None,
+        offset: int = 0,
+        history: bool = False,
+        page: int = WORK_PAGE,
+        after_key: str | None = None,
+    ) -> Iterator[list[tuple[str, str]]]:
+        """``embedding_work`` read a page at a time (by key, each page after the last key of the one
+        before), so a run over a million chunks never holds their texts at once; ``after_key`` leaves
+        out the keys up to it (a resumed run), within the ``limit``/``offset`` slice."""
+        head = [model_id, self._collection_id(collection), *[str(k) for k in kinds]]
+        remaining = NO_LIMIT if limit is None else max(0, limit)
+        skip, last = max(0, offset), None
+        if after_key is not None and limit is None and not skip:
+            last = after_key  # no slice to keep: start right after the resumed key
+        while remaining > 0:
+            size = min(page, remaining)
+            if last is None:
+                rows = self._emb_rows(work_sql(only_missing, kinds, history), [*head, size, skip])
+            else:
+                rows = self._emb_rows(
+                    work_sql(only_missing, kinds, history, after=True), [*head, last, size, 0]
+                )
+            if not rows:
+                return
+            remaining -= len(rows)
+            last = rows[-1][0]
+            items = [(row[0], embedding_input(row[1], row[2])) for row in rows]
+            if after_key is not None:
+                items = [item for item in items if item[0] > after_key]
+            if items:
+                yield items
+
+    def count_embedding_work(
+        self,
+        collection: str,
+        model_id: str,
+        only_missing: bool = False,
+        kinds: Sequence[Kind | str] = (),
+        limit: int | None = None,
+        offset: int = 0,
+        history: bool = False,
+        after_key: str | None = None,
+    ) -> int:
+        """How many inputs ``embedding_work_pages`` would give (counted in the store, no text read)."""
+        params: list[object] = [model_id, self._collection_id(collection), *[str(k) for k in kinds]]
+        after = after_key is not None
+        if after and (limit is not None or offset):  # a resumed slice: walk its keys
+            keys = self._emb_rows(
+                work_sql(only_missing, kinds, history),
+                [*params, NO_LIMIT if limit is None else max(0, limit), max(0, offset)],
+            )
+            return sum(1 for row in keys if row[0] > after_key)
+        params += [after_key] if after else []
+        params += [NO_LIMIT if limit is None else max(0, limit), max(0, offset)]
+        sql = work_sql(only_missing, kinds, history, after=after)
+        rows = self._emb_rows(f"SELECT COUNT(*) FROM ({sql}) AS work", params)
+        return int(rows[0][0])
 
     def stale_chunks(self, collection: str) -> list[tuple[int, str]]:
         """Current chunks whose embed_key is not the hash of their own (intact) text: (chunk id, the right

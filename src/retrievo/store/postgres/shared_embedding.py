@@ -81,18 +81,19 @@ class SharedEmbedding:
         collection_id = self._collection_id(collection)
         with self._transaction() as conn:
             conn.execute("DELETE FROM embed_batches WHERE job_id = %s", (job_id,))
-            keys = [row[0] for row in conn.execute(MISSING_KEYS, (model_id, collection_id)).fetchall()]
-            batches = [keys[begin : begin + size] for begin in range(0, len(keys), size)]
-            with conn.cursor() as cursor:
-                cursor.executemany(
-                    """INSERT INTO embed_batches (job_id, batch_no, collection_id, model_id, first_key,
-                       last_key, chunks) VALUES (%s, %s, %s, %s, %s, %s, %s)""",
-                    [
-                        (job_id, n, collection_id, model_id, b[0], b[-1], len(b))
-                        for n, b in enumerate(batches)
-                    ],
-                )
-        return len(keys)
+            # Numbered and cut into batches in the database: no key list in this process.
+            conn.execute(
+                f"""INSERT INTO embed_batches (job_id, batch_no, collection_id, model_id, first_key,
+                       last_key, chunks)
+                    SELECT %s, b, %s, %s, MIN(k), MAX(k), COUNT(*) FROM (
+                      SELECT k, (row_number() OVER (ORDER BY k) - 1) / %s AS b FROM ({MISSING_KEYS}) AS m (k)
+                    ) AS numbered GROUP BY b""",
+                (job_id, collection_id, model_id, size, model_id, collection_id),
+            )
+            planned = conn.execute(
+                "SELECT COALESCE(SUM(chunks), 0) FROM embed_batches WHERE job_id = %s", (job_id,)
+            ).fetchone()
+        return int(planned[0]) if planned else 0
 
     def work_embed_batch(self, owner: str, embed: Embed, job_id: str | None = None) -> tuple[str, int] | None:
         """Claim an open batch (of ``job_id``, or of any job), embed what of it lacks a vector, write it
