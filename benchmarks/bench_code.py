@@ -72,7 +72,7 @@ def bench_click(scratch: Path) -> dict[str, Any]:
 
 
 def _watch_latency(engine: Engine, repo: Path, edits: int = 20) -> tuple[float, float]:
-    from retrievo.watch import Watcher
+    from retrievo.operations.watch import Watcher
 
     watcher = Watcher(engine, [repo], embed=True)
     thread, stop = watcher.start()

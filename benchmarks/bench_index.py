@@ -20,8 +20,8 @@ from common import peak_rss_mb
 from retrievo.config import Config
 from retrievo.embed.local import MiniLMEmbedder
 from retrievo.engine import Engine
-from retrievo.ingest.hashing import embedding_input
 from retrievo.models import IndexReport, LoadedDocument
+from retrievo.text.hashing import embedding_input
 
 ROOT = Path(__file__).resolve().parent.parent
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"

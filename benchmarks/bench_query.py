@@ -26,10 +26,10 @@ from retrievo.config import Config
 from retrievo.embed.base import Embedder, Vectors
 from retrievo.engine import Engine
 from retrievo.ingest.chunkers import LineIndex
-from retrievo.ingest.hashing import embedding_key, sha256_text
 from retrievo.models import ChunkDraft, LoadedDocument
 from retrievo.store.base import Store
 from retrievo.store.factory import open_store
+from retrievo.text.hashing import embedding_key, sha256_text
 
 DIMS = 384
 CHUNKS_PER_DOCUMENT = 1000

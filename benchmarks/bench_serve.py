@@ -43,10 +43,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import LATEST_PROTOCOL_VERSION as VERSION
 from realistic import realistic_queries, realistic_texts
 
-from retrievo.access import KeyRing
 from retrievo.config import Config
 from retrievo.embed.local import MODEL_ID
 from retrievo.store.factory import open_store
+from retrievo.surfaces.access import KeyRing
 
 ROOT = Path(__file__).resolve().parent.parent
 

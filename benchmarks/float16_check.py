@@ -13,7 +13,7 @@ import numpy as np
 from retrievo.embed.local import MiniLMEmbedder
 from retrievo.evaluation.beir import load_beir
 from retrievo.evaluation.metrics import ndcg_at_k
-from retrievo.ingest.hashing import embedding_input
+from retrievo.text.hashing import embedding_input
 
 
 def main() -> None:

@@ -27,9 +27,9 @@ import numpy as np
 
 from retrievo.config import Config
 from retrievo.engine import Engine
-from retrievo.ingest.hashing import embedding_key
 from retrievo.models import LoadedDocument
 from retrievo.store.sqlite import connection
+from retrievo.text.hashing import embedding_key
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 SECONDS: collections.Counter[str] = collections.Counter()

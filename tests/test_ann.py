@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrievo.ingest.hashing import embedding_key, sha256_text
 from retrievo.models import ChunkDraft, Filters, LoadedDocument
 from retrievo.store.sqlite import SQLiteStore
 from retrievo.store.sqlite import searching as sqlite_search
+from retrievo.text.hashing import embedding_key, sha256_text
 
 DIMS = 32
 MODEL = "test-random-32"
@@ -133,8 +133,8 @@ print(MiniLMEmbedder().embed_query("still alive").shape)
 def test_verify_finds_a_side_index_out_of_step_and_fix_rebuilds_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from retrievo.engine.verify import verify
     from retrievo.store.sqlite import embeddings as sqlite_embeddings
-    from retrievo.verify import verify
 
     monkeypatch.setattr(sqlite_search, "ANN_MIN_VECTORS", 1000)
     monkeypatch.setattr(sqlite_embeddings, "ANN_MIN_VECTORS", 1000)

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from retrievo.indexing import ingest_document
+from retrievo.engine.indexing import ingest_document
 from retrievo.ingest.chunkers import chunk_document
-from retrievo.ingest.hashing import sha256_text
 from retrievo.models import Filters, IndexReport, LoadedDocument
 from retrievo.store.sqlite import writing
 from retrievo.store.sqlite.store import SQLiteStore
+from retrievo.text.hashing import sha256_text
 
 
 def _document(n: int) -> LoadedDocument:

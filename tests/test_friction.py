@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from retrievo.ingest.identifiers import keyword_terms
+from retrievo.text.identifiers import keyword_terms
 
 
 def test_ligatures_and_full_width_forms_match_plain_words(make_engine: Any, tmp_path: Path) -> None:

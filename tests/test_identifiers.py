@@ -8,8 +8,8 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrievo.ingest.identifiers import identifier_terms, keyword_terms, split_identifier
 from retrievo.store.fts_query import query_terms
+from retrievo.text.identifiers import identifier_terms, keyword_terms, split_identifier
 
 
 def test_camel_snake_and_acronyms_split_into_words() -> None:

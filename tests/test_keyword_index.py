@@ -99,8 +99,8 @@ def test_side_index_follows_changes_and_collections(
     store = SQLiteStore(db)
     unique = "zygomorphic quasicrystal lattice"
     store.ensure_collection("other")
-    from retrievo.ingest.hashing import sha256_text
     from retrievo.models import ChunkDraft
+    from retrievo.text.hashing import sha256_text
 
     def write(collection: str, source: str, text: str) -> None:
         draft = ChunkDraft(text, 0, len(text), 1, 1, "", "whole", 1, sha256_text(text))
@@ -208,8 +208,8 @@ def test_a_bulk_load_ends_with_the_side_index_in_step(
     """The sync at a bulk load's end adds what the load wrote in one commit: one segment holding
     exactly the current chunks (a chunk superseded during the load is left out), ranking as an index
     built from scratch."""
-    from retrievo.ingest.hashing import sha256_text
     from retrievo.models import ChunkDraft
+    from retrievo.text.hashing import sha256_text
 
     monkeypatch.setattr(writing, "BATCH_S", 0.0)  # every write commits: many commits, still one segment
 
@@ -274,8 +274,8 @@ def test_side_index_tokens_are_fts5s_tokens(tmp_path: Path) -> None:
     """The side index's tokens (FTS5's tokenizer called directly, through apsw) are the very terms an
     FTS5 table of the stdlib's SQLite holds: real text, an empty chunk, accents, identifiers, and terms
     longer than FTS5 stores (cut at 32,768 bytes, inside a character for a two-byte one)."""
-    from retrievo.ingest.hashing import sha256_text
     from retrievo.models import ChunkDraft
+    from retrievo.text.hashing import sha256_text
 
     documents, _ = scifact(300)
     long_terms = ["ü" * 3000 + " tail", "a" * 40_000 + " b", "ж" * 20_000 + " c", "中" * 11_000]

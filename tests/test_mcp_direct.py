@@ -19,7 +19,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
 
 from retrievo import Config, Engine
-from retrievo.access import KeyRing
+from retrievo.surfaces.access import KeyRing
 from retrievo.surfaces.http import mcp_direct
 from retrievo.surfaces.http import settings as serve_settings
 from retrievo.surfaces.http.app import build_app

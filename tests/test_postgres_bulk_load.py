@@ -8,10 +8,10 @@ import pytest
 
 from conftest import ROOT
 from retrievo import Config, Engine
-from retrievo.ingest.hashing import embedding_key, sha256_text
 from retrievo.models import ChunkDraft, Filters, LoadedDocument
 from retrievo.store.postgres.store import PostgresStore
 from retrievo.store.postgres.vector_index import index_name
+from retrievo.text.hashing import embedding_key, sha256_text
 
 DIMS = 4
 MODEL = "toy-4"

@@ -286,7 +286,7 @@ def test_settings_file_environment_and_flags(tmp_path: Path) -> None:
 
 def test_keys_on_both_stores(make_engine: Any) -> None:
     """The key table's contract, on SQLite and PostgreSQL."""
-    from retrievo.access import KeyRing
+    from retrievo.surfaces.access import KeyRing
 
     engine = make_engine()
     engine.index([Path(__file__).resolve().parent.parent / "examples" / "handbook" / "expenses.md"])

@@ -13,8 +13,8 @@ import httpx
 from benchmarks.common import write_notes
 
 from retrievo import Config, Engine
-from retrievo.jobs import STALE_AFTER_S, now
 from retrievo.models import Job
+from retrievo.operations.jobs import STALE_AFTER_S, now
 from serving import cli, create_key, serving
 
 
@@ -133,7 +133,7 @@ def test_one_watcher_per_folder_through_a_lease_in_the_store(make_engine: Any, t
     import pytest
 
     from retrievo.errors import ConfigError
-    from retrievo.watch import Watcher
+    from retrievo.operations.watch import Watcher
 
     folder = tmp_path / "watched"
     folder.mkdir()
@@ -156,7 +156,7 @@ def test_one_watcher_per_folder_through_a_lease_in_the_store(make_engine: Any, t
 def test_a_keys_rate_is_shared_by_the_servers_of_one_store(make_engine: Any) -> None:
     """Two servers' buckets on one store: what one served lowers the other's refill rate for that key
     (never below a tenth), other keys untouched; usage older than the window no longer counts."""
-    from retrievo.access import SharedRate, TokenBucket
+    from retrievo.surfaces.access import SharedRate, TokenBucket
 
     engine = make_engine()
     store = engine._open_store(create=True)

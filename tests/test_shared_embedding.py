@@ -19,8 +19,8 @@ from benchmarks.common import write_notes
 from retrievo import Config, Engine
 from retrievo.embed.http import OpenAIEmbedder
 from retrievo.embed.local import MiniLMEmbedder
-from retrievo.jobs import now
 from retrievo.models import Job
+from retrievo.operations.jobs import now
 from serving import cli, create_key, serving
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from retrievo import Config, Engine
-from retrievo.watch import Update, Watcher
+from retrievo.operations.watch import Update, Watcher
 
 WAIT_S = 20.0
 

@@ -138,7 +138,7 @@ ANN_CHILD = """
 import sys, numpy as np
 from retrievo.store.sqlite import store as s
 from retrievo.models import Filters, LoadedDocument, ChunkDraft
-from retrievo.ingest.hashing import embedding_key, sha256_text
+from retrievo.text.hashing import embedding_key, sha256_text
 from retrievo.store.sqlite import searching
 searching.ANN_MIN_VECTORS = 1000
 db, round_ = sys.argv[1], int(sys.argv[2])

@@ -66,8 +66,8 @@ def retrievo(work: Path, corpus: dict[str, Any], vectors: np.ndarray, queries: n
     from retrievo.config import Config
     from retrievo.embed.base import Embedder, Vectors
     from retrievo.engine import Engine
-    from retrievo.ingest.hashing import embedding_key
     from retrievo.models import LoadedDocument
+    from retrievo.text.hashing import embedding_key
 
     by_query = {text: queries[n] for n, text in enumerate(corpus["queries"])}
 

@@ -122,7 +122,7 @@ class Config:
     query_threads: int = 1
     read_stores: tuple[str, ...] = ()
     max_replica_lag: float = 10.0
-    routes: tuple[tuple[str, str], ...] = ()  # (collection, store URL or index file), engine_routes.py
+    routes: tuple[tuple[str, str], ...] = ()  # (collection, store URL or index file), engine/routes.py
 
     def __post_init__(self) -> None:
         if not isinstance(self.db, Path):  # Config(db="index.db") from the Python API

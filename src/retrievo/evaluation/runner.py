@@ -101,7 +101,7 @@ def evaluate(
             queries = list(dataset.queries.items())[:limit_queries]
             result.queries = len(queries)
             for mode in modes:
-                engine._pool.forget_queries()  # each mode's latency includes embedding its queries
+                engine.forget_query_vectors()  # each mode's latency includes embedding its queries
                 result.modes.append(_run_mode(engine, dataset, queries, mode))
     return result
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from retrievo.errors import SourceError
-from retrievo.ingest.hashing import sha256_text
 from retrievo.models import ChunkDraft, Kind, LoadedDocument, Section
+from retrievo.text.hashing import sha256_text
 
 # A sentence ends at . ! ? (optionally closed by quotes/brackets) before whitespace, or at a blank line.
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n[ \t]*\n\s*")

@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from retrievo.ingest.code import CODE_SUFFIXES, language_of, load_code
-from retrievo.ingest.hashing import sha256_text
 from retrievo.ingest.html_text import html_to_document
 from retrievo.ingest.markdown_text import markdown_sections, parse_front_matter
 from retrievo.ingest.markup import adoc_sections, notebook_markdown, rst_sections
 from retrievo.models import LoadedDocument, Section
+from retrievo.text.hashing import sha256_text
 
 log = logging.getLogger(__name__)
 # pypdf warns about every font it cannot map ("fontTools is required …", hundreds a file). With no

@@ -14,9 +14,9 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from retrievo.ingest.hashing import sha256_text
 from retrievo.models import Hit, SearchMode, SearchResult
 from retrievo.store.base import CollectionInfo, Store
+from retrievo.text.hashing import sha256_text
 
 TTL_S = 5.0
 LEXICAL_ONLY = "lexical-only"  # the search mode when the semantic arm could not run (search/hybrid.py)

@@ -14,7 +14,7 @@ from retrievo.models import Filters, Hit, SearchResult
 from retrievo.store.base import Store
 
 if TYPE_CHECKING:
-    from retrievo.history import ReadPoint
+    from retrievo.store.read_point import ReadPoint
 
 
 def check_scope(collection: str, allowed: Collection[str] | None, what: str) -> None:

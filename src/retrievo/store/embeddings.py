@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from retrievo.errors import ConfigError
-from retrievo.ingest.hashing import embedding_input, embedding_key, sha256_text
 from retrievo.models import Kind
+from retrievo.text.hashing import embedding_input, embedding_key, sha256_text
 
 SHADOW_SCHEMA = """
 ALTER TABLE collections ADD COLUMN shadow_model_id TEXT;

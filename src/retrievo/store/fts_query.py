@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from retrievo.ingest.identifiers import identifier_terms
+from retrievo.text.identifiers import identifier_terms
 
 MAX_TERMS = 64
 PRUNE_MIN_ROWS = 1000

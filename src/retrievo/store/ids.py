@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from retrievo.ingest.hashing import sha256_text
+from retrievo.text.hashing import sha256_text
 
 
 def document_id(collection: str, source: str) -> str:

@@ -5,7 +5,7 @@ A job row says what runs (``kind``, ``collection``, ``parameters``), how far it 
 by another process and ``interrupted`` when its worker died without finishing (kill -9, a crash). The
 worker beats ``heartbeat_at`` while it runs. Both stores run these statements (``?`` placeholders).
 
-Jobs for a tier of servers (``retrievo serve`` on one PostgreSQL, ``retrievo.jobs.JobTaker``) carry an
+Jobs for a tier of servers (``retrievo serve`` on one PostgreSQL, ``retrievo.operations.jobs.JobTaker``) carry an
 ``owner``: empty while queued, then the server that took it (``host:pid``). ``claim_job`` gives each such
 job to exactly one caller: the oldest queued one, or one whose owner stopped beating (died) before
 ``stale_before`` — taken over, ``attempts`` counting the takes.

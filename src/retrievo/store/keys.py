@@ -1,6 +1,6 @@
 """API keys in the index itself, so every server process on one store sees the same keys.
 
-Only a hash of each secret is stored (argon2, see ``retrievo.access``); a key is found by its public
+Only a hash of each secret is stored (argon2, see ``retrievo.surfaces.access``); a key is found by its public
 ``key_id`` and revoked by setting ``revoked_at`` (the row stays, so a revoked key can be listed).
 Both stores run these statements (``?`` placeholders; PostgreSQL converts them).
 """
@@ -103,7 +103,7 @@ class ApiKeys:
         self._key_write(REVOKE, (at, key.key_id))
         return ApiKey(**{**key.__dict__, "revoked_at": at})
 
-    # Rate-limit usage shared by the servers of one store (``retrievo.access.SharedRate``) -------------
+    # Rate-limit usage shared by the servers of one store (``retrievo.surfaces.access.SharedRate``) -------------
 
     def record_usage(self, server: str, second: int, used: dict[str, int]) -> None:
         """``server``'s requests per key in ``second`` (epoch seconds); rows older than a minute go."""

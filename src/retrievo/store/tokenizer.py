@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 import apsw
 
-from retrievo.ingest.identifiers import keyword_terms
+from retrievo.text.identifiers import keyword_terms
 
 FTS5_TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS5_MAX_TOKEN_BYTES = 32_768  # FTS5 keeps this many bytes of a longer term (it may cut a character)

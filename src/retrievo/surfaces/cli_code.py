@@ -14,7 +14,7 @@ import click
 from retrievo.models import SearchResult
 from retrievo.search.grouping import by_file
 from retrievo.search.structure import MAX_DEPTH, GraphEdge
-from retrievo.surfaces.cli import _engine, _errors, collection_option, db_option, json_option, main
+from retrievo.surfaces.cli_base import _engine, _errors, collection_option, db_option, json_option, main
 from retrievo.surfaces.mcp_answers import passage_label
 from retrievo.surfaces.serialize import hit_to_dict
 
@@ -127,7 +127,7 @@ def watch(
     as_json: bool,
 ) -> None:
     """Index PATHS, then keep them indexed as files change (Ctrl-C stops): edits, additions, deletions, renames."""
-    from retrievo.watch import Update, Watcher
+    from retrievo.operations.watch import Update, Watcher
 
     def show(update: Update) -> None:
         r = update.report

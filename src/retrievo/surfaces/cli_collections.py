@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from retrievo.surfaces.cli import _engine, _errors, collection_option, db_option, json_option, main, out
+from retrievo.surfaces.cli_base import _engine, _errors, collection_option, db_option, json_option, main, out
 from retrievo.surfaces.serialize import chunk_to_dict
 
 
@@ -89,7 +89,7 @@ def verify(db: Path | None, store: str | None, collection: str | None, fix: bool
 
     Exit status 1 when a problem remains (after --fix); each kind is counted with a few examples.
     """
-    from retrievo.verify import PROBLEMS
+    from retrievo.engine.verify import PROBLEMS
 
     with _errors(), _engine(db, collection, store=store, **({} if fix else {"embedder": "none"})) as engine:
         report = engine.verify(collection, fix=fix)

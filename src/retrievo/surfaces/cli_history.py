@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 
 from retrievo.models import Baseline
-from retrievo.surfaces.cli import (
+from retrievo.surfaces.cli_base import (
     _engine,
     _errors,
     collection_option,

@@ -14,10 +14,19 @@ import click
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from retrievo.indexing import IndexProgress
-from retrievo.jobs import Jobs
+from retrievo.engine.indexing import IndexProgress
 from retrievo.models import IndexReport, Job
-from retrievo.surfaces.cli import _engine, _errors, collection_option, db_option, err, json_option, main, out
+from retrievo.operations.jobs import Jobs
+from retrievo.surfaces.cli_base import (
+    _engine,
+    _errors,
+    collection_option,
+    db_option,
+    err,
+    json_option,
+    main,
+    out,
+)
 from retrievo.surfaces.serialize import report_to_dict
 
 SKIPPED_LISTED = 10  # skipped files named one by one; the rest are counted

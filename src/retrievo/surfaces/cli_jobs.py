@@ -12,9 +12,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from retrievo.errors import ConfigError
-from retrievo.jobs import ENDED, Jobs
 from retrievo.models import Job
-from retrievo.surfaces.cli import _engine, _errors, db_option, err, json_option, main, out
+from retrievo.operations.jobs import ENDED, Jobs
+from retrievo.surfaces.cli_base import _engine, _errors, db_option, err, json_option, main, out
 
 FOLLOW_EVERY_S = 1.0
 

@@ -9,9 +9,18 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from retrievo.jobs import Jobs
 from retrievo.models import Kind, RegenerateReport
-from retrievo.surfaces.cli import _engine, _errors, collection_option, db_option, err, json_option, main, out
+from retrievo.operations.jobs import Jobs
+from retrievo.surfaces.cli_base import (
+    _engine,
+    _errors,
+    collection_option,
+    db_option,
+    err,
+    json_option,
+    main,
+    out,
+)
 from retrievo.surfaces.cli_index import _print_job, _progress
 
 

@@ -11,14 +11,14 @@ import click
 from retrievo.errors import DocumentNotFound
 from retrievo.ingest.records.layers import verbs_of
 from retrievo.search.records import ElementRow, list_elements
-from retrievo.surfaces.cli import _engine, _errors, collection_option, db_option, json_option, main
+from retrievo.surfaces.cli_base import _engine, _errors, collection_option, db_option, json_option, main
 
 
 def _rows(
     db: Path | None, store: str | None, collection: str | None, **filters: str | None
 ) -> list[ElementRow]:
     with _errors(), _engine(db, collection, store=store, embedder="none") as engine:
-        backend, name = engine._collection_store(collection)
+        backend, name = engine.collection_store(collection)
         return list_elements(backend, name, **filters)
 
 

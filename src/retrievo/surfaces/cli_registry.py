@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from retrievo.registry import REGISTRY_COLLECTION
+from retrievo.engine.registry import REGISTRY_COLLECTION
 from retrievo.search.registry import ENTITY_TYPES
-from retrievo.surfaces.cli import _engine, _errors, db_option, json_option, main
+from retrievo.surfaces.cli_base import _engine, _errors, db_option, json_option, main
 from retrievo.surfaces.serialize import registry_result_to_dict
 
 collection_option = click.option(

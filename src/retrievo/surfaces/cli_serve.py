@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from retrievo.access import SCOPES, KeyRing
-from retrievo.surfaces.cli import _engine, _errors, db_option, err, json_option, main, out
+from retrievo.surfaces.access import SCOPES, KeyRing
+from retrievo.surfaces.cli_base import _engine, _errors, db_option, err, json_option, main, out
 
 KEEP_ALIVE_S = 75
 
@@ -87,7 +87,7 @@ def serve(
             db, settings.collections[0] if settings.collections else None, store=store,
             read_stores=read_stores or None, max_replica_lag=max_replica_lag, routes=settings.extra.get("routes"),
         )  # fmt: skip
-        keys = KeyRing(lambda: engine._open_store(create=True))
+        keys = KeyRing(lambda: engine.open_store(create=True))
         if not settings.no_auth and not keys.list():
             err.print(
                 "[yellow]no API keys yet:[/] every request will be refused until one is made with "
@@ -145,7 +145,7 @@ def keys_create(
 ) -> None:
     """Create a key. Its secret is printed once and stored only as a hash: keep it somewhere safe."""
     with _errors(), _engine(db, None, store=store, embedder="none") as engine:
-        key, token = KeyRing(lambda: engine._open_store(create=True)).create(name, scope, collections)
+        key, token = KeyRing(lambda: engine.open_store(create=True)).create(name, scope, collections)
     if as_json:
         click.echo(json.dumps({**dataclasses.asdict(key), "key": token}))
         return
@@ -163,7 +163,7 @@ def keys_create(
 def keys_list(include_revoked: bool, db: Path | None, store: str | None, as_json: bool) -> None:
     """Keys without their secrets."""
     with _errors(), _engine(db, None, store=store, embedder="none") as engine:
-        found = KeyRing(lambda: engine._open_store(create=False)).list(include_revoked)
+        found = KeyRing(engine.open_store).list(include_revoked)
     if as_json:
         click.echo(json.dumps({"keys": [dataclasses.asdict(k) for k in found]}))
         return
@@ -181,5 +181,5 @@ def keys_list(include_revoked: bool, db: Path | None, store: str | None, as_json
 def keys_revoke(key: str, db: Path | None, store: str | None) -> None:
     """Revoke KEY (its id or name); running servers refuse it within 5 seconds."""
     with _errors(), _engine(db, None, store=store, embedder="none") as engine:
-        revoked = KeyRing(lambda: engine._open_store(create=False)).revoke(key)
+        revoked = KeyRing(engine.open_store).revoke(key)
     click.echo(f"revoked key {revoked.key_id} ({revoked.name})")

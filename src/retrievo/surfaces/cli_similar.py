@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from retrievo.errors import ConfigError
-from retrievo.surfaces.cli import (
+from retrievo.surfaces.cli_base import (
     _engine,
     _errors,
     _print_result,

@@ -11,7 +11,7 @@ import click
 
 from retrievo.config import Config
 from retrievo.errors import ConfigError
-from retrievo.surfaces.cli import _errors, json_option, main, out
+from retrievo.surfaces.cli_base import _errors, json_option, main, out
 
 
 @main.command()

@@ -21,7 +21,7 @@ from retrievo.surfaces.mcp_schemas import (
     SymbolGraphOutput,
     SymbolOut,
 )
-from retrievo.surfaces.mcp_server import Scope
+from retrievo.surfaces.mcp_scope import Scope
 
 Collection = Annotated[str | None, Field(max_length=200)]
 

@@ -13,12 +13,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from retrievo.engine import Engine
-from retrievo.engine_library import LibraryResult
+from retrievo.engine.library import LibraryResult
 from retrievo.search.highlight import highlight
 from retrievo.surfaces.mcp_answers import BRIEF_EXCERPT, document_uri
 from retrievo.surfaces.mcp_calls import search_call
 from retrievo.surfaces.mcp_schemas import LibraryDocument, LibraryOutput, ReadContext
-from retrievo.surfaces.mcp_server import Query, Scope, point_of
+from retrievo.surfaces.mcp_scope import Query, Scope, point_of
 
 MAX_OFFSET = 10_000
 

@@ -9,9 +9,9 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
 
 from retrievo.engine import Engine
-from retrievo.jobs import Jobs
+from retrievo.operations.jobs import Jobs
 from retrievo.surfaces.mcp_calls import call
-from retrievo.surfaces.mcp_server import Scope
+from retrievo.surfaces.mcp_scope import Scope
 
 
 class VerifyOutput(BaseModel):

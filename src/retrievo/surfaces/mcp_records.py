@@ -20,7 +20,7 @@ from retrievo.surfaces.mcp_schemas import (
     RecordSourceOut,
     SemanticSearchOutput,
 )
-from retrievo.surfaces.mcp_server import Query, Scope, point_of
+from retrievo.surfaces.mcp_scope import Query, Scope, point_of
 from retrievo.surfaces.serialize import matched_via_of
 
 

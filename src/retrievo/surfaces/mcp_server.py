@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 import logging
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, replace
 from importlib.metadata import version
 from typing import Annotated, Literal
 
@@ -20,13 +20,12 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
 from retrievo.engine import Engine
-from retrievo.errors import ConfigError, RetrievoError
-from retrievo.jobs import recent_jobs, submit_refresh
+from retrievo.errors import RetrievoError
 from retrievo.models import Filters, Kind
+from retrievo.operations.jobs import recent_jobs, submit_refresh
 from retrievo.search.grouping import by_file
 from retrievo.search.library import first_per_document
 from retrievo.secrets import redact
-from retrievo.surfaces.filters import filters_from_mapping
 from retrievo.surfaces.mcp_answers import document_uri, holdings, page_of, parse_uri, search_output
 from retrievo.surfaces.mcp_calls import call, search_call
 from retrievo.surfaces.mcp_schemas import (
@@ -42,83 +41,24 @@ from retrievo.surfaces.mcp_schemas import (
     SearchOutput,
     StatusOutput,
 )
+from retrievo.surfaces.mcp_scope import (
+    MAX_ID,
+    MAX_LIMIT,
+    Detail,
+    Limit,
+    Line,
+    Mode,
+    Offset,
+    Query,
+    Scope,
+    _query,
+    point_of,
+)
 from retrievo.surfaces.mcp_toolsets import Offer, parse_toolsets, toolset_of
 from retrievo.surfaces.mcp_wire import RetrievoMCPServer
 from retrievo.surfaces.serialize import report_to_dict, status_to_dict
 
 log = logging.getLogger("retrievo.mcp")
-MAX_QUERY = 10_000
-
-
-class NotServed(ToolError):
-    """A collection outside what this server (or the caller's key) may reach; says nothing of it."""
-
-
-class NoSuchCollection(ToolError):
-    """A collection this server may serve but which does not exist (yet)."""
-
-
-@dataclass(frozen=True)
-class Scope:
-    """The collections one server may read and refresh: all (None) or an allow-list."""
-
-    default: str
-    allowed: frozenset[str] | None = None
-    existing: Callable[[], list[str] | None] | None = None  # the index's collections (None: unreadable)
-
-    def check(self, collection: str | None) -> str:
-        if collection and "," in collection:  # several (search fans out over them): each checked
-            return ",".join(self.check(part.strip()) for part in collection.split(","))
-        name = collection or self.default
-        if self.allowed is not None and name not in self.allowed:
-            raise NotServed(
-                f"collection {name!r} is not served here; this server serves: {', '.join(sorted(self.allowed))}"
-            )
-        existing = self.existing() if self.existing is not None else None
-        if existing is not None and name not in existing:
-            # Only what this server serves is named: a restricted server reveals no other collection.
-            visible = [c for c in existing if self.allowed is None or c in self.allowed]
-            raise NoSuchCollection(
-                f"collection {name!r} does not exist; collections here: {', '.join(visible) or 'none yet'} "
-                f"(a person can make it with `retrievo index PATH --collection {name}`)"
-            )
-        return name
-
-    def filters(self, raw: SearchFilters | None) -> tuple[str, Filters]:
-        if raw is None:
-            return self.check(None), Filters()
-        data = raw.model_dump(exclude_none=True)
-        collection = self.check(data.pop("collection", None))
-        try:
-            return collection, filters_from_mapping(data)
-        except ConfigError as exc:
-            raise ToolError(str(exc)) from exc
-
-
-def point_of(read_context: ReadContext | None) -> dict[str, str | None]:
-    """A tool's read_context as the engine's ``baseline``/``as_of`` keywords."""
-    if read_context is None:
-        return {"baseline": None, "as_of": None}
-    return {"baseline": read_context.baseline_id, "as_of": read_context.as_of}
-
-
-def _query(query: str) -> str:
-    if not query.strip():
-        raise ToolError("query is empty; pass the words or question to search for")
-    return query
-
-
-Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY)]
-MAX_LIMIT = 50
-Limit = Annotated[int, Field(strict=True, ge=1, le=MAX_LIMIT)]
-# Ids are SQLite/PostgreSQL 64-bit integers: anything larger cannot name a chunk.
-MAX_ID = 2**63 - 1
-Detail = Annotated[
-    Literal["brief", "full"], Field(description="brief: excerpt + citation; full: exact text.")
-]
-Mode = Annotated[Literal["hybrid", "keyword", "semantic"], Field()]
-Offset = Annotated[int | None, Field(strict=True, ge=0)]  # slices of a text: any size is safe
-Line = Annotated[int | None, Field(strict=True, ge=1)]
 
 
 def build_server(

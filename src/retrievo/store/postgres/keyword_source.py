@@ -25,10 +25,10 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 
-from retrievo.ingest.hashing import sha256_text
 from retrievo.models import ArmHit
 from retrievo.store.fts_query import query_terms
 from retrievo.store.keyword_index import KEYWORD_INDEX_MIN_ROWS, KeywordIndex, remove_files, side_files
+from retrievo.text.hashing import sha256_text
 
 DEFAULT_CACHE_DIR = Path.home() / ".retrievo" / "cache"
 

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 
-from retrievo.ingest.hashing import embedding_input
+from retrievo.text.hashing import embedding_input
 
 SCHEMA = """
 CREATE TABLE embed_batches (

@@ -19,7 +19,6 @@ from retrievo.errors import (
     IndexMissingError,
     StoreUnavailableError,
 )
-from retrievo.ingest.hashing import embedding_key
 from retrievo.models import (
     ChunkDraft,
     Filters,
@@ -44,6 +43,7 @@ from retrievo.store.postgres.vector_source import VECTORS_CHANGED_FOR_NAME
 from retrievo.store.queries import format_style
 from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 from retrievo.store.transfer import Record
+from retrievo.text.hashing import embedding_key
 
 DEFAULT_EF_SEARCH = 100
 

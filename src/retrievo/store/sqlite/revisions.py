@@ -13,11 +13,11 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 
-from retrievo.ingest.hashing import embedding_key
-from retrievo.ingest.identifiers import keyword_terms
 from retrievo.store import code_index, ids, queries
 from retrievo.store.base import DocumentState, NewRevision
 from retrievo.store.sqlite import history
+from retrievo.text.hashing import embedding_key
+from retrievo.text.identifiers import keyword_terms
 
 INSERT_DOCUMENT = """
     INSERT INTO documents (id, collection_id, source, kind, title, media_type, metadata, modified_at,

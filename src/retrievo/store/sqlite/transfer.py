@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 
 from retrievo.errors import ConfigError
-from retrievo.ingest.identifiers import keyword_terms
 from retrievo.store import history
 from retrievo.store.code_index import DUMP_EDGES, DUMP_SYMBOLS, EDGE_FIELDS, SYMBOL_FIELDS
 from retrievo.store.queries import DUMP, DUMP_EMBEDDINGS
 from retrievo.store.sqlite.vectors import STORAGE_DTYPE, encode_vector
 from retrievo.store.transfer import CHUNK_FIELDS, DOCUMENT_FIELDS, REVISION_FIELDS, Record
+from retrievo.text.identifiers import keyword_terms
 
 
 def dump(db: sqlite3.Connection, collection: str) -> Iterator[Record]:

@@ -18,12 +18,12 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from retrievo.access import SCOPES, KeyRing, Principal, SharedRate, TokenBucket
 from retrievo.config import Config
 from retrievo.engine import Engine
 from retrievo.errors import RetrievoError
-from retrievo.jobs import JobTaker
+from retrievo.operations.jobs import JobTaker
 from retrievo.secrets import redact
+from retrievo.surfaces.access import SCOPES, KeyRing, Principal, SharedRate, TokenBucket
 from retrievo.surfaces.http import page
 from retrievo.surfaces.http import settings as serve_settings
 from retrievo.surfaces.http.embeddings import add_embedding_routes
@@ -53,17 +53,17 @@ class McpEndpoint:
 
 
 def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = None) -> FastAPI:
-    keys = keys or KeyRing(lambda: engine._open_store(create=True))
+    keys = keys or KeyRing(lambda: engine.open_store(create=True))
     servers = McpServers(engine, settings)
     bucket = TokenBucket(settings.rate, settings.burst)  # per key; shared by the tier on PostgreSQL
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # On PostgreSQL the servers are a tier: each takes jobs from the store (retrievo.jobs.JobTaker) and
-        # shares each key's rate with the others (retrievo.access.SharedRate).
+        # On PostgreSQL the servers are a tier: each takes jobs from the store (retrievo.operations.jobs.JobTaker) and
+        # shares each key's rate with the others (retrievo.surfaces.access.SharedRate).
         taker = JobTaker(engine).start() if engine.config.store else None
         shared = (
-            SharedRate(bucket, lambda: engine._open_store(create=True), taker.owner).start()
+            SharedRate(bucket, lambda: engine.open_store(create=True), taker.owner).start()
             if taker is not None
             else None
         )
@@ -90,7 +90,7 @@ def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = No
     @app.get("/readyz", tags=["operations"], summary="The index can be read.")
     async def readyz() -> JSONResponse:
         try:
-            await anyio.to_thread.run_sync(lambda: engine._open_store(create=False).list_collections())
+            await anyio.to_thread.run_sync(lambda: engine.open_store().list_collections())
         except RetrievoError as exc:
             log.warning("not ready: %s", redact(str(exc)))
             return JSONResponse({"status": "not ready"}, status_code=503)

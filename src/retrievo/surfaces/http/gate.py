@@ -16,8 +16,8 @@ import time
 import anyio.to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from retrievo.access import KeyRing, Principal, TokenBucket
 from retrievo.errors import AccessDenied, RetrievoError
+from retrievo.surfaces.access import KeyRing, Principal, TokenBucket
 from retrievo.surfaces.http.settings import ServeSettings
 
 log = logging.getLogger("retrievo.http")

@@ -17,8 +17,8 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
-from retrievo.access import Principal
 from retrievo.engine import Engine
+from retrievo.surfaces.access import Principal
 from retrievo.surfaces.http import mcp_direct
 from retrievo.surfaces.http.mcp_direct import DirectCalls
 from retrievo.surfaces.http.settings import ServeSettings, is_loopback

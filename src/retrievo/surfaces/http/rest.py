@@ -16,7 +16,6 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import TextContent
 
-from retrievo.access import Principal
 from retrievo.errors import (
     AccessDenied,
     CollectionNotFound,
@@ -25,8 +24,9 @@ from retrievo.errors import (
     IndexMissingError,
     StoreUnavailableError,
 )
+from retrievo.surfaces.access import Principal
 from retrievo.surfaces.http.mcp_mount import McpServers, rights_of
-from retrievo.surfaces.mcp_server import NoSuchCollection, NotServed
+from retrievo.surfaces.mcp_scope import NoSuchCollection, NotServed
 from retrievo.surfaces.mcp_wire import without_titles
 
 log = logging.getLogger("retrievo.http")

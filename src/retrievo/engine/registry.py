@@ -8,26 +8,42 @@ an entry removes its tools; every malformed entry is reported on its own while t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from retrievo.engine.indexing import IndexProgress, NoProgress, ingest_document
 from retrievo.errors import DocumentNotFound, SourceError
-from retrievo.history import resolve
-from retrievo.indexing import NoProgress, ingest_document
 from retrievo.ingest.registry.entries import Parsed, parse_entries
 from retrievo.ingest.registry.loader import PREFIX, agent_source, documents_of, server_source, tool_source
-from retrievo.models import IndexReport, SkippedFile
+from retrievo.models import IndexReport, SearchResult, SkippedFile
+from retrievo.search.query_text import EmbedQuery
 from retrievo.search.registry import ENTITY_TYPES, RegistryResult, search_registry
-
-if TYPE_CHECKING:
-    from retrievo.engine import Engine
+from retrievo.store.base import Store
+from retrievo.store.read_point import resolve
 
 REGISTRY_COLLECTION = "registry"
 
 
+class RegistryHost(Protocol):
+    """What the facade needs of the engine (its public methods; the engine is never imported here)."""
+
+    def open_store(self, create: bool = False, collection: str | None = None) -> Store: ...
+
+    def writing(
+        self, collection: str, embed: bool, progress: IndexProgress
+    ) -> AbstractContextManager[tuple[Store, IndexReport]]: ...
+
+    def query_embedding(self, store: Store, collection: str) -> tuple[EmbedQuery, str | None]: ...
+
+    def search(
+        self, query: str, collection: str | None = None, limit: int = 10, *args: Any, **kwargs: Any
+    ) -> SearchResult: ...
+
+
 class Registry:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: RegistryHost) -> None:
         self._engine = engine
 
     def add(
@@ -40,7 +56,7 @@ class Registry:
                 raise SourceError(f"path {str(path)!r} does not exist; check the spelling")
             files += sorted(path.rglob("*.json")) if path.is_dir() else [path]
         engine = self._engine
-        with engine._indexing(collection, embed, NoProgress()) as (store, report):
+        with engine.writing(collection, embed, NoProgress()) as (store, report):
             seen_sources: set[str] = set()
             duplicates: set[str] = set()
             for file in files:
@@ -69,7 +85,7 @@ class Registry:
         return report
 
     def remove(self, path: str, collection: str = REGISTRY_COLLECTION) -> int:
-        store = self._engine._open_store(create=False)
+        store = self._engine.open_store()
         sources = store.sources_under(collection, server_source(path)) + store.sources_under(
             collection, agent_source(path)
         )
@@ -81,7 +97,7 @@ class Registry:
             return store.remove_sources(collection, sources)
 
     def entries(self, collection: str = REGISTRY_COLLECTION) -> list[dict[str, Any]]:
-        store = self._engine._open_store(create=False)
+        store = self._engine.open_store()
         listed = []
         for _, source, title, meta in store.list_records(collection):
             if source.startswith(PREFIX) and meta.get("entity_type") in ("server", "agent"):
@@ -105,7 +121,7 @@ class Registry:
     ) -> RegistryResult:
         """``baseline`` or ``as_of``: the registry as it was then."""
         engine = self._engine
-        store = engine._open_store(create=False)
+        store = engine.open_store()
         if store.get_collection(collection) is None:
             raise DocumentNotFound(
                 f"no registry in collection {collection!r}; load one with `retrievo registry add PATH`"
@@ -116,7 +132,7 @@ class Registry:
             result = engine.search(query, collection, k, baseline=baseline, as_of=as_of)
             return [(h.chunk.chunk_id, h.relevance) for h in result.hits]
 
-        embed_query, unavailable = engine._query_fn(store, collection)
+        embed_query, unavailable = engine.query_embedding(store, collection)
         result = search_registry(
             store, collection, query, embed_query, unavailable, limit,
             types, tags, include_disabled, profile, fused, point.filter_as_of,

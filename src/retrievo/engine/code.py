@@ -18,7 +18,7 @@ class CodeQueries:
     def _collection_store(self, collection: str | None) -> tuple[Store, str]:
         """The open store and the collection's name; CollectionNotFound when it does not exist."""
 
-    # how to embed a query for the collection, and why the dense arm cannot run (engine_embed.py)
+    # how to embed a query for the collection, and why the dense arm cannot run (engine/embedding.py)
     _query_fn: Callable[[Store, str], tuple[EmbedQuery, str | None]]
 
     def find_symbol(

@@ -45,7 +45,9 @@ POLL_S = 1.0  # how often an idle server looks for tier jobs (a submission throu
 LIVE = ("queued", "running", "cancelling")
 ENDED = ("done", "failed", "cancelled", "interrupted")
 RESUME_AFTER = "resume_after_key"
-log = logging.getLogger("retrievo.jobs")  # in a running regenerate job's result: the last key written
+log = logging.getLogger(
+    "retrievo.operations.jobs"
+)  # in a running regenerate job's result: the last key written
 
 
 def stale_before() -> str:
@@ -128,7 +130,7 @@ class Jobs:
         self._spawn = spawn or (self._taker.wake_for if self._taker is not None else self._start_worker)
 
     def _store(self) -> Any:
-        return self.engine._open_store(create=True)
+        return self.engine.open_store(create=True)
 
     def submit_index(self, paths: list[str], collection: str | None = None, **options: Any) -> Job:
         """Queue an index job for ``paths`` (checked now) and start its worker; returns the queued job."""
@@ -148,7 +150,7 @@ class Jobs:
     def submit_regenerate(self, collection: str | None = None, **options: Any) -> Job:
         """Queue ``Engine.regenerate`` with these options (a model migration when ``model`` is given)."""
         if options.get("model"):
-            self.engine._pool.require(str(options["model"]))  # an unreachable model is refused now, not later
+            self.engine.require_model(str(options["model"]))  # an unreachable model is refused now, not later
         return self._submit("regenerate", collection, [], options)
 
     def _submit(self, kind: str, collection: str | None, paths: list[str], options: dict[str, Any]) -> Job:
@@ -300,7 +302,7 @@ class JobTaker:
 
     def take_one(self) -> Job | None:
         """Claim and do one job; None when there was none."""
-        job = self.engine._open_store(create=True).claim_job(self.owner, now(), stale_before())
+        job = self.engine.open_store(create=True).claim_job(self.owner, now(), stale_before())
         if job is None:
             return None
         log.info("job %s (%s) taken by %s, attempt %d", job.job_id, job.kind, self.owner, job.attempts)
@@ -309,7 +311,7 @@ class JobTaker:
     def help_embed(self) -> int:
         """Embed open batches of other servers' jobs (``Engine._embed_shared``) until none is free or
         this server stops; how many chunks. Only a store that shares embedding work has them."""
-        opened = self.engine._open_store(create=True)
+        opened = self.engine.open_store(create=True)
         if not getattr(opened, "shares_embedding", False):
             return 0
         store = cast("SharesEmbedding", opened)

@@ -16,11 +16,14 @@ from retrievo.embed.base import Embedder
 from retrievo.embed.factory import make_embedder
 from retrievo.embed.pool import ModelPool
 from retrievo.embed.tokens import TokenCounter
-from retrievo.engine_code import CodeQueries
-from retrievo.engine_embed import EmbeddingLifecycle
-from retrievo.engine_library import LibraryQueries
-from retrievo.engine_routes import Routes
-from retrievo.engine_similar import SimilarQueries
+from retrievo.engine.code import CodeQueries
+from retrievo.engine.doors import Doors
+from retrievo.engine.embedding import EmbeddingLifecycle
+from retrievo.engine.history import History
+from retrievo.engine.indexing import IndexProgress, NoProgress, index_root, ingest_documents, update_paths
+from retrievo.engine.library import LibraryQueries
+from retrievo.engine.routes import Routes
+from retrievo.engine.similar import SimilarQueries
 from retrievo.errors import (
     CollectionNotFound,
     ConfigError,
@@ -28,8 +31,6 @@ from retrievo.errors import (
     RetrievoError,
     SourceError,
 )
-from retrievo.history import History, resolve
-from retrievo.indexing import IndexProgress, NoProgress, index_root, ingest_documents, update_paths
 from retrievo.ingest.chunkers import ChunkerName, parse_strategies
 from retrievo.ingest.roots import checked_path, resolve_inside_roots
 from retrievo.models import (
@@ -56,14 +57,15 @@ from retrievo.search.rescore import RESCORE_DEPTH, Rescorer, Scope, cut
 from retrievo.search.rewrite import QueryRewriter
 from retrievo.search.similar import check_scope
 from retrievo.store.base import Store
+from retrievo.store.read_point import resolve
 
 if TYPE_CHECKING:
-    from retrievo.registry import Registry
+    from retrievo.engine.registry import Registry
 
 log = logging.getLogger(__name__)
 
 
-class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle):
+class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle, Doors):
     def __init__(
         self,
         config: Config,
@@ -108,13 +110,13 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
 
     @property
     def history(self) -> History:
-        """Baselines, retention and read contexts (``retrievo.history``)."""
+        """Baselines, retention and read contexts (``retrievo.engine.history``)."""
         return History(self)
 
     @property
     def registry(self) -> Registry:
-        """MCP servers, A2A agents and tools: add, remove, entries, search (``retrievo.registry``)."""
-        from retrievo.registry import Registry
+        """MCP servers, A2A agents and tools: add, remove, entries, search (``retrievo.engine.registry``)."""
+        from retrievo.engine.registry import Registry
 
         return Registry(self)
 
@@ -178,7 +180,7 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
                     self.config.max_file_bytes,
                 )
             if lsp:
-                from retrievo.ingest.code.lsp.refine import refine_into_report
+                from retrievo.engine.lsp_refine import refine_into_report
 
                 refine_into_report(store, report, name, roots)
         return report
@@ -267,7 +269,7 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
         """
         if fusion is not None and fusion not in FUSIONS:
             raise ConfigError(f"unknown fusion {fusion!r}; choose {', '.join(FUSIONS)}")
-        if "," in (wanted := collection or self.config.collection):  # several collections (engine_routes.py)
+        if "," in (wanted := collection or self.config.collection):  # several collections (engine/routes.py)
             return self.search_collections(query, [c.strip() for c in wanted.split(",")], limit, mode=mode,
                                            filters=filters, min_score=min_score, explain=explain, baseline=baseline,
                                            as_of=as_of, fusion=fusion)  # fmt: skip

@@ -26,8 +26,8 @@ from pathlib import Path
 from retrievo.engine import Engine
 from retrievo.errors import ConfigError, EmbedderUnavailable, RetrievoError
 from retrievo.ingest.sources import ALWAYS_SKIPPED_DIRS
-from retrievo.jobs import HEARTBEAT_S, STALE_AFTER_S, now, stale_before
 from retrievo.models import IndexReport, Job
+from retrievo.operations.jobs import HEARTBEAT_S, STALE_AFTER_S, now, stale_before
 from retrievo.store.base import Store
 
 log = logging.getLogger(__name__)
@@ -131,7 +131,7 @@ class WatchLease:
 
     @contextmanager
     def held(self) -> Iterator[None]:
-        store = self.engine._open_store(create=True)
+        store = self.engine.open_store(create=True)
         self.take(store)
         stop = threading.Event()
 

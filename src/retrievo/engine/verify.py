@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from retrievo.ingest.hashing import embedding_key, sha256_text
 from retrievo.store.base import Store
+from retrievo.text.hashing import embedding_key, sha256_text
 
 EXAMPLES = 5
 PROBLEMS = {

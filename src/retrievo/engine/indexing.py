@@ -12,13 +12,13 @@ from typing import Protocol
 
 from retrievo.errors import SourceError
 from retrievo.ingest.chunkers import chunk_document
-from retrievo.ingest.hashing import sha256_text
 from retrievo.ingest.loaders import Skip, Unchanged, load_file
 from retrievo.ingest.records.loader import MODEL_SUFFIXES, load_model_file
 from retrievo.ingest.records.readers import sniff
 from retrievo.ingest.sources import included, walk
 from retrievo.models import IndexReport, LoadedDocument, SkippedFile
 from retrievo.store.base import NewRevision, Store
+from retrievo.text.hashing import sha256_text
 
 WRITE_GROUP = 64  # documents written together: one transaction, a few statements for the new ones
 

@@ -27,7 +27,7 @@ from retrievo.store.base import Store
 SCOPES = ("read", "write", "admin")
 PREFIX = "rtv_"
 RECHECK_S = 5.0
-log = logging.getLogger("retrievo.access")
+log = logging.getLogger("retrievo.surfaces.access")
 _HASHER = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
 
 

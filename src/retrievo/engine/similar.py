@@ -6,10 +6,10 @@ from abc import abstractmethod
 from collections.abc import Collection
 
 from retrievo.errors import ConfigError, DocumentNotFound
-from retrievo.history import resolve
 from retrievo.models import Chunk, Filters, SearchResult
 from retrievo.search.similar import check_scope, similar_chunks
 from retrievo.store.base import Store
+from retrievo.store.read_point import resolve
 
 MAX_NEIGHBOURS = 20
 

@@ -20,13 +20,13 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.embed.base import Embedder
+from retrievo.engine.indexing import IndexProgress, NoProgress
+from retrievo.engine.verify import FIXABLE, VerifyReport, verify
 from retrievo.errors import ConfigError, EmbedderUnavailable, IndexLockedError, ModelMismatchError
-from retrievo.indexing import IndexProgress, NoProgress
 from retrievo.models import IndexReport, Kind, RegenerateReport
 from retrievo.search.coverage import unavailable_reason
 from retrievo.search.query_text import EmbedQuery
 from retrievo.store.base import SharesEmbedding, Store
-from retrievo.verify import FIXABLE, VerifyReport, verify
 
 if TYPE_CHECKING:
     from retrievo.config import Config
@@ -177,7 +177,7 @@ class EmbeddingLifecycle:
     # Verify -----------------------------------------------------------------------------------
 
     def verify(self, collection: str | None = None, fix: bool = False) -> VerifyReport:
-        """Check every chunk's hashes, offsets and vector and the vector side index (``retrievo.verify``);
+        """Check every chunk's hashes, offsets and vector and the vector side index (``retrievo.engine.verify``);
         ``fix`` re-keys and re-embeds what it can, rebuilds the side index and checks again. What cannot be
         repaired here is named in ``cannot_fix``."""
         store, name = self._collection_store(collection)

@@ -8,64 +8,31 @@ gives the same evidence. See ``retrievo.store.history`` for validity and the clo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from retrievo.errors import ConfigError, PointInTimeError
 from retrievo.models import Baseline, PruneReport
 from retrievo.store.base import Store
 from retrievo.store.history import check_baseline_name, parse_point
+from retrievo.store.read_point import ReadPoint, resolve
 
-if TYPE_CHECKING:
-    from retrievo.engine import Engine
-
-
-@dataclass(frozen=True)
-class ReadPoint:
-    """Where a query reads: ``filter_as_of`` is None at HEAD (the current chunks, fastest paths)."""
-
-    baseline_id: str | None
-    as_of: str | None  # the effective stamp every response reports
-    filter_as_of: str | None
+__all__ = ["History", "ReadPoint", "resolve"]
 
 
-def resolve(store: Store, collection: str, baseline: str | None, as_of: str | None) -> ReadPoint:
-    if baseline and as_of:
-        raise PointInTimeError("give a baseline or an as_of time, not both")
-    timeline = store.timeline(collection)
-    if baseline:
-        found = store.baselines(collection, baseline.strip(), counted=False)
-        if not found:
-            known = ", ".join(b.name for b in store.baselines(collection, counted=False)) or "none yet"
-            raise PointInTimeError(
-                f"collection {collection!r} has no baseline {baseline!r} (its baselines: {known}); "
-                f"create one with `retrievo baseline create NAME --collection {collection}`"
-            )
-        return ReadPoint(found[0].baseline_id, found[0].as_of, found[0].as_of)
-    if as_of:
-        try:
-            point = parse_point(as_of)
-        except ConfigError as exc:
-            raise PointInTimeError(str(exc)) from None
-        if point < timeline.created_at:
-            raise PointInTimeError(
-                f"collection {collection!r} did not exist at {as_of} (it was created {timeline.created_at})"
-            )
-        if timeline.history_from and point < timeline.history_from:
-            raise PointInTimeError(
-                f"history of collection {collection!r} before {timeline.history_from} was pruned; "
-                "ask for a later time or for a baseline"
-            )
-        return ReadPoint(None, point, point)
-    return ReadPoint(None, timeline.last_change_at or timeline.created_at, None)
+class StoreHost(Protocol):
+    """What the facade needs of the engine (its public methods; the engine is never imported here)."""
+
+    def collection_store(self, collection: str | None) -> tuple[Store, str]: ...
+
+    def open_store(self, create: bool = False, collection: str | None = None) -> Store: ...
 
 
 class History:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: StoreHost) -> None:
         self._engine = engine
 
     def _store(self, collection: str | None) -> tuple[Store, str]:
-        return self._engine._collection_store(collection)
+        return self._engine.collection_store(collection)
 
     def create(self, name: str, collection: str | None = None, note: str = "") -> Baseline:
         """Pin the collection's current revisions under ``name`` (cheap: one row, nothing copied)."""
@@ -75,7 +42,7 @@ class History:
     def list(self, collection: str | None = None) -> list[Baseline]:
         """Every baseline, oldest first (of one collection when given)."""
         if collection is None:
-            return self._engine._open_store(create=False).baselines()
+            return self._engine.open_store().baselines()
         store, collection_name = self._store(collection)
         return store.baselines(collection_name)
 

@@ -1,0 +1,220 @@
+"""What every `retrievo` command module shares: the ``main`` group (its commands in other modules load
+when asked for), the options, the engine opener, the error handler, the consoles and the result table.
+
+``cli.py`` holds the core commands and each ``cli_*.py`` a group of others; they all import this module
+and none imports another's command module, so the command line has no import circle."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from retrievo.config import Config
+from retrievo.errors import RetrievoError
+from retrievo.secrets import redact
+
+if TYPE_CHECKING:  # imported where used: `retrievo --version` and a one-off search start fast
+    import rich.table
+
+    from retrievo.engine import Engine
+    from retrievo.models import Filters, IndexStatus, SearchResult
+
+
+def filters_from_pairs(pairs: tuple[str, ...]) -> Filters:
+    from retrievo.surfaces.filters import filters_from_pairs as parse
+
+    return parse(pairs)
+
+
+def result_to_dict(result: SearchResult) -> dict[str, Any]:
+    from retrievo.surfaces.serialize import result_to_dict as shape
+
+    return shape(result)
+
+
+def status_to_dict(state: IndexStatus) -> dict[str, Any]:
+    from retrievo.surfaces.serialize import status_to_dict as shape
+
+    return shape(state)
+
+
+def Table(*args: Any, **kwargs: Any) -> rich.table.Table:  # noqa: N802 - rich's class, made when a table is printed
+    from rich.table import Table as RichTable
+
+    return RichTable(*args, **kwargs)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+PIPE_WIDTH = 1000  # off a terminal (a pipe, a log, CI) tables keep every cell whole instead of 80 columns
+
+
+def _console(stderr: bool = False) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else PIPE_WIDTH)
+
+
+err = _console(stderr=True)
+out = _console()
+
+_db_file = click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Index file (default $RETRIEVO_DB or ~/.retrievo/index.db).",
+)
+_store_url = click.option(
+    "--store",
+    "store",
+    help="postgresql://… URL: use PostgreSQL + pgvector instead of --db ($RETRIEVO_STORE).",
+)
+
+
+def db_option(command: F) -> F:
+    """--db FILE and --store URL: where the index lives."""
+    return _db_file(_store_url(command))
+
+
+collection_option = click.option("--collection", "-c", help="Collection name (default 'default').")
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON object instead of a table."
+)
+
+
+def point_options(command: F) -> F:
+    """--baseline / --as-of: read the collection as it was at a named baseline or an ISO time."""
+    command = click.option("--as-of", "as_of", help="Read as of an ISO time, e.g. 2026-11-20T14:00Z.")(
+        command
+    )
+    return click.option("--baseline", help="Read as pinned by this baseline (name or id).")(command)
+
+
+def _engine(db: Path | None, collection: str | None, **settings: Any) -> Engine:
+    from retrievo.engine import Engine
+
+    return Engine(Config.from_env(db=db, collection=collection, **settings))
+
+
+# Commands kept in their own modules (surfaces/cli_*.py) register themselves on ``main`` when first
+# used: the name of each, and its module (tests/test_cli.py holds this table to what they register).
+LAZY_COMMANDS = {
+    "baseline": "cli_history", "chunks": "cli_collections", "collection": "cli_collections", "deps": "cli_code",
+    "docs": "cli_collections", "document": "cli_history", "drop-vectors": "cli_lifecycle", "elements": "cli_records",
+    "embed": "cli_index", "index": "cli_index", "job": "cli_jobs", "jobs": "cli_jobs", "keys": "cli_serve",
+    "locate": "cli_code",
+    "migrate": "cli_store", "neighbours": "cli_similar", "prune": "cli_history", "regenerate": "cli_lifecycle",
+    "registry": "cli_registry", "relations": "cli_records", "serve": "cli_serve", "similar": "cli_similar",
+    "symbols": "cli_code", "tests-for": "cli_code", "verify": "cli_collections", "watch": "cli_code",
+}  # fmt: skip
+
+
+class LazyGroup(click.Group):
+    """A group whose commands in other modules are imported when asked for (help lists them all)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
+            importlib.import_module(f"retrievo.surfaces.{LAZY_COMMANDS[cmd_name]}")
+        return self.commands.get(cmd_name)
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Known errors become one clear line on stderr and exit code 1 — never a traceback."""
+    try:
+        yield
+    except RetrievoError as exc:
+        message = escape(redact(str(exc)))
+        err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
+        sys.exit(1)
+
+
+@click.group(cls=LazyGroup)
+@click.version_option(package_name="retrievo")
+@click.option("-v", "--verbose", is_flag=True, help="Also show libraries' warnings (e.g. PDF fonts).")
+def main(verbose: bool) -> None:
+    """Hybrid (BM25 + vector) retrieval over your documents, offline by default."""
+    _show_progress_messages()
+    if verbose:
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("%(name)s: %(levelname)s: %(message)s"))
+        logging.getLogger().addHandler(handler)
+        logging.getLogger().setLevel(logging.WARNING)
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time, so swapped streams (tests, MCP) keep working."""
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        pass
+
+
+def _show_progress_messages() -> None:
+    # Long steps without a progress bar (building PostgreSQL's HNSW index after a large first load)
+    # say so on stderr instead of going quiet for minutes.
+    logger = logging.getLogger("retrievo")
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("retrievo: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
+def _short_path(path: str) -> str:
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def _print_result(result: SearchResult, explain: bool, load_ms: float = 0.0) -> None:
+    if result.degraded_reason:
+        kind = "partly semantic" if result.search_mode.endswith("-partial") else "lexical-only"
+        err.print(f"[yellow]note:[/] {kind} search — {escape(result.degraded_reason)}", highlight=False)
+    point = f" · baseline {result.baseline_id} ({result.as_of})" if result.baseline_id else ""
+    load = f" (+ {load_ms:.0f} ms loading the model)" if load_ms >= 1 else ""
+    weights = (
+        " · weights " + ", ".join(f"{arm} {w:.2f}" for arm, w in result.fusion_weights.items())
+        if result.fusion_weights
+        else ""
+    )
+    table = Table(
+        title=f"{len(result.hits)} result(s) · {result.search_mode}"
+        f"{f' ({result.fusion} fusion)' if result.fusion else ''} · search {result.search_duration_ms:.1f} ms"
+        f"{load}{point}{weights}"
+    )
+    table.add_column("#", justify="right")
+    table.add_column("relevance", justify="right")
+    # A citation is never cut: a long path folds onto more lines instead of ending in "…".
+    table.add_column("source", overflow="fold", min_width=20)
+    table.add_column("text")
+    if explain:
+        table.add_column("arms")
+    for number, hit in enumerate(result.hits, start=1):
+        chunk = hit.chunk
+        snippet = " ".join(chunk.text.split())
+        snippet = snippet[:240] + ("…" if len(snippet) > 240 else "")
+        location = f"{_short_path(chunk.path)}:{chunk.line_start}-{chunk.line_end}"
+        # Code: the symbol says where the passage is; the full header is for search and embedding.
+        symbol = chunk.metadata.get("symbol")
+        place = f"{chunk.metadata.get('symbol_kind', '')} {symbol}".strip() if symbol else chunk.context
+        row = [str(number), f"{hit.relevance:.3f}", f"{location}\n{place}", snippet]
+        if explain and hit.explain is not None:
+            row.append("\n".join(f"{arm} #{a.rank} ({a.score:.3f})" for arm, a in hit.explain.items()))
+        table.add_row(*row)
+    out.print(table)

@@ -1,0 +1,207 @@
+"""The house's floors, kept: no import circle between modules, nothing importing a floor above its own.
+
+The import graph is read from the source (every ``import`` and ``from … import``, at module level, in
+functions and under ``TYPE_CHECKING`` alike; a parent package run implicitly does not count). The floors,
+lowest first, are written once, here (docs/architecture.md draws them):
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from pathlib import Path
+
+from conftest import ROOT
+
+# Lowest first. A module may import its own floor or lower ones; within a floor, no circle.
+LAYERS: list[tuple[str, ...]] = [
+    ("retrievo.errors", "retrievo.secrets", "retrievo.models", "retrievo.config", "retrievo.text"),
+    ("retrievo.embed",),
+    ("retrievo.ingest",),
+    ("retrievo.store",),
+    ("retrievo.search",),
+    ("retrievo.engine",),
+    ("retrievo.operations", "retrievo.evaluation"),
+    ("retrievo.surfaces",),
+    ("retrievo",),  # the package's own __init__: ``retrievo.open``, ``retrievo.Engine``
+]
+MAX_LINES = 500
+
+
+def modules(src: Path, package: str) -> dict[str, Path]:
+    found = {}
+    for path in sorted((src / package).rglob("*.py")):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def import_graph(src: Path, package: str) -> dict[str, set[str]]:
+    """Module → the package's modules it imports (``from pkg import sub`` counts as importing ``sub``)."""
+    known = modules(src, package)
+    graph: dict[str, set[str]] = {}
+    for name, path in known.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named: list[str] = []
+            if isinstance(node, ast.Import):
+                named = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+                    base = ".".join(here[: len(here) - node.level + 1] + ([base] if base else []))
+                subs = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in known]
+                named = subs if len(subs) == len(node.names) else [base, *subs]
+            for imported in named:
+                target = imported
+                while target not in known and "." in target:
+                    target = target.rsplit(".", 1)[0]
+                if target in known and target != name:
+                    targets.add(target)
+        graph[name] = targets
+    return graph
+
+
+def floor_of(module: str, layers: Sequence[tuple[str, ...]]) -> int:
+    best, floor = -1, -1
+    for number, members in enumerate(layers):
+        for prefix in members:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, floor = len(prefix), number
+    return floor
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of two or more modules (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def problems(src: Path, package: str, layers: Sequence[tuple[str, ...]]) -> list[str]:
+    graph = import_graph(src, package)
+    found = [f"import circle: {' ↔ '.join(group)}" for group in circles(graph)]
+    for module, targets in sorted(graph.items()):
+        here = floor_of(module, layers)
+        if here < 0:
+            found.append(f"{module} is on no floor (add it to LAYERS)")
+            continue
+        for target in sorted(targets):
+            there = floor_of(target, layers)
+            if there > here:
+                found.append(f"{module} (floor {here}) imports {target} (floor {there}), a floor above")
+    return found
+
+
+def test_the_package_has_no_import_circle_and_nothing_imports_a_floor_above() -> None:
+    assert problems(ROOT / "src", "retrievo", LAYERS) == []
+
+
+def test_modules_stay_under_five_hundred_lines() -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in modules(ROOT / "src", "retrievo").values()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}
+
+
+def _package(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / "toy" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+TOY_LAYERS = [("toy.base",), ("toy.low",), ("toy.high",), ("toy",)]
+
+
+def test_the_layering_check_fails_on_a_circle_and_on_an_upward_import(tmp_path: Path) -> None:
+    """The check above, shown failing: a circle made through a TYPE_CHECKING import, and a low module
+    reaching up, each named; a clean toy passes."""
+    clean = _package(tmp_path / "clean", {
+        "__init__.py": "from toy.high.api import run\n",
+        "base.py": "X = 1\n",
+        "low/__init__.py": "", "low/a.py": "from toy.base import X\n",
+        "high/__init__.py": "", "high/api.py": "from toy.low import a\nfrom . import helper\n",
+        "high/helper.py": "from ..base import X\n",
+    })  # fmt: skip
+    assert problems(clean, "toy", TOY_LAYERS) == []
+    broken = _package(tmp_path / "broken", {
+        "__init__.py": "",
+        "base.py": "X = 1\n",
+        "low/__init__.py": "",
+        "low/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from toy.low.b import B\n",
+        "low/b.py": "from toy.low.a import A\n\ndef later():\n    from toy.high import api\n",
+        "high/__init__.py": "", "high/api.py": "from toy.base import X\n",
+    })  # fmt: skip
+    found = problems(broken, "toy", TOY_LAYERS)
+    assert "import circle: toy.low.a ↔ toy.low.b" in found
+    assert "toy.low.b (floor 1) imports toy.high.api (floor 2), a floor above" in found
+    assert len(found) == 2
+
+
+def test_the_architecture_page_draws_the_folders_import_graph_as_the_code_has_it() -> None:
+    graph = import_graph(ROOT / "src", "retrievo")
+
+    def folder(module: str) -> str:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 else "retrievo"
+
+    drawn_from_code: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        for target in targets:
+            if folder(target) != folder(module) and folder(module) != "retrievo":
+                drawn_from_code.setdefault(folder(module), set()).add(folder(target))
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = page.split("```text\n", 1)[1].split("```", 1)[0]
+    drawn = {
+        line.split("→")[0].strip(): set(line.split("→")[1].split())
+        for line in block.splitlines()
+        if "→" in line
+    }
+    assert drawn == drawn_from_code
+    for name in {folder(m) for m in graph} - {"retrievo", "py"}:
+        assert f"{name}" in page, f"{name} is not on the architecture page"
