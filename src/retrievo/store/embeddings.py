@@ -86,10 +86,8 @@ class EmbeddingTable:
         history: bool = False,
     ) -> list[tuple[str, str]]:
         """(embed_key, model input) of current chunks (``history``: all kept ones), each key once, by key."""
-        params: list[object] = [model_id, self._collection_id(collection), *[str(k) for k in kinds]]
-        params += [NO_LIMIT if limit is None else max(0, limit), max(0, offset)]
-        rows = self._emb_rows(work_sql(only_missing, kinds, history), params)
-        return [(row[0], embedding_input(row[1], row[2])) for row in rows]
+        pages = self.embedding_work_pages(collection, model_id, only_missing, kinds, limit, offset, history)
+        return [item for page in pages for item in page]
 
     def embedding_work_pages(
         self,
@@ -106,26 +104,25 @@ class EmbeddingTable:
         """``embedding_work`` read a page at a time (by key, each page after the last key of the one
         before), so a run over a million chunks never holds their texts at once; ``after_key`` leaves
         out the keys up to it (a resumed run), within the ``limit``/``offset`` slice."""
-        head = [model_id, self._collection_id(collection), *[str(k) for k in kinds]]
+        head = self._work_head(collection, model_id, kinds)
         remaining = NO_LIMIT if limit is None else max(0, limit)
         skip, last = max(0, offset), None
         if after_key is not None and limit is None and not skip:
             last = after_key  # no slice to keep: start right after the resumed key
         while remaining > 0:
             size = min(page, remaining)
-            if last is None:
-                rows = self._emb_rows(work_sql(only_missing, kinds, history), [*head, size, skip])
-            else:
-                rows = self._emb_rows(
-                    work_sql(only_missing, kinds, history, after=True), [*head, last, size, 0]
-                )
+            after = last is not None
+            params = [*head, last, size, 0] if after else [*head, size, skip]
+            rows = self._emb_rows(work_sql(only_missing, kinds, history, after=after), params)
             if not rows:
                 return
             remaining -= len(rows)
             last = rows[-1][0]
-            items = [(row[0], embedding_input(row[1], row[2])) for row in rows]
-            if after_key is not None:
-                items = [item for item in items if item[0] > after_key]
+            items = [
+                (row[0], embedding_input(row[1], row[2]))
+                for row in rows
+                if after_key is None or row[0] > after_key
+            ]
             if items:
                 yield items
 
@@ -141,19 +138,20 @@ class EmbeddingTable:
         after_key: str | None = None,
     ) -> int:
         """How many inputs ``embedding_work_pages`` would give (counted in the store, no text read)."""
-        params: list[object] = [model_id, self._collection_id(collection), *[str(k) for k in kinds]]
-        after = after_key is not None
-        if after and (limit is not None or offset):  # a resumed slice: walk its keys
-            keys = self._emb_rows(
-                work_sql(only_missing, kinds, history),
-                [*params, NO_LIMIT if limit is None else max(0, limit), max(0, offset)],
-            )
-            return sum(1 for row in keys if row[0] > after_key)
-        params += [after_key] if after else []
-        params += [NO_LIMIT if limit is None else max(0, limit), max(0, offset)]
-        sql = work_sql(only_missing, kinds, history, after=after)
-        rows = self._emb_rows(f"SELECT COUNT(*) FROM ({sql}) AS work", params)
+        slice_ = [NO_LIMIT if limit is None else max(0, limit), max(0, offset)]
+        keys = work_sql(only_missing, kinds, history).replace("MIN(c.context), MIN(c.text)", "1", 1)
+        head = self._work_head(collection, model_id, kinds)
+        if after_key is None:
+            return int(self._emb_rows(f"SELECT COUNT(*) FROM ({keys}) AS work", [*head, *slice_])[0][0])
+        # Resumed: the keys of the slice that come after the resumed one.
+        rows = self._emb_rows(
+            f"SELECT COUNT(*) FROM ({keys}) AS work WHERE embed_key > ?", [*head, *slice_, after_key]
+        )
         return int(rows[0][0])
+
+    def _work_head(self, collection: str, model_id: str, kinds: Sequence[Kind | str]) -> list[object]:
+        """The leading parameters of ``work_sql``: (model_id, collection_id, *kinds)."""
+        return [model_id, self._collection_id(collection), *[str(k) for k in kinds]]
 
     def stale_chunks(self, collection: str) -> list[tuple[int, str]]:
         """Current chunks whose embed_key is not the hash of their own (intact) text: (chunk id, the right
