@@ -3,12 +3,78 @@ fields, ``min_similarity`` on a documented scale, ``total_results`` counting eve
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import pytest
 from mcp import Client
 
+from pdf_maker import write_pdf
+from retrievo import Config, Engine
 from retrievo.search.library import similarity
 from test_mcp_agent import run, stdio
+
+
+@pytest.fixture(scope="module")
+def library_db(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Path:
+    """A small library: a Markdown note whose title alone names Gossypium, a three-page PDF about
+    cells, and two unrelated notes."""
+    base = tmp_path_factory.mktemp("lib")
+    folder = base / "library"
+    folder.mkdir()
+    (folder / "cotton.md").write_text(
+        "---\ntitle: Gossypium hirsutum\n---\n\nUpland varieties grown for fibre across warm regions; "
+        "breeding programmes select for staple length and drought tolerance.\n"
+    )
+    write_pdf(
+        folder / "membranes.pdf",
+        ["The cell membrane separates the interior from its surroundings.", "Transport proteins.", "Notes."],
+        title="Membranes",
+    )
+    (folder / "trains.md").write_text("# Timetables\n\nRegional trains leave every hour from platform two.\n")
+    (folder / "bread.md").write_text("# Sourdough\n\nA starter of flour and water ferments for days.\n")
+    db = base / "library.db"
+    with Engine(Config(db=db), embedder=minilm) as engine:
+        engine.index([folder])
+    return db
+
+
+def test_search_library_is_hybrid_listed_by_default_and_its_fields_mean_what_they_say(library_db: Path) -> None:
+    today = datetime.now(UTC).date().isoformat()
+
+    async def library(client: Client) -> None:
+        assert "search_library" in {t.name for t in (await client.list_tools()).tools}, "listed by default"
+
+        async def ask(**arguments: Any) -> dict[str, Any]:
+            answer = await client.call_tool("search_library", arguments)
+            assert not answer.is_error, answer.content
+            return answer.structured_content or {}
+
+        title_word = await ask(query="Gossypium")  # in the title only; the default min_similarity 0.7
+        assert [r["filename"] for r in title_word["results"]][:1] == ["cotton.md"]
+        assert title_word["results"][0]["similarity_score"] == 1.0 and title_word["search_mode"] == "hybrid"
+        term = (await ask(query="cell"))["results"]
+        assert term and term[0]["filename"] == "membranes.pdf"
+        pdf = term[0]
+        assert pdf["page_count"] == 3 and pdf["source_path"].endswith("membranes.pdf")
+        assert "markdown_path" not in pdf, "a PDF's text is read through uri, not a file"
+        note = title_word["results"][0]
+        assert note["markdown_path"] == note["source_path"] == note["path"]
+        assert note["processed_at"].startswith(today)
+        assert (await ask(query="qzxv wplkj vvrrq"))["total_results"] == 0, "gibberish passes nothing"
+
+        everything = await ask(query="cotton fibre and cells", min_similarity=0)
+        scores = [r["similarity_score"] for r in everything["results"]]
+        assert len(scores) == 4 and scores == sorted(scores, reverse=True)
+        # date_from / date_to compare against processed_at (when indexed), as seed 003 says
+        assert (await ask(query="cell", date_to="2024-12-31"))["total_results"] == 0
+        assert (await ask(query="cell", date_from=today, date_to=today))["results"][0]["filename"] == "membranes.pdf"
+        assert (await ask(query="cell", date_from="2099-01-01"))["total_results"] == 0
+        refused = await client.call_tool("search_library", {"query": "cell", "date_from": "last week"})
+        assert refused.is_error and "ISO date" in refused.content[0].text  # type: ignore[union-attr]
+
+    run(stdio(library_db), library)
 
 
 def test_similarity_is_the_cosine_on_zero_to_one() -> None:
@@ -78,11 +144,11 @@ def test_search_library_answers_documents_with_the_seeds_fields_and_pages(docs_d
     run(stdio(docs_db[0], "--tools", "docs,library"), library)
 
 
-def test_the_library_toolset_is_asked_for_by_name(docs_db: tuple[Path, Path]) -> None:
+def test_the_library_toolset_can_be_left_out(docs_db: tuple[Path, Path]) -> None:
     async def default(client: Client) -> None:
         assert "search_library" not in {t.name for t in (await client.list_tools()).tools}
 
-    run(stdio(docs_db[0]), default)
+    run(stdio(docs_db[0], "--tools", "docs"), default)
 
 
 def test_search_grouped_by_document_counts_documents(docs_db: tuple[Path, Path]) -> None:

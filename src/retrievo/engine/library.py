@@ -6,6 +6,7 @@ import time
 from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from retrievo.errors import ConfigError
 from retrievo.models import Filters, Kind, SearchMode, SearchResult
@@ -14,6 +15,27 @@ from retrievo.store.base import Store
 
 DEPTH = 500  # passages looked at; the documents above the threshold among them make total_results
 MAX_LIMIT = 50
+
+
+def _bound(value: str | None, name: str, end_of_day: bool = False) -> datetime | None:
+    """An ISO date or time as a UTC instant (a date alone: its start, or with ``end_of_day`` its end)."""
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise ConfigError(f"{name} must be an ISO date such as 2026-01-31, got {value!r}") from exc
+    if end_of_day and len(value) <= 10:
+        moment = datetime.combine(moment.date(), datetime.max.time())
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _within(processed_at: str | None, since: datetime | None, until: datetime | None) -> bool:
+    if not processed_at:
+        return False
+    moment = datetime.fromisoformat(processed_at)
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return (since is None or moment >= since) and (until is None or moment <= until)
 
 
 @dataclass(frozen=True)
@@ -55,10 +77,11 @@ class LibraryQueries:
         baseline: str | None = None,
         as_of: str | None = None,
     ) -> LibraryResult:
-        """Documents (not passages) most similar to ``query``, each with its best passage, above
-        ``min_similarity`` on the seed's similarity scale (``retrievo.search.library``); a page of
-        ``limit`` from ``offset``. Without vectors (lexical-only) documents come by keywords and the
-        threshold cannot apply: ``degraded_reason`` says so."""
+        """Documents (not passages) most similar to ``query`` by the hybrid search, each with its best
+        passage, above ``min_similarity`` on the seed's similarity scale (``retrievo.search.library``:
+        by meaning or by words, the larger); a page of ``limit`` from ``offset``. ``date_from`` /
+        ``date_to`` compare against ``processed_at``, when the document's revision was indexed (seed
+        003). Without vectors the similarity is by words only: ``degraded_reason`` says so."""
         if not 1 <= limit <= MAX_LIMIT:
             raise ConfigError(f"limit must be 1-{MAX_LIMIT}; ask for the next page with the cursor")
         if not 0.0 <= min_similarity <= 1.0:
@@ -66,26 +89,21 @@ class LibraryQueries:
         if offset < 0:
             raise ConfigError("offset must be 0 or more")
         started = time.perf_counter()
-        filters = Filters(kinds=(Kind.DOCUMENT,), tags=tuple(tags), date_from=date_from, date_to=date_to)
+        since, until = _bound(date_from, "date_from"), _bound(date_to, "date_to", end_of_day=True)
+        filters = Filters(kinds=(Kind.DOCUMENT,), tags=tuple(tags))
         result = self.search(
-            query,
-            collection,
-            limit=DEPTH,
-            mode=SearchMode.SEMANTIC,
-            filters=filters,
-            baseline=baseline,
-            as_of=as_of,
-        )
-        documents = by_document(result.hits)
-        lexical = result.search_mode not in (SearchMode.SEMANTIC, f"{SearchMode.SEMANTIC}-partial")
-        reason = result.degraded_reason
-        if lexical:
-            reason = f"{reason or 'no vectors'}; documents are ranked by keywords and min_similarity is not applied"
-        else:
-            documents = [d for d in documents if d.similarity >= min_similarity]
-        page = documents[offset : offset + limit]
+            query, collection, limit=DEPTH, mode=SearchMode.HYBRID, filters=filters, explain=True,
+            baseline=baseline, as_of=as_of,
+        )  # fmt: skip
+        documents = [d for d in by_document(result.hits, query) if d.similarity >= min_similarity]
         store, _ = self._collection_store(collection)
-        times = store.revision_times([d.best.chunk.revision_id for d in page])
+        times = store.revision_times([d.best.chunk.revision_id for d in documents])
+        if since is not None or until is not None:  # seed 003: documents processed in the range
+            documents = [d for d in documents if _within(times.get(d.best.chunk.revision_id), since, until)]
+        reason = result.degraded_reason
+        if result.search_mode == SearchMode.KEYWORD:
+            reason = f"{reason or 'no vectors'}; similarity is the share of the query's words a document holds"
+        page = documents[offset : offset + limit]
         entries = tuple(LibraryEntry(d, times.get(d.best.chunk.revision_id, "")) for d in page)
         after = offset + len(page)
         return LibraryResult(

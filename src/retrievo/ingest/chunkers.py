@@ -203,6 +203,8 @@ def _chunk_with(document: LoadedDocument, spec: ChunkerSpec) -> list[ChunkDraft]
                 metadata["page"] = section.page
             if isinstance(document.metadata.get("tags"), list):
                 metadata["tags"] = list(document.metadata["tags"])  # front matter, shown with every hit
+            if isinstance(document.metadata.get("pages"), int):
+                metadata["pages"] = document.metadata["pages"]  # a PDF's page count (seed 003's page_count)
             drafts.append(
                 ChunkDraft(
                     text=chunk_text,

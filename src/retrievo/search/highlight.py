@@ -50,14 +50,28 @@ def _words_starting_with(text: str, stems: frozenset[str]) -> Iterator[re.Match[
             yield word
 
 
+def _query_stems(query: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in _WORD.findall(query.lower()) if w not in _COMMON)
+
+
+def word_share(text: str, query: str) -> float:
+    """The share of the query's words (common ones left out, crudely stemmed as when marking) that
+    ``text`` holds as words: 1.0 when every one appears, 0.0 for none (or a query of common words)."""
+    stems = _query_stems(query)
+    if not stems:
+        return 0.0
+    found = {stem for m in _words_starting_with(text, stems) if (stem := _stem(m.group().lower())) in stems}
+    return len(found) / len(stems)
+
+
 def highlight(text: str, query: str, width: int = 320, marker: str = "**") -> str:
     """A window of about ``width`` characters around the first match, matched words wrapped in ``marker``."""
-    stems = {_stem(w) for w in _WORD.findall(query.lower()) if w not in _COMMON}
+    stems = _query_stems(query)
     spans: list[tuple[int, int]] = []
     if stems:
         protected = [m.span() for m in _PROTECTED.finditer(text)]
         # Only words that start with a stem can match: find those, then check.
-        for m in _words_starting_with(text, frozenset(stems)):
+        for m in _words_starting_with(text, stems):
             if spans and m.start() > spans[0][0] + width:
                 break  # past any window that starts at or before the first match
             if _stem(m.group().lower()) in stems and not any(a <= m.start() < b for a, b in protected):

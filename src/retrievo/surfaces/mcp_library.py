@@ -21,6 +21,7 @@ from retrievo.surfaces.mcp_schemas import LibraryDocument, LibraryOutput, ReadCo
 from retrievo.surfaces.mcp_scope import Query, Scope, point_of
 
 MAX_OFFSET = 10_000
+MARKDOWN = frozenset({".md", ".markdown"})  # a file that is its own Markdown (seed 003's markdown_path)
 
 
 def _fingerprint(arguments: dict[str, Any]) -> str:
@@ -54,7 +55,9 @@ def library_output(result: LibraryResult, cursor: str | None) -> LibraryOutput:
             LibraryDocument(
                 document_id=chunk.document_id,
                 filename=Path(chunk.path).name,
+                source_path=chunk.path,
                 path=chunk.path,
+                markdown_path=chunk.path if Path(chunk.path).suffix.lower() in MARKDOWN else None,
                 uri=document_uri(chunk.document_id, chunk.revision_id),
                 page_count=pages if isinstance(pages, int) else None,
                 processed_at=entry.processed_at,
@@ -72,7 +75,7 @@ def library_output(result: LibraryResult, cursor: str | None) -> LibraryOutput:
 
 def register_library_tools(server: MCPServer, engine: Engine, scope: Scope) -> None:
     @server.tool(
-        description="Find documents (one result each, best passage as excerpt) by meaning, with "
+        description="Find documents (one result each, best passage as excerpt) by meaning and keywords, "
         "similarity_score in [0, 1]; paged with cursor."
     )
     async def search_library(

@@ -358,10 +358,14 @@ class LibraryDocument(BaseModel):
 
     document_id: str
     filename: str
+    source_path: str = Field(description="The indexed file.")
     path: str
+    markdown_path: str | None = Field(
+        None, description="The file itself when it is Markdown; other formats' text: read uri."
+    )
     uri: str
-    page_count: int | None = None
-    processed_at: str
+    page_count: int | None = Field(None, description="PDFs: pages in the file.")
+    processed_at: str = Field(description="When indexed (UTC); date_from/date_to compare against it.")
     similarity_score: float = Field(ge=0, le=1)
     excerpt: str
     tags: list[str] | None = None

@@ -3,9 +3,9 @@ served collections can answer now (no code tools before code is indexed).
 
 Every tool an agent sees costs tokens in every session before its first question (GitHub's MCP
 server picks toolsets at start for the same reason). ``retrievo mcp --tools docs,code`` (and
-``serve``'s ``tools``) registers only those toolsets; ``auto`` (the default) registers docs, code,
-records and registry (``similar``, ``library`` — seed 003's ``search_library`` — and ``admin`` are
-asked for by name, or ``all``) and hides a kind's tools while no served collection holds that kind. When a tool appears
+``serve``'s ``tools``) registers only those toolsets; ``auto`` (the default) registers docs, library
+(seed 003's ``search_library``), code, records and registry (``similar`` and ``admin`` are asked for by
+name, or ``all``) and hides a kind's tools while no served collection holds that kind. When a tool appears
 or goes (an index or refresh added code, say), listeners get ``notifications/tools/list_changed``.
 """
 
@@ -28,7 +28,7 @@ TOOLSETS: dict[str, tuple[str, ...]] = {
 }
 # A toolset that answers over one kind of content is offered only while a served collection holds it.
 NEEDS = {"code": "code", "records": "record", "registry": "registry", "library": "document"}
-AUTO = frozenset({"docs", "code", "records", "registry"})
+AUTO = frozenset({"docs", "code", "records", "registry", "library"})
 KINDS_TTL_S = 2.0
 
 
