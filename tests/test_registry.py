@@ -99,7 +99,9 @@ def test_upsert_removal_disabled_entries_and_per_entry_errors(tmp_path: Path) ->
         report = engine.registry.add([folder])
         reasons = " | ".join(s.reason for s in report.skipped)
         assert "server has no name" in reasons and "input schema that is not JSON" in reasons
-        assert "duplicate path server:/weather" in reasons and "not JSON" in reasons
+        assert "not JSON" in reasons and "duplicate" not in reasons
+        assert report.notes == [f"server path /weather is in 2 entries: kept {folder / 'weather.json'} (2 tools); "
+                                f"also in {folder / 'zz-bad.json'} (0 tools)"]  # fmt: skip
         assert "description of 5,000,000 characters cut to 20,000" in reasons
         names = {e["name"] for e in engine.registry.entries()}
         assert {"Weather", "Hidden", "Huge", "Broken schema"} <= names
@@ -127,8 +129,43 @@ def test_search_registry_over_mcp(loaded: Path) -> None:
         assert "jira_create_issue" in [t["tool_name"] for t in result["servers"][0]["matching_tools"]]
         context7 = await call(client, "search_registry", {"query": "context7 docs"}, schemas)
         assert "Context7 MCP Server" in [s["server_name"] for s in context7["servers"]]
+        flights = await call(client, "search_registry", {"query": "book a flight", "limit": 5}, schemas)
+        names = [a["name"] for a in flights["agents"]]
+        assert names.count("Flight Booking Agent") == 1 and len(names) == len(set(names)), names
+        booking = next(a for a in flights["agents"] if a["name"] == "Flight Booking Agent")
+        assert len(booking["also_at"]) == 2 and booking["path"] not in booking["also_at"]
 
     server = StdioServerParameters(
         command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(loaded)]
     )
     run_client(server, registry)
+
+
+def test_a_path_several_files_claim_loses_no_tool_and_a_re_add_changes_nothing(tmp_path: Path) -> None:
+    import sqlite3
+
+    from serving import cli
+
+    db = str(tmp_path / "reg.db")
+    first = cli("registry", "add", str(REGISTRY), "--db", db, "--json")
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    # cli/examples/currenttime*.json (no tools) sort before registry/servers/currenttime.json (one tool)
+    note = next(n for n in report["notes"] if n.startswith("server path /currenttime/ is in 3 entries"))
+    assert "kept " in note and "registry/servers/currenttime.json (1 tool)" in note
+    assert not any("duplicate path" in e for e in report["errors"])
+    listed = json.loads(cli("registry", "list", "--db", db, "--json").stdout)
+    assert [e["tools"] for e in listed if e["path"] == "/currenttime/"] == [1]
+    found = json.loads(cli("registry", "search", "current time in a timezone", "--db", db, "--json").stdout)
+    assert any(t["server_path"] == "/currenttime/" for t in found["tools"]), "the tool has its server"
+
+    def revisions() -> int:
+        with sqlite3.connect(db) as connection:
+            return int(connection.execute("SELECT count(*) FROM revisions").fetchone()[0])
+
+    before = revisions()
+    again = json.loads(cli("registry", "add", str(REGISTRY), "--db", db, "--json").stdout)
+    assert (again["added"], again["changed"], again["removed"]) == (0, 0, 0)
+    assert again["unchanged"] == report["added"] and revisions() == before
+    text = cli("registry", "list", "--db", db)
+    assert "Flight Booking Agent  (5 skills)" in text.stdout and "(1 tool)" in text.stdout

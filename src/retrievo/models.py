@@ -269,6 +269,9 @@ class IndexReport:
     embeddings_missing: int = 0
     embed_error: str | None = None
     skipped: list[SkippedFile] = field(default_factory=list)
+    notes: list[str] = field(
+        default_factory=list
+    )  # loaded, with something to say (a registry path claimed twice)
     duration_s: float = 0.0
     lsp_edges_asked: int | None = None  # index --lsp: edges a language server was asked about …
     lsp_edges_resolved: int | None = None  # … and resolved to a symbol of the index

@@ -102,7 +102,9 @@ class LibraryQueries:
             documents = [d for d in documents if _within(times.get(d.best.chunk.revision_id), since, until)]
         reason = result.degraded_reason
         if result.search_mode == SearchMode.KEYWORD:
-            reason = f"{reason or 'no vectors'}; similarity is the share of the query's words a document holds"
+            reason = (
+                f"{reason or 'no vectors'}; similarity is the share of the query's words a document holds"
+            )
         page = documents[offset : offset + limit]
         entries = tuple(LibraryEntry(d, times.get(d.best.chunk.revision_id, "")) for d in page)
         after = offset + len(page)

@@ -2,7 +2,8 @@
 
 Entries live in their own collection (``registry`` by default), so document searches are not mixed
 with them. Loading is an upsert by path; a server re-added with fewer tools loses the others; removing
-an entry removes its tools; every malformed entry is reported on its own while the rest load.
+an entry removes its tools; every malformed entry is reported on its own while the rest load. A path
+several files claim is loaded once by ``settle``'s rule (no tool lost) and noted in the report.
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from typing import Any, Protocol
 from retrievo.engine.indexing import IndexProgress, NoProgress, ingest_document
 from retrievo.errors import DocumentNotFound, SourceError
 from retrievo.ingest.registry.entries import Parsed, parse_entries
-from retrievo.ingest.registry.loader import PREFIX, agent_source, documents_of, server_source, tool_source
+from retrievo.ingest.registry.loader import (
+    PREFIX,
+    agent_source,
+    documents_of,
+    server_source,
+    settle,
+    tool_source,
+)
 from retrievo.models import IndexReport, SearchResult, SkippedFile
 from retrievo.search.query_text import EmbedQuery
 from retrievo.search.registry import ENTITY_TYPES, RegistryResult, search_registry
@@ -57,8 +65,7 @@ class Registry:
             files += sorted(path.rglob("*.json")) if path.is_dir() else [path]
         engine = self._engine
         with engine.writing(collection, embed, NoProgress()) as (store, report):
-            seen_sources: set[str] = set()
-            duplicates: set[str] = set()
+            read: list[tuple[str, Parsed]] = []
             for file in files:
                 report.files_seen += 1
                 try:
@@ -66,22 +73,16 @@ class Registry:
                 except OSError as exc:
                     parsed = Parsed(errors=[f"{file}: unreadable ({exc.strerror or exc})"])
                 report.skipped.extend(SkippedFile(str(file), error) for error in parsed.errors)
-                for document in documents_of(parsed):
-                    if document.source in seen_sources:
-                        report.skipped.append(
-                            SkippedFile(str(file), f"duplicate path {document.source[len(PREFIX) :]}")
-                        )
-                        duplicates.add(document.source)
-                        continue
-                    seen_sources.add(document.source)
-                    ingest_document(store, report, document, collection, "whole", False, None)
-                for server in parsed.servers:  # tools no longer listed leave with the re-added server
-                    source = server_source(server.path)
-                    if source in duplicates:
-                        continue
-                    current = {source} | {tool_source(server.path, t.name) for t in server.tools}
-                    stale = [s for s in store.sources_under(collection, source) if s not in current]
-                    report.documents_removed += store.remove_sources(collection, stale)
+                read.append((str(file), parsed))
+            settled = settle(read)
+            report.notes.extend(settled.notes)
+            for document in documents_of(Parsed(settled.servers, settled.agents)):
+                ingest_document(store, report, document, collection, "whole", False, None)
+            for server in settled.servers:  # tools no longer listed leave with the re-added server
+                source = server_source(server.path)
+                current = {source} | {tool_source(server.path, t.name) for t in server.tools}
+                stale = [s for s in store.sources_under(collection, source) if s not in current]
+                report.documents_removed += store.remove_sources(collection, stale)
         return report
 
     def remove(self, path: str, collection: str = REGISTRY_COLLECTION) -> int:
@@ -101,10 +102,11 @@ class Registry:
         listed = []
         for _, source, title, meta in store.list_records(collection):
             if source.startswith(PREFIX) and meta.get("entity_type") in ("server", "agent"):
-                tools = meta.get("tools")
+                tools, skills = meta.get("tools"), meta.get("skills")
                 listed.append({"entity_type": meta["entity_type"], "name": title, "path": meta.get("path"),
                                "is_enabled": meta.get("is_enabled", True),
-                               "tools": len(tools) if isinstance(tools, list) else 0})  # fmt: skip
+                               "tools": len(tools) if isinstance(tools, list) else 0,
+                               "skills": len(skills) if isinstance(skills, list) else 0})  # fmt: skip
         return listed
 
     def search(

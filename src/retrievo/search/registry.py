@@ -67,6 +67,7 @@ class RegistryHit:
     chunk: Chunk
     matching_tools: list[dict[str, str]] = field(default_factory=list)
     raw: float = 0.0  # the score before clamping: orders entities the clamp leaves tied at 1.0
+    also_at: list[str] = field(default_factory=list)  # the same entity's other paths (one entry an answer)
 
 
 @dataclass
@@ -80,6 +81,21 @@ class RegistryResult:
     degraded_reason: str | None = None
     baseline_id: str | None = None  # the point in time read (see SearchResult)
     as_of: str | None = None
+
+
+def once_each(hits: list[RegistryHit], kind: str) -> list[RegistryHit]:
+    """Best first, one entry per entity: a server or agent registered at several paths under one name
+    (a card at ``/flight-booking`` and at its URL) is its best-ranked entry, the other paths in
+    ``also_at``; a tool is one per server name."""
+    kept: dict[tuple[str, ...], RegistryHit] = {}
+    for hit in hits:
+        name = str(hit.meta.get("name", "")).casefold()
+        key = (name, str(hit.meta.get("server_name", "")).casefold()) if kind == "tool" else (name,)
+        if key not in kept:
+            kept[key] = hit
+        elif kind != "tool" and (path := str(hit.meta.get("path", ""))) not in kept[key].also_at:
+            kept[key].also_at.append(path)
+    return list(kept.values())
 
 
 def search_registry(
@@ -151,9 +167,9 @@ def search_registry(
             cosines.get(chunk_id, float("nan")), boost, relevance,
         )  # fmt: skip
         groups[kind].append(RegistryHit(kind, round(relevance, 4), meta, chunk, matching, raw))
-    for hits in groups.values():
+    for kind, hits in groups.items():
         hits.sort(key=lambda h: (-h.relevance, -h.raw, str(h.meta.get("name"))))
-        del hits[limit:]
+        hits[:] = once_each(hits, kind)[:limit]
     mode = "lexical-only" if lexical else "hybrid"
     return RegistryResult(query, mode, profile, groups["server"], groups["agent"], groups["tool"],
                           reason if lexical else None)  # fmt: skip

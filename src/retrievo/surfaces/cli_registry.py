@@ -40,12 +40,14 @@ def registry_add(
     if as_json:
         click.echo(json.dumps({"added": report.documents_added, "changed": report.documents_changed,
                                "unchanged": report.documents_unchanged, "removed": report.documents_removed,
-                               "errors": [s.reason for s in report.skipped]}, indent=2))  # fmt: skip
+                               "errors": [s.reason for s in report.skipped], "notes": report.notes}, indent=2))  # fmt: skip
         return
     click.echo(
         f"{report.documents_added} added, {report.documents_changed} changed, {report.documents_unchanged} unchanged, "
         f"{report.documents_removed} removed (servers, agents and tools)"
     )
+    for note in report.notes:
+        click.echo(f"  note: {note}", err=True)
     for skipped in report.skipped:
         click.echo(f"  refused: {skipped.reason}", err=True)
 
@@ -74,8 +76,11 @@ def registry_list(db: Path | None, store: str | None, collection: str, as_json: 
         return
     for entry in entries:
         disabled = "" if entry["is_enabled"] else "  [disabled]"
+        count, word = (
+            (entry["skills"], "skill") if entry["entity_type"] == "agent" else (entry["tools"], "tool")
+        )
         click.echo(
-            f"{entry['entity_type']:6}  {entry['path']}  {entry['name']}  ({entry['tools']} tools){disabled}"
+            f"{entry['entity_type']:6}  {entry['path']}  {entry['name']}  ({count} {word}{'' if count == 1 else 's'}){disabled}"
         )
 
 

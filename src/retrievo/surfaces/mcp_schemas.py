@@ -322,6 +322,7 @@ class RegistryServerOut(BaseModel):
     matching_tools: list[MatchingTool] = Field(
         description="This server's tools that mention a query keyword."
     )
+    also_at: list[str] | None = Field(None, description="Its other paths (one entry per server).")
 
 
 class RegistryAgentOut(BaseModel):
@@ -332,6 +333,7 @@ class RegistryAgentOut(BaseModel):
     capabilities: list[str]
     skills: list[str]
     relevance_score: float
+    also_at: list[str] | None = None
 
 
 class RegistryToolOut(BaseModel):

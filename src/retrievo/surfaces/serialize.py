@@ -123,11 +123,11 @@ def registry_hit_to_dict(hit: RegistryHit) -> dict[str, Any]:
     if hit.entity_type == "server":
         tools = [{"tool_name": t["name"], "description": t["description"]} for t in hit.matching_tools]
         return {"server_name": meta.get("name"), **common, "path": meta.get("path"), "tags": meta.get("tags", []),
-                "is_enabled": meta.get("is_enabled"), "matching_tools": tools}  # fmt: skip
+                "is_enabled": meta.get("is_enabled"), "matching_tools": tools, "also_at": hit.also_at or None}  # fmt: skip
     if hit.entity_type == "agent":
         skills = [s.get("name") for s in meta.get("skills") or [] if s.get("name")]
         return {"name": meta.get("name"), **common, "path": meta.get("path"), "tags": meta.get("tags", []),
-                "capabilities": meta.get("capabilities", []), "skills": skills}  # fmt: skip
+                "capabilities": meta.get("capabilities", []), "skills": skills, "also_at": hit.also_at or None}  # fmt: skip
     return {"tool_name": meta.get("name"), **common, "server_path": meta.get("server_path"),
             "server_name": meta.get("server_name"), "inputSchema": meta.get("input_schema", {})}  # fmt: skip
 

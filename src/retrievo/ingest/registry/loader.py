@@ -7,6 +7,8 @@ name as context). Input schemas, paths and entry metadata are kept in metadata, 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
+
 from retrievo.ingest.registry.entries import Agent, Parsed, Server
 from retrievo.models import Kind, LoadedDocument, Section
 
@@ -83,3 +85,59 @@ def documents_of(parsed: Parsed) -> list[LoadedDocument]:
     documents = [d for server in parsed.servers for d in server_documents(server)]
     documents += [agent_document(agent) for agent in parsed.agents]
     return documents
+
+
+@dataclass
+class Settled:
+    """Every file's entries with one entry per path: what a registry load writes, and what it said."""
+
+    servers: list[Server] = field(default_factory=list)
+    agents: list[Agent] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # a path several files claim: what was kept
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def settle(files: list[tuple[str, Parsed]]) -> Settled:
+    """One entry per path when several files (or entries) claim it, by a rule that loses no tool: the
+    claimant with the most tools (an agent: skills) is kept, ties to the file first in path order, and
+    tools only the others list join it. Each such path gets a note naming the files."""
+    servers: dict[str, list[tuple[str, Server]]] = {}
+    agents: dict[str, list[tuple[str, Agent]]] = {}
+    for origin, parsed in sorted(files, key=lambda item: item[0]):
+        for server in parsed.servers:
+            servers.setdefault(server.path, []).append((origin, server))
+        for agent in parsed.agents:
+            agents.setdefault(agent.path, []).append((origin, agent))
+    settled = Settled()
+    for path, claims in servers.items():
+        ordered = sorted(claims, key=lambda claim: -len(claim[1].tools))  # stable: path order on ties
+        origin, kept = ordered[0]
+        names = {tool.name for tool in kept.tools}
+        joined = []
+        for _, other in ordered[1:]:
+            for tool in other.tools:
+                if tool.name not in names:
+                    names.add(tool.name)
+                    joined.append(tool)
+        settled.servers.append(replace(kept, tools=kept.tools + tuple(joined)))
+        if len(ordered) > 1:
+            also = f" and {_plural(len(joined), 'tool')} only the others list" if joined else ""
+            others = ", ".join(f"{o} ({_plural(len(s.tools), 'tool')})" for o, s in ordered[1:])
+            settled.notes.append(
+                f"server path {path} is in {len(ordered)} entries: kept {origin} "
+                f"({_plural(len(kept.tools), 'tool')}{also}); also in {others}"
+            )
+    for path, claims in agents.items():
+        ordered = sorted(claims, key=lambda claim: -len(claim[1].skills))
+        origin, agent = ordered[0]
+        settled.agents.append(agent)
+        if len(ordered) > 1:
+            others = ", ".join(f"{o} ({_plural(len(a.skills), 'skill')})" for o, a in ordered[1:])
+            settled.notes.append(
+                f"agent path {path} is in {len(ordered)} entries: kept {origin} "
+                f"({_plural(len(agent.skills), 'skill')}); also in {others}"
+            )
+    return settled
