@@ -40,7 +40,19 @@ async def _seed_tools(client: Client) -> None:
     assert {"Register", "Handle Claim"} & set(names[:3]), names
     first = found["results"][0]
     assert first["element_id"].startswith("id-") and first["revision_id"].startswith("rev_")
-    assert "baseline_id" not in first and first["as_of"] == found["as_of"]  # null fields are left out
+    # seed 000's citations: baseline_id present and null at HEAD, in the answer and in each result
+    assert found["baseline_id"] is None and first["baseline_id"] is None and first["as_of"] == found["as_of"]
+    filled = await call(client, "semanticSearch", {"query": "customer", "top_k": 10, "min_score": 0.0}, schemas)
+    assert len(filled["results"]) == 10, "relationship answers collapsing into one element do not under-fill"
+    scores = [r["score"] for r in filled["results"]]
+    assert scores == sorted(scores, reverse=True)
+    for bad, allowed in (({"layer": "bussiness"}, "application, business"),
+                         ({"element_type": "BusinesProcess"}, "BusinessProcess")):  # fmt: skip
+        refused = await client.call_tool("semanticSearch", {"query": "claim", "filters": bad})
+        text = refused.content[0].text  # type: ignore[union-attr]
+        assert refused.is_error and "is not in the indexed models; allowed:" in text and allowed in text, text
+    anycase = await call(client, "semanticSearch", {"query": "claim", "filters": {"layer": "Business"}}, schemas)
+    assert anycase["results"] and all(r["layer"] == "business" for r in anycase["results"])
     scoped = await call(
         client, "semanticSearch",
         {"query": "claim", "min_score": 0.0, "filters": {"layer": "application"}, "read_context": {"as_of": first["as_of"]}},
@@ -56,6 +68,7 @@ async def _seed_tools(client: Client) -> None:
         client, "getContext", {"query": "what handles claim registration?", "max_tokens": 600}, schemas
     )
     assert 0 < context["tokens"] <= 600 and context["context"].startswith("[1] ")
+    assert context["baseline_id"] is None and context["as_of"]
     assert any(s.get("expansion_of") is not None for s in context["sources"]), "one-hop neighbours are added"
     bare = await call(
         client,

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from retrievo.engine import Engine
 from retrievo.models import Filters, Kind
-from retrievo.search.records import element_hit, similarity_scores
+from retrievo.search.records import FACETS, element_hit, facet_values, similarity_scores
 from retrievo.surfaces.mcp_answers import document_uri
 from retrievo.surfaces.mcp_calls import search_call
 from retrievo.surfaces.mcp_schemas import (
@@ -23,10 +24,32 @@ from retrievo.surfaces.mcp_schemas import (
 from retrievo.surfaces.mcp_scope import Query, Scope, point_of
 from retrievo.surfaces.serialize import matched_via_of
 
+MAX_DEPTH = 110  # elements asked of the search for top_k 50
+
 
 def _filters(raw: RecordFilters | None) -> Filters:
     metadata = tuple((k, str(v)) for k, v in (raw.model_dump(exclude_none=True) if raw else {}).items())
     return Filters(kinds=(Kind.RECORD,), metadata=metadata)
+
+
+def checked_filters(
+    engine: Engine, collection: str | None, raw: RecordFilters | None
+) -> RecordFilters | None:
+    """``raw`` with its layer and element type as the model spells them (any case given); a value the
+    model does not have is refused with those it has, not answered with nothing."""
+    asked = {facet: getattr(raw, facet) for facet in FACETS if raw is not None and getattr(raw, facet)}
+    if raw is None or not asked:
+        return raw
+    store, name = engine.collection_store(collection)
+    known = facet_values(store, name)
+    fixed: dict[str, str] = {}
+    for facet, value in asked.items():
+        match = next((v for v in known[facet] if v.casefold() == value.casefold()), None)
+        if match is None:
+            allowed = ", ".join(known[facet]) or "none: the collection holds no model elements"
+            raise ToolError(f"filters.{facet} {value!r} is not in the indexed models; allowed: {allowed}")
+        fixed[facet] = match
+    return raw.model_copy(update=fixed)
 
 
 def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> None:
@@ -45,13 +68,17 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         filters: RecordFilters | None = None,
     ) -> SemanticSearchOutput:
         # min_score applies to the similarity score (seed 000's scale), not to the calibrated relevance
+        collection = scope.check(None)
+        filters = await search_call(checked_filters, engine, collection, filters)
+        # Asked deeper than top_k: relationship answers reaching one element collapse into it, and
+        # top_k is filled from what is left when enough pass min_score.
         result = await search_call(
-            engine.search, query, collection=scope.check(None), limit=top_k, filters=_filters(filters),
-            explain=True, **point_of(read_context),
+            engine.search, query, collection=collection, limit=min(MAX_DEPTH, 2 * top_k + 10),
+            filters=_filters(filters), explain=True, **point_of(read_context),
         )  # fmt: skip
         results = []
         for hit, score in zip(result.hits, similarity_scores(result.hits), strict=True):
-            if score < min_score:
+            if score < min_score or len(results) == top_k:
                 break
             element = element_hit(hit)
             results.append(
@@ -89,8 +116,10 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         read_context: ReadContext | None = None,
         filters: RecordFilters | None = None,
     ) -> GetContextOutput:
+        collection = scope.check(None)
+        filters = await search_call(checked_filters, engine, collection, filters)
         assembled = await search_call(
-            engine.record_context, query, collection=scope.check(None), max_tokens=max_tokens,
+            engine.record_context, query, collection=collection, max_tokens=max_tokens,
             include_relationships=include_relationships, filters=_filters(filters), **point_of(read_context),
         )  # fmt: skip
         return GetContextOutput(

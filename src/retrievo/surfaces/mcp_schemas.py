@@ -15,6 +15,14 @@ class ReadContext(BaseModel):
     as_of: str | None = Field(None, max_length=40)
 
 
+NULL_KEPT = "x-null-kept"  # an answer field sent as null rather than left out (mcp_wire.kept_nulls)
+
+
+def cited_baseline() -> Any:
+    """Seed 000's ``baseline_id`` citation: always in the answer, null at HEAD."""
+    return Field(None, description="The baseline read (null at HEAD).", json_schema_extra={NULL_KEPT: True})
+
+
 class PointFields(BaseModel):
     """Which point in time an answer was read at: cite it to get the same evidence again."""
 
@@ -262,7 +270,7 @@ class ElementResult(BaseModel):
     relevance: float = Field(description="Calibrated probability of being relevant.")
     context: str = Field(description="The contextual chunk that matched.")
     revision_id: str = Field(description="Revision of the element at query time.")
-    baseline_id: str | None = Field(description="Baseline if queried against one (null at HEAD).")
+    baseline_id: str | None = cited_baseline()
     as_of: str | None = Field(description="Effective timestamp of the result (UTC).")
     document_id: str
     uri: str
@@ -275,7 +283,7 @@ class ElementResult(BaseModel):
 class SemanticSearchOutput(BaseModel):
     query: str
     search_mode: str
-    baseline_id: str | None = Field(None, description="The baseline read (null at HEAD).")
+    baseline_id: str | None = cited_baseline()
     as_of: str | None = Field(None, description="Effective point in time (UTC).")
     cut: str | None = Field(
         default=None, description="Said when results were left out to keep the answer small."
@@ -302,7 +310,7 @@ class GetContextOutput(BaseModel):
     tokens: int
     max_tokens: int
     search_mode: str
-    baseline_id: str | None
+    baseline_id: str | None = cited_baseline()
     as_of: str | None
     sources: list[RecordSourceOut]
 

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -26,6 +27,7 @@ from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, ValidationError
 
+from retrievo.surfaces.mcp_schemas import NULL_KEPT
 from retrievo.surfaces.mcp_toolsets import Offer
 
 MAX_SHOWN_INPUT = 60
@@ -37,6 +39,27 @@ def _compact(data: Any) -> bytes:
     """Compact UTF-8 JSON (what ``json.dumps(ensure_ascii=False, separators=(",", ":"))`` writes, in
     pydantic-core's Rust: the answers are serialised on the server's event loop, under the GIL)."""
     return pydantic_core.to_json(data)
+
+
+@functools.cache
+def _null_kept(model: type[BaseModel]) -> tuple[str, ...]:
+    return tuple(
+        name
+        for name, info in model.model_fields.items()
+        if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get(NULL_KEPT)
+    )
+
+
+def kept_nulls(model: BaseModel, dumped: dict[str, Any]) -> dict[str, Any]:
+    """``dumped`` (``model`` without its null fields) with the null fields marked ``NULL_KEPT`` put
+    back, in it and in its lists of models: seed 000's citations say ``baseline_id: null`` at HEAD."""
+    for name in _null_kept(type(model)):
+        dumped.setdefault(name, None)
+    for name, value in model:
+        nested = isinstance(value, list) and value and isinstance(value[0], BaseModel)
+        if nested and name in dumped and _null_kept(type(value[0])):
+            dumped[name] = [kept_nulls(i, out) for i, out in zip(value, dumped[name], strict=True)]
+    return dumped
 
 
 def fit(name: str, result: Any, cap: int = MAX_BYTES) -> Any:
@@ -263,8 +286,8 @@ def _lean(node: Any, output: bool, naming: bool = False) -> Any:
         return [_lean(item, output) for item in node]
     if not isinstance(node, dict):
         return node
-    if naming:  # properties (or definitions): a nullable property is its type (see above)
-        return {key: _lean(_non_null(value) or value, output) for key, value in node.items()}
+    if naming:  # properties (or definitions): a nullable property is its type (see above) …
+        return {key: _named(value, output) for key, value in node.items()}
     out: dict[str, Any] = {}
     for key, value in node.items():
         if (key == "additionalProperties" and value is True) or (key == "default" and value is None):
@@ -275,6 +298,13 @@ def _lean(node: Any, output: bool, naming: bool = False) -> Any:
             continue
         out[key] = _lean(value, output, naming=key in ("properties", "$defs"))
     return out
+
+
+def _named(value: Any, output: bool) -> Any:
+    """… unless the answer sends it as null (``NULL_KEPT``): then it stays ``anyOf [type, null]``."""
+    if isinstance(value, dict) and value.get(NULL_KEPT):
+        return _lean({k: v for k, v in value.items() if k != NULL_KEPT}, output)
+    return _lean(_non_null(value) or value, output)
 
 
 Offered = tuple[tuple[int, ...], frozenset[str]]  # the registered tools' ids, the names hidden now
@@ -364,6 +394,8 @@ class RetrievoMCPServer(MCPServer):
         if type(result) is meta.output_model and isinstance(result, BaseModel) and not meta.wrap_output:
             return CallToolResult(
                 content=[],
-                structured_content=result.model_dump(mode="json", by_alias=True, exclude_none=True),
+                structured_content=kept_nulls(
+                    result, result.model_dump(mode="json", by_alias=True, exclude_none=True)
+                ),
             )
         return meta.convert_result(result)
