@@ -82,6 +82,17 @@ def test_find_symbol_and_symbol_graph_over_mcp_stdio(click_db: Path) -> None:
         assert found["total"] >= 2 and all(
             s["path"].endswith(".py") and s["line_start"] >= 1 for s in found["symbols"]
         )
+        assert found["baseline_id"] is None, "seed 000's citation: HEAD"
+        by_name = await call(client, "find_symbol", {"name": "*Parser*", "kind": "class"}, schemas)
+        assert by_name["symbols"] == found["symbols"], "seed 002's name is pattern's other name"
+        for tool, arguments in (("find_symbol", {"pattern": "Context"}), ("symbol_graph", {"symbol": "core.Command.main"}),
+                                ("locate", {"text": "options parsed"})):  # fmt: skip
+            at = await client.call_tool(tool, {**arguments, "read_context": {"baseline_id": "v1"}})
+            assert at.is_error and "HEAD" in at.content[0].text and "search with read_context" in at.content[0].text  # type: ignore[union-attr]
+            head = await client.call_tool(tool, {**arguments, "read_context": {}})
+            assert not head.is_error and (head.structured_content or {})["baseline_id"] is None
+        neither = await client.call_tool("find_symbol", {"kind": "class"})
+        assert neither.is_error and "pattern (or as name)" in neither.content[0].text  # type: ignore[union-attr]
         graph: dict[str, Any] = await call(
             client, "symbol_graph", {"symbol": "core.Command.main", "direction": "dependencies"}, schemas
         )

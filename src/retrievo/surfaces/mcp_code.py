@@ -1,4 +1,5 @@
-"""MCP tools over the code structure index: ``find_symbol`` and ``symbol_graph``."""
+"""MCP tools over the code structure index: ``find_symbol``, ``symbol_graph`` and ``locate``. They read
+HEAD only (the symbol index keeps no history): a ``read_context`` naming a point in time is refused."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import dataclasses
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from retrievo.engine import Engine
@@ -18,10 +20,11 @@ from retrievo.surfaces.mcp_schemas import (
     FindSymbolOutput,
     LocatedFile,
     LocateOutput,
+    ReadContext,
     SymbolGraphOutput,
     SymbolOut,
 )
-from retrievo.surfaces.mcp_scope import Scope
+from retrievo.surfaces.mcp_scope import Scope, head_only
 
 Collection = Annotated[str | None, Field(max_length=200)]
 
@@ -41,7 +44,10 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         description="Find functions, classes … by name or glob (`*Parser`, `core.Command.*`) with path and lines."
     )
     async def find_symbol(
-        pattern: Annotated[str, Field(min_length=1, max_length=300)],
+        pattern: Annotated[str | None, Field(min_length=1, max_length=300)] = None,
+        name: Annotated[
+            str | None, Field(min_length=1, max_length=300, description="Seed 002's name for pattern.")
+        ] = None,
         kind: Literal[
             "function", "method", "class", "interface", "struct", "enum", "type", "namespace", "impl"
         ]
@@ -49,7 +55,12 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         language: Annotated[str | None, Field(max_length=40)] = None,
         limit: Annotated[int, Field(strict=True, ge=1, le=100)] = 20,
         collection: Collection = None,
+        read_context: ReadContext | None = None,
     ) -> FindSymbolOutput:
+        head_only("find_symbol", read_context)
+        if (pattern and name and pattern != name) or not (pattern or name):
+            raise ToolError("give the symbol's name or glob as pattern (or as name), one of them")
+        pattern = str(pattern or name)
         found = await call(
             engine.find_symbol, pattern, collection=scope.check(collection), kind=kind, language=language,
             limit=limit,
@@ -67,7 +78,9 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         depth: Annotated[int, Field(strict=True, ge=1, le=MAX_DEPTH)] = 1,
         limit: Annotated[int, Field(strict=True, ge=1, le=500)] = 40,
         collection: Collection = None,
+        read_context: ReadContext | None = None,
     ) -> SymbolGraphOutput:
+        head_only("symbol_graph", read_context)
         graph = await call(
             engine.symbol_graph, symbol, collection=scope.check(collection), direction=direction, depth=depth
         )
@@ -83,7 +96,9 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         text: Annotated[str, Field(min_length=1, max_length=20_000)],
         limit: Annotated[int, Field(strict=True, ge=1, le=50)] = 5,
         collection: Collection = None,
+        read_context: ReadContext | None = None,
     ) -> LocateOutput:
+        head_only("locate", read_context)
         files = await call(engine.locate, text, collection=scope.check(collection), limit=limit)
         return LocateOutput(files=[
             LocatedFile(

@@ -213,6 +213,7 @@ class FindSymbolOutput(BaseModel):
     pattern: str
     total: int
     symbols: list[SymbolOut]
+    baseline_id: str | None = cited_baseline()
 
 
 class EdgeOut(BaseModel):
@@ -236,6 +237,7 @@ class SymbolGraphOutput(BaseModel):
     total_edges: int
     total_tests: int
     truncated: bool = Field(description="More edges or tests than listed: raise limit or narrow the symbol.")
+    baseline_id: str | None = cited_baseline()
 
 
 class LocatedFile(BaseModel):
@@ -249,6 +251,7 @@ class LocatedFile(BaseModel):
 
 class LocateOutput(BaseModel):
     files: list[LocatedFile]
+    baseline_id: str | None = cited_baseline()
 
 
 class RecordFilters(BaseModel):

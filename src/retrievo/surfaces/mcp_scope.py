@@ -73,6 +73,15 @@ def point_of(read_context: ReadContext | None) -> dict[str, str | None]:
     return {"baseline": read_context.baseline_id, "as_of": read_context.as_of}
 
 
+def head_only(tool: str, read_context: ReadContext | None) -> None:
+    """Refuse a point in time a HEAD-only tool cannot read, saying what can."""
+    if read_context is not None and (read_context.baseline_id or read_context.as_of):
+        raise ToolError(
+            f"{tool} reads the code structure as indexed now (HEAD): the symbol index keeps no history. "
+            "Leave read_context out, or use search with read_context for the code's text at that point"
+        )
+
+
 def _query(query: str) -> str:
     if not query.strip():
         raise ToolError("query is empty; pass the words or question to search for")
