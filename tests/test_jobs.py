@@ -86,7 +86,7 @@ def test_kill_9_mid_job_then_resume_loses_nothing(tmp_path: Path, embedding_serv
     assert status["documents"] == 160 and status["missing"] == 0
 
 
-def test_cancel_stops_a_running_job(tmp_path: Path, embedding_server: Any) -> None:
+def test_cancel_stops_a_running_job_which_keeps_its_vectors_and_resumes(tmp_path: Path, embedding_server: Any) -> None:
     db, docs = tmp_path / "i.db", write_notes(tmp_path / "docs", 160)
     env = stalled(embedding_server)
     job_id = json.loads(cli(db, "index", str(docs), "--background", "--json", env=env).stdout)["job_id"]
@@ -97,8 +97,17 @@ def test_cancel_stops_a_running_job(tmp_path: Path, embedding_server: Any) -> No
     wait_for(db, job_id, lambda j: beats.add(j["heartbeat_at"]) or len(beats) > 2, timeout_s=60)
     embedding_server.released.set()  # the job takes its next step and stops there
     ended = wait_for(db, job_id, lambda j: j["status"] in ("cancelled", "done", "failed"), timeout_s=60)
-    assert ended["status"] == "cancelled"
-    assert "only interrupted or failed" in cli(db, "job", "resume", job_id).stderr
+    assert ended["status"] == "cancelled" and 0 < ended["done"] < ended["total"]
+    kept = json.loads(cli(db, "status", "--json", env=env).stdout)["collections"][0]
+    assert kept["embedded"] >= ended["done"] > 0, "the vectors written before the cancel stay"
+    resumed = cli(db, "job", "resume", job_id, "--json", env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    done = wait_for(db, job_id, lambda j: j["status"] in ("done", "failed", "interrupted"))
+    assert done["status"] == "done", done
+    status = json.loads(cli(db, "status", "--json", env=env).stdout)["collections"][0]
+    assert status["documents"] == 160 and status["missing"] == 0
+    assert json.loads(cli(db, "verify", "--json", env=env).stdout)["ok"]
+    assert "only interrupted, failed or cancelled" in cli(db, "job", "resume", job_id).stderr
     assert "no job" in cli(db, "job", "job_nope").stderr
 
 

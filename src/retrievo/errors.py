@@ -75,3 +75,7 @@ class PointInTimeError(RetrievoError):
 
 class AccessDenied(RetrievoError):
     """Says no more than needed: never whether a key, collection or document exists."""
+
+
+class Cancelled(RetrievoError):
+    """Raised inside a worker when its job was asked to stop (between batches: what was done is kept)."""

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from retrievo.embed.base import Embedder
 from retrievo.engine.indexing import IndexProgress, NoProgress
 from retrievo.engine.verify import FIXABLE, VerifyReport, verify
-from retrievo.errors import ConfigError, EmbedderUnavailable, IndexLockedError, ModelMismatchError
+from retrievo.errors import Cancelled, ConfigError, EmbedderUnavailable, IndexLockedError, ModelMismatchError
 from retrievo.models import IndexReport, Kind, RegenerateReport
 from retrievo.search.coverage import unavailable_reason
 from retrievo.search.query_text import EmbedQuery
@@ -358,12 +358,22 @@ def _embed_into(
     progress.embedding_started(total)
     written_through = getattr(progress, "written_through", None)  # a job keeps where to resume
     done = 0
+    stop: list[Cancelled] = []
+
+    def embedded(count: int) -> None:
+        try:
+            progress.embedded(count)
+        except Cancelled as asked:  # a cancel stops after this batch is stored, so no vector is lost
+            stop.append(asked)
+
     for page in pages:
         for begin in range(0, len(page), EMBED_WRITE_BATCH):
             batch = page[begin : begin + EMBED_WRITE_BATCH]
-            vectors = embedder.embed_documents([text for _, text in batch], progress=progress.embedded)
+            vectors = embedder.embed_documents([text for _, text in batch], progress=embedded)
             store.put_embeddings(embedder.model_id, [key for key, _ in batch], vectors, replace=replace)
             done += len(batch)
             if written_through is not None:
                 written_through(batch[-1][0], done)
+            if stop:
+                raise stop[0]
     return done

@@ -2,10 +2,11 @@
 
 The job row lives in the index (``retrievo.store.jobs``), so any process can follow, cancel or resume
 it. The worker (`retrievo job run ID`, started detached) beats a heartbeat every second, reports
-``done``/``total`` (files, then chunks embedded) and stops between batches when asked to cancel. A
+``done``/``total`` (files, then chunks embedded) and stops between batches when asked to cancel, after
+storing the batch it was embedding (a cancelled job keeps its work and can be resumed). A
 worker that died (kill -9, a crash, a reboot) leaves its job ``running`` with a dead pid or a stale
 heartbeat: the next look at the jobs marks it ``interrupted``, and `retrievo job resume ID` starts it
-again. Indexing skips unchanged files by content hash and reuses every stored vector, so a resumed
+(or a cancelled one) again. Indexing skips unchanged files by content hash and reuses every stored vector, so a resumed
 job carries on from where the last one stopped instead of starting over.
 
 Servers sharing one PostgreSQL (``retrievo serve``, any number, on any hosts) run jobs themselves instead:
@@ -32,7 +33,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from retrievo.errors import ConfigError, RetrievoError
+from retrievo.errors import Cancelled, ConfigError, RetrievoError
 from retrievo.models import Job
 
 if TYPE_CHECKING:
@@ -58,10 +59,6 @@ def stale_before() -> str:
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-class Cancelled(RetrievoError):
-    """Raised inside a worker when its job was asked to stop."""
 
 
 def _alive(pid: int) -> bool:
@@ -215,8 +212,10 @@ class Jobs:
 
     def resume(self, job_id: str) -> Job:
         job = self.get(job_id)
-        if job.status not in ("interrupted", "failed"):
-            raise ConfigError(f"job {job_id} is {job.status}; only interrupted or failed jobs can be resumed")
+        if job.status not in ("interrupted", "failed", "cancelled"):
+            raise ConfigError(
+                f"job {job_id} is {job.status}; only interrupted, failed or cancelled jobs can be resumed"
+            )
         self._store().update_job(
             job_id, status="queued", error=None, finished_at=None, pid=None,
             owner="" if self._taker is not None else None,
