@@ -88,7 +88,8 @@ def test_find_symbol_and_symbol_graph_over_mcp_stdio(click_db: Path) -> None:
         for tool, arguments in (("find_symbol", {"pattern": "Context"}), ("symbol_graph", {"symbol": "core.Command.main"}),
                                 ("locate", {"text": "options parsed"})):  # fmt: skip
             at = await client.call_tool(tool, {**arguments, "read_context": {"baseline_id": "v1"}})
-            assert at.is_error and "HEAD" in at.content[0].text and "search with read_context" in at.content[0].text  # type: ignore[union-attr]
+            said = at.content[0].text  # type: ignore[union-attr]
+            assert at.is_error and "HEAD" in said and "search with read_context" in said
             head = await client.call_tool(tool, {**arguments, "read_context": {}})
             assert not head.is_error and (head.structured_content or {})["baseline_id"] is None
         neither = await client.call_tool("find_symbol", {"kind": "class"})

@@ -86,7 +86,9 @@ def test_kill_9_mid_job_then_resume_loses_nothing(tmp_path: Path, embedding_serv
     assert status["documents"] == 160 and status["missing"] == 0
 
 
-def test_cancel_stops_a_running_job_which_keeps_its_vectors_and_resumes(tmp_path: Path, embedding_server: Any) -> None:
+def test_cancel_stops_a_running_job_which_keeps_its_vectors_and_resumes(
+    tmp_path: Path, embedding_server: Any
+) -> None:
     db, docs = tmp_path / "i.db", write_notes(tmp_path / "docs", 160)
     env = stalled(embedding_server)
     job_id = json.loads(cli(db, "index", str(docs), "--background", "--json", env=env).stdout)["job_id"]

@@ -40,7 +40,9 @@ def library_db(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Path:
     return db
 
 
-def test_search_library_is_hybrid_listed_by_default_and_its_fields_mean_what_they_say(library_db: Path) -> None:
+def test_search_library_is_hybrid_listed_by_default_and_its_fields_mean_what_they_say(
+    library_db: Path,
+) -> None:
     today = datetime.now(UTC).date().isoformat()
 
     async def library(client: Client) -> None:
@@ -69,7 +71,9 @@ def test_search_library_is_hybrid_listed_by_default_and_its_fields_mean_what_the
         assert len(scores) == 4 and scores == sorted(scores, reverse=True)
         # date_from / date_to compare against processed_at (when indexed), as seed 003 says
         assert (await ask(query="cell", date_to="2024-12-31"))["total_results"] == 0
-        assert (await ask(query="cell", date_from=today, date_to=today))["results"][0]["filename"] == "membranes.pdf"
+        assert (await ask(query="cell", date_from=today, date_to=today))["results"][0][
+            "filename"
+        ] == "membranes.pdf"
         assert (await ask(query="cell", date_from="2099-01-01"))["total_results"] == 0
         refused = await client.call_tool("search_library", {"query": "cell", "date_from": "last week"})
         assert refused.is_error and "ISO date" in refused.content[0].text  # type: ignore[union-attr]

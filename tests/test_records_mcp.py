@@ -42,7 +42,9 @@ async def _seed_tools(client: Client) -> None:
     assert first["element_id"].startswith("id-") and first["revision_id"].startswith("rev_")
     # seed 000's citations: baseline_id present and null at HEAD, in the answer and in each result
     assert found["baseline_id"] is None and first["baseline_id"] is None and first["as_of"] == found["as_of"]
-    filled = await call(client, "semanticSearch", {"query": "customer", "top_k": 10, "min_score": 0.0}, schemas)
+    filled = await call(
+        client, "semanticSearch", {"query": "customer", "top_k": 10, "min_score": 0.0}, schemas
+    )
     assert len(filled["results"]) == 10, "relationship answers collapsing into one element do not under-fill"
     scores = [r["score"] for r in filled["results"]]
     assert scores == sorted(scores, reverse=True)
@@ -51,7 +53,9 @@ async def _seed_tools(client: Client) -> None:
         refused = await client.call_tool("semanticSearch", {"query": "claim", "filters": bad})
         text = refused.content[0].text  # type: ignore[union-attr]
         assert refused.is_error and "is not in the indexed models; allowed:" in text and allowed in text, text
-    anycase = await call(client, "semanticSearch", {"query": "claim", "filters": {"layer": "Business"}}, schemas)
+    anycase = await call(
+        client, "semanticSearch", {"query": "claim", "filters": {"layer": "Business"}}, schemas
+    )
     assert anycase["results"] and all(r["layer"] == "business" for r in anycase["results"])
     scoped = await call(
         client, "semanticSearch",

@@ -301,3 +301,21 @@ def test_embedding_work_read_a_page_at_a_time_lists_what_the_whole_list_does(mak
     missing = store.embedding_work_pages("c", model_id, only_missing=True, page=8)
     assert [key for page in missing for key, _ in page] == [key for key, _ in whole[9:]]
     assert store.count_embedding_work("c", model_id, only_missing=True) == 48
+
+
+def test_documents_are_listed_past_one_page_and_paged_on_request(
+    make_engine: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import retrievo.engine.core
+
+    monkeypatch.setattr(retrievo.engine.core, "DOCUMENTS_PAGE", 3)  # 1,000 in use: the same loop
+    engine = make_engine()
+    sources = [f"mem://n{i:02d}" for i in range(8)]
+    engine.add_documents(
+        [LoadedDocument(source=s, text=f"note {s}", title=s) for s in sources], "p", embed=False
+    )
+    assert [d.path for d in engine.documents("p")] == sources, "every document, not the first page"
+    assert [d.path for d in engine.documents("p", limit=3, offset=6)] == sources[6:]
+    assert [d.path for d in engine.documents("p", limit=4, offset=1)] == sources[1:5]
+    with pytest.raises(Exception, match="offset 0 or more"):
+        engine.documents("p", offset=-1)

@@ -65,6 +65,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+DOCUMENTS_PAGE = 1000  # documents read at a time by Engine.documents
+
+
 class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifecycle, Doors):
     def __init__(
         self,
@@ -415,8 +418,21 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
             revision = store.revision_text(document_id, at)
         return replace(revision, baseline_id=point.baseline_id, as_of=point.as_of)
 
-    def documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]:
-        return self._open_store(create=False, collection=collection).list_documents(collection, limit)
+    def documents(
+        self, collection: str | None = None, limit: int | None = None, offset: int = 0
+    ) -> list[DocumentSummary]:
+        """Current documents ordered by path: every one (read a page at a time), or ``limit`` from ``offset``."""
+        if (limit is not None and limit < 1) or offset < 0:
+            raise ConfigError("limit must be 1 or more and offset 0 or more")
+        store = self._open_store(create=False, collection=collection)
+        found: list[DocumentSummary] = []
+        while limit is None or len(found) < limit:
+            want = DOCUMENTS_PAGE if limit is None else min(DOCUMENTS_PAGE, limit - len(found))
+            page = store.list_documents(collection, want, offset + len(found))
+            found += page
+            if len(page) < want:
+                break
+        return found
 
     def chunks(self, document_id: str) -> list[Chunk]:
         """A document's current chunks, in order (DocumentNotFound for an unknown id)."""

@@ -162,9 +162,10 @@ def search_registry(
         else:
             relevance = (cosines.get(chunk_id, -1.0) + 1) / 2 + 0.1 * boost
         raw, relevance = relevance, max(0.0, min(1.0, relevance))
-        log.debug(
-            "Score for %s '%s': vector=%.4f boost=%.1f final=%.4f", kind, meta.get("name"),
-            cosines.get(chunk_id, float("nan")), boost, relevance,
+        cosine = cosines.get(chunk_id, float("nan"))
+        log.debug(  # seed 001's line for every candidate
+            "Score for '%s' (type=%s): vector=%.4f, normalized_vector=%.4f, text_boost=%.1f, boost_contrib=%.4f, "
+            "final=%.4f", meta.get("name"), kind, cosine, (cosine + 1) / 2, boost, 0.1 * boost, relevance,
         )  # fmt: skip
         groups[kind].append(RegistryHit(kind, round(relevance, 4), meta, chunk, matching, raw))
     for kind, hits in groups.items():

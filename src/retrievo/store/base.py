@@ -295,7 +295,11 @@ class Store(Protocol):
         self, chunk_ids: Sequence[int], model_id: str, dimensions: int
     ) -> npt.NDArray[np.float32]: ...
 
-    def list_documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]: ...
+    def list_documents(
+        self, collection: str | None = None, limit: int = 1000, offset: int = 0
+    ) -> list[DocumentSummary]:
+        """Current documents ordered by path (then id), ``limit`` of them from ``offset``."""
+        ...
 
     def dump(self, collection: str) -> Iterator[Record]:
         """Every row of a collection in a store-neutral shape (see ``retrievo.store.transfer``)."""

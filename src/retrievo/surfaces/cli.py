@@ -151,8 +151,9 @@ def status(db: Path | None, store: str | None, as_json: bool) -> None:
     "toolsets",
     default="auto",
     show_default=True,
-    help="Toolsets to offer, comma-separated: docs, similar, code, records, registry, admin (status, refresh, "
-    "baselines, verify, re-embed); auto = docs and the kinds indexed; all. A kind's tools appear once indexed.",
+    help="Toolsets to offer, comma-separated: docs, library, similar, code, records, registry, admin (status, "
+    "refresh, baselines, verify, re-embed); auto = all but similar and admin; all. A kind's tools appear once "
+    "indexed.",
 )
 def mcp(
     db: Path | None,

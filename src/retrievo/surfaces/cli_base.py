@@ -140,7 +140,10 @@ def _errors() -> Iterator[None]:
 
 @click.group(cls=LazyGroup)
 @click.version_option(package_name="retrievo")
-@click.option("-v", "--verbose", is_flag=True, help="Also show libraries' warnings (e.g. PDF fonts).")
+@click.option(
+    "-v", "--verbose", is_flag=True,
+    help="Also show libraries' warnings (e.g. PDF fonts) and each registry candidate's score line.",
+)  # fmt: skip
 def main(verbose: bool) -> None:
     """Hybrid (BM25 + vector) retrieval over your documents, offline by default."""
     _show_progress_messages()
@@ -149,6 +152,7 @@ def main(verbose: bool) -> None:
         handler.setFormatter(logging.Formatter("%(name)s: %(levelname)s: %(message)s"))
         logging.getLogger().addHandler(handler)
         logging.getLogger().setLevel(logging.WARNING)
+        logging.getLogger("retrievo.search.registry").setLevel(logging.DEBUG)  # seed 001's "Score for" lines
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]

@@ -46,12 +46,17 @@ def collection_rename(name: str, new_name: str, db: Path | None, store: str | No
 @main.command()
 @db_option
 @collection_option
-@click.option("--limit", "-n", type=click.IntRange(1), default=1000, show_default=True)
+@click.option("--limit", "-n", type=click.IntRange(1), help="At most this many (default: every one).")
+@click.option(
+    "--offset", type=click.IntRange(0), default=0, help="Skip this many first (with --limit: pages)."
+)
 @json_option
-def docs(db: Path | None, store: str | None, collection: str | None, limit: int, as_json: bool) -> None:
+def docs(
+    db: Path | None, store: str | None, collection: str | None, limit: int | None, offset: int, as_json: bool
+) -> None:
     """List indexed documents: id, kind, title and path (all collections unless --collection)."""
     with _errors(), _engine(db, collection, store=store, embedder="none") as engine:
-        found = engine.documents(collection, limit)
+        found = engine.documents(collection, limit, offset)
     if as_json:
         click.echo(json.dumps([dataclasses.asdict(d) for d in found], indent=2, ensure_ascii=False))
         return

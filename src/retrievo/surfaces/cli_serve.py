@@ -44,8 +44,8 @@ KEEP_ALIVE_S = 75
 @click.option(
     "--tools",
     "toolsets",
-    help="MCP toolsets, comma-separated: docs, similar, code, records, registry, admin; auto (default: docs "
-    "and the kinds indexed) or all. REST has every tool.",
+    help="MCP toolsets, comma-separated: docs, library, similar, code, records, registry, admin; auto (default: "
+    "all but similar and admin, each once its kind is indexed) or all. REST has every tool.",
 )
 def serve(
     db: Path | None,

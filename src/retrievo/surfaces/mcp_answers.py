@@ -106,7 +106,8 @@ def search_output(
                 data["embedding_status"] = hit.embedding_status
         else:
             data.update(
-                chunk_id=chunk.chunk_id, text=chunk.text, start=chunk.start, end=chunk.end, kind=str(chunk.kind),
+                chunk_id=chunk.chunk_id, chunk_index=chunk.ordinal, chunk_strategy=chunk.chunker,
+                text=chunk.text, start=chunk.start, end=chunk.end, kind=str(chunk.kind),
                 metadata=chunk.metadata or None,
                 embedding_status=hit.embedding_status,
             )  # fmt: skip

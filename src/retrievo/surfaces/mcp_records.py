@@ -76,7 +76,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
             engine.search, query, collection=collection, limit=min(MAX_DEPTH, 2 * top_k + 10),
             filters=_filters(filters), explain=True, **point_of(read_context),
         )  # fmt: skip
-        results = []
+        results: list[ElementResult] = []
         for hit, score in zip(result.hits, similarity_scores(result.hits), strict=True):
             if score < min_score or len(results) == top_k:
                 break

@@ -63,6 +63,8 @@ class SearchHit(BaseModel):
     relevance: float = Field(ge=0, le=1, description="Calibrated probability of being relevant.")
     excerpt: str | None = None
     chunk_id: int | None = None
+    chunk_index: int | None = None
+    chunk_strategy: str | None = None
     text: str | None = Field(None, description="Exactly document_text[start:end].")
     start: int | None = None
     end: int | None = None

@@ -56,8 +56,8 @@ def kept_nulls(model: BaseModel, dumped: dict[str, Any]) -> dict[str, Any]:
     for name in _null_kept(type(model)):
         dumped.setdefault(name, None)
     for name, value in model:
-        nested = isinstance(value, list) and value and isinstance(value[0], BaseModel)
-        if nested and name in dumped and _null_kept(type(value[0])):
+        first = value[0] if isinstance(value, list) and value else None
+        if isinstance(first, BaseModel) and name in dumped and _null_kept(type(first)):
             dumped[name] = [kept_nulls(i, out) for i, out in zip(value, dumped[name], strict=True)]
     return dumped
 

@@ -12,6 +12,8 @@ from retrievo.search.registry import RegistryHit, RegistryResult
 def chunk_to_dict(chunk: Chunk) -> dict[str, Any]:
     return {
         "chunk_id": chunk.chunk_id,
+        "chunk_index": chunk.ordinal,  # seed 004: its place in the document, from 0
+        "chunk_strategy": chunk.chunker,  # seed 004: the chunker that cut it
         "document_id": chunk.document_id,
         "collection": chunk.collection,
         "path": chunk.path,

@@ -130,14 +130,14 @@ def settle(files: list[tuple[str, Parsed]]) -> Settled:
                 f"server path {path} is in {len(ordered)} entries: kept {origin} "
                 f"({_plural(len(kept.tools), 'tool')}{also}); also in {others}"
             )
-    for path, claims in agents.items():
-        ordered = sorted(claims, key=lambda claim: -len(claim[1].skills))
-        origin, agent = ordered[0]
+    for path, cards in agents.items():
+        best = sorted(cards, key=lambda card: -len(card[1].skills))
+        origin, agent = best[0]
         settled.agents.append(agent)
-        if len(ordered) > 1:
-            others = ", ".join(f"{o} ({_plural(len(a.skills), 'skill')})" for o, a in ordered[1:])
+        if len(best) > 1:
+            others = ", ".join(f"{o} ({_plural(len(a.skills), 'skill')})" for o, a in best[1:])
             settled.notes.append(
-                f"agent path {path} is in {len(ordered)} entries: kept {origin} "
+                f"agent path {path} is in {len(best)} entries: kept {origin} "
                 f"({_plural(len(agent.skills), 'skill')}); also in {others}"
             )
     return settled

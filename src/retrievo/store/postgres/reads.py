@@ -85,12 +85,15 @@ class PostgresReads:
             return np.zeros((0, dimensions), dtype=np.float32)
         return np.stack([transfer.as_array(row[0]) for row in rows])
 
-    def list_documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]:
+    def list_documents(
+        self, collection: str | None = None, limit: int = 1000, offset: int = 0
+    ) -> list[DocumentSummary]:
         rows = self._rows(
             """SELECT d.id, col.name, d.source, d.title, d.kind, d.current_revision_id FROM documents d
                JOIN collections col ON col.id = d.collection_id
-               WHERE d.deleted_at IS NULL AND (%s::text IS NULL OR col.name = %s) ORDER BY d.source LIMIT %s""",
-            (collection, collection, limit),
+               WHERE d.deleted_at IS NULL AND (%s::text IS NULL OR col.name = %s)
+               ORDER BY d.source, d.id LIMIT %s OFFSET %s""",
+            (collection, collection, limit, offset),
         )
         return [DocumentSummary(r[0], r[1], r[2], r[3], Kind(r[4]), r[5]) for r in rows]
 

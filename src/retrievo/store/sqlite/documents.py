@@ -69,12 +69,14 @@ def chunk_vectors(
     return decode_vectors([row[0] for row in rows], dimensions)
 
 
-def list_documents(db: sqlite3.Connection, collection: str | None, limit: int) -> list[DocumentSummary]:
+def list_documents(
+    db: sqlite3.Connection, collection: str | None, limit: int, offset: int = 0
+) -> list[DocumentSummary]:
     where = "AND col.name = ?" if collection else ""
     rows = db.execute(
         f"""SELECT d.id, col.name, d.source, d.title, d.kind, d.current_revision_id FROM documents d
             JOIN collections col ON col.id = d.collection_id
-            WHERE d.deleted_at IS NULL {where} ORDER BY d.source LIMIT ?""",
-        [collection, limit] if collection else [limit],
+            WHERE d.deleted_at IS NULL {where} ORDER BY d.source, d.id LIMIT ? OFFSET ?""",
+        [collection, limit, offset] if collection else [limit, offset],
     ).fetchall()
     return [DocumentSummary(r[0], r[1], r[2], r[3], Kind(r[4]), r[5]) for r in rows]

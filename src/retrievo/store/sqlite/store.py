@@ -350,9 +350,11 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         with self._lock:
             return documents.chunk_vectors(self._db, chunk_ids, model_id, dimensions)
 
-    def list_documents(self, collection: str | None = None, limit: int = 1000) -> list[DocumentSummary]:
+    def list_documents(
+        self, collection: str | None = None, limit: int = 1000, offset: int = 0
+    ) -> list[DocumentSummary]:
         with self._lock:
-            return documents.list_documents(self._db, collection, limit)
+            return documents.list_documents(self._db, collection, limit, offset)
 
     # Moving between stores --------------------------------------------------------------------
 

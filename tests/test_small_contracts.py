@@ -1,0 +1,103 @@
+"""Small things a user sees (issue 47 item 7), each through the surface a user calls: seed 004's
+``chunk_index``/``chunk_strategy``, whole lines when stdout and stderr share a terminal, seed 001's
+``Score for`` line under ``-v``, and a setting given to the server through the MCP client's ``env``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from conftest import ROOT, SHARED_DATA
+from retrievo import Config, Engine
+from test_mcp import call, run_client
+
+ARCHISURANCE = SHARED_DATA / "archimate" / "opengroup-xmlexchange" / "archisurance.xml"
+REGISTRY = SHARED_DATA / "registry" / "mcp-gateway-registry" / "registry" / "servers"
+
+
+def merged(*args: str) -> str:
+    """The CLI's stdout and stderr as one terminal shows them."""
+    done = subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", *args],
+        check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout
+    return done.stdout
+
+
+def test_chunk_index_and_strategy_in_chunks_json_and_full_mcp_hits(docs_db: tuple[Path, Path]) -> None:
+    db = str(docs_db[0])
+    listed = json.loads(merged("docs", "--db", db, "--json"))
+    document = next(d for d in listed if d["path"].endswith(".md"))
+    chunks = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "retrievo.surfaces.cli", "chunks", document["document_id"], "--db", db, "--json"],
+            check=True, capture_output=True, text=True, cwd=ROOT, timeout=120,
+        ).stdout
+    )  # fmt: skip
+    assert [c["chunk_index"] for c in chunks] == list(range(len(chunks)))
+    assert all(c["chunk_strategy"] == "markdown" for c in chunks), {c["chunk_strategy"] for c in chunks}
+
+    async def full(client: Client) -> None:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        answer = await call(client, "search", {"query": "parental leave", "detail": "full"}, schemas)
+        hit = answer["results"][0]
+        assert isinstance(hit["chunk_index"], int) and hit["chunk_strategy"] == "markdown"
+
+    run_client(
+        StdioServerParameters(
+            command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", db]
+        ),
+        full,
+    )
+
+
+@pytest.mark.skipif(not ARCHISURANCE.exists(), reason="../shared/data not present")
+def test_elements_and_document_end_their_lines_before_the_summary(tmp_path: Path) -> None:
+    shutil.copy(ARCHISURANCE, tmp_path / "archisurance.xml")
+    (tmp_path / "note.md").write_text("# Note\n\nNo newline at the end of this file.")
+    db = tmp_path / "m.db"
+    with Engine(Config(db=db, embedder="none")) as engine:
+        engine.index([tmp_path / "archisurance.xml", tmp_path / "note.md"])
+        note = next(d for d in engine.documents() if d.path.endswith("note.md"))
+    lines = merged("elements", "--db", str(db), "--type", "BusinessFunction").splitlines()
+    assert lines[-1] == "6 element(s)" and all(line.startswith("id-") for line in lines[:-1]), lines
+    shown = merged("document", note.document_id, "--db", str(db)).splitlines()
+    assert shown[-2] == "No newline at the end of this file." and shown[-1].startswith("("), shown
+
+
+@pytest.mark.skipif(not REGISTRY.exists(), reason="../shared/data not present")
+def test_verbose_prints_seed_001s_score_line_for_every_candidate(tmp_path: Path) -> None:
+    db = str(tmp_path / "r.db")
+    merged("registry", "add", str(REGISTRY), "--db", db)
+    quiet = merged("registry", "search", "current time", "--db", db)
+    loud = merged("-v", "registry", "search", "current time", "--db", db)
+    assert "Score for" not in quiet
+    scored = [line for line in loud.splitlines() if "Score for '" in line]
+    assert scored and all(
+        all(
+            f"{part}=" in line
+            for part in ("vector", "normalized_vector", "text_boost", "boost_contrib", "final")
+        )
+        for line in scored
+    ), scored
+
+
+def test_a_setting_reaches_the_server_through_the_clients_env(docs_db: tuple[Path, Path]) -> None:
+    async def small(client: Client) -> None:
+        answer = await client.call_tool("search", {"query": "leave policy", "limit": 20, "detail": "full"})
+        data: dict[str, Any] = answer.structured_content or {}
+        assert not answer.is_error and data.get("cut") and len(json.dumps(data)) < 6_000, "the env's cap held"
+
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(docs_db[0])],
+        env={"RETRIEVO_MCP_MAX_BYTES": "4000"},
+    )  # fmt: skip
+    run_client(server, small)
