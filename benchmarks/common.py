@@ -115,7 +115,7 @@ class FakeEmbeddings:
     """An OpenAI-compatible ``/v1/embeddings`` server on a thread: deterministic low-rank vectors per text.
 
     It stands in for a second embedding model (a migration target) without a network or a model file;
-    ``delay_s`` slows each request (to catch a job mid-way).
+    ``delay_s`` slows each request (to catch a job mid-way); ``down`` answers every request 503.
     """
 
     def __init__(self, dims: int = 128, delay_s: float = 0.0) -> None:
@@ -124,13 +124,18 @@ class FakeEmbeddings:
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         fake = self
-        self.dims, self.delay_s, self.requests = dims, delay_s, 0
+        self.dims, self.delay_s, self.requests, self.down = dims, delay_s, 0, False
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests += 1
                 time.sleep(fake.delay_s)
+                if fake.down:
+                    self.send_response(503)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 data = [{"index": i, "embedding": fake.vector(t)} for i, t in enumerate(body["input"])]
                 raw = json.dumps({"data": data, "model": body["model"]}).encode()
                 self.send_response(200)

@@ -101,3 +101,71 @@ def test_a_setting_reaches_the_server_through_the_clients_env(docs_db: tuple[Pat
         env={"RETRIEVO_MCP_MAX_BYTES": "4000"},
     )  # fmt: skip
     run_client(server, small)
+
+
+def toy_env(server: Any) -> dict[str, str]:
+    return {
+        "RETRIEVO_EMBEDDER": "openai",
+        "RETRIEVO_EMBED_URL": server.url + "/v1",
+        "RETRIEVO_EMBED_MODEL": "toy",
+    }
+
+
+def test_retrievo_mcp_loads_the_model_at_start_not_at_the_first_search(
+    tmp_path: Path, embedding_server: Any
+) -> None:
+    """The warm-up's query reaches the model while the client has only shaken hands (issue 47 item 8)."""
+    import os
+    import time
+
+    (tmp_path / "a.md").write_text("# Pumps\n\nCooling pumps need a yearly check.\n")
+    env = toy_env(embedding_server)
+    done = subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", "index", str(tmp_path / "a.md"), "--db", str(tmp_path / "t.db")],
+        check=False, capture_output=True, text=True, cwd=ROOT, env={**os.environ, **env}, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    asked_before = len(embedding_server.requests)
+
+    async def handshake_only(client: Client) -> None:
+        await client.list_tools()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(
+            "warm up" in json.dumps(r.get("input")) for r in embedding_server.requests[asked_before:]
+        ):
+            time.sleep(0.05)
+        assert any("warm up" in json.dumps(r.get("input")) for r in embedding_server.requests[asked_before:])
+
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(tmp_path / "t.db")],
+        env={**env, "PATH": os.environ.get("PATH", "")},
+    )  # fmt: skip
+    run_client(server, handshake_only)
+
+
+def test_a_search_gives_up_on_an_unanswering_model_at_once_and_answers_by_keywords(
+    tmp_path: Path, embedding_server: Any
+) -> None:
+    """A provider answering 503: indexing retries 4 times with backoff; a search's query tries twice
+    within its budget and the answer comes by keywords (before: 4 tries, 3.5 s of backoff)."""
+    import os
+
+    from retrievo.embed.http import QUERY_BUDGET_S
+
+    env = toy_env(embedding_server)
+    (tmp_path / "a.md").write_text("# Pumps\n\nCooling pumps need a yearly check.\n")
+    indexed = subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", "index", str(tmp_path / "a.md"), "--db", str(tmp_path / "k.db")],
+        check=False, capture_output=True, text=True, cwd=ROOT, env={**os.environ, **env}, timeout=120,
+    )  # fmt: skip
+    assert indexed.returncode == 0, indexed.stderr
+    embedding_server.down = True
+    before = len(embedding_server.requests)
+    found = subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", "search", "cooling pumps", "--db", str(tmp_path / "k.db"), "--json"],
+        check=False, capture_output=True, text=True, cwd=ROOT, env={**os.environ, **env}, timeout=120,
+    )  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    answer = json.loads(found.stdout)
+    assert answer["results"] and answer["search_mode"] == "lexical-only", answer
+    assert len(embedding_server.requests) - before <= 2 and QUERY_BUDGET_S < 1.0
