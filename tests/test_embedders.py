@@ -60,7 +60,7 @@ def test_ollama_provider_uses_api_embed(embedding_server: EmbeddingServer) -> No
 def test_providers_retry_with_backoff_then_succeed(embedding_server: EmbeddingServer) -> None:
     embedding_server.fail_next = 2
     embedder = OpenAIEmbedder(embedding_server.url + "/v1", "m", retries=3, backoff_s=0.001)
-    assert embedder.embed_documents(["x"]).shape == (1, 8)
+    assert embedder.embed_batch(["x"]).shape == (1, 8)
     assert len(embedding_server.requests) == 3
     embedding_server.fail_next = 1  # a search's query: one retry within its budget
     assert embedder.embed_query("x").shape == (8,) and len(embedding_server.requests) == 5
@@ -74,7 +74,7 @@ def test_a_provider_that_stays_down_is_reported_without_leaking_the_key(
         embedding_server.url + "/v1", "m", api_key="sk-topsecret", retries=2, backoff_s=0.001
     )
     with caplog.at_level(logging.DEBUG), pytest.raises(EmbedderUnavailable, match="after 3 attempts") as info:
-        embedder.embed_documents(["x"])
+        embedder.embed_batch(["x"])
     with pytest.raises(EmbedderUnavailable, match="after 2 attempts"):  # a search gives up sooner
         embedder.embed_query("x")
     assert "sk-topsecret" not in str(info.value)
