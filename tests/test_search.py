@@ -235,7 +235,7 @@ def test_a_partly_embedded_collection_says_so(make_engine: Any, handbook: Path) 
     assert make_engine().search("parental leave").search_mode == "hybrid"
 
 
-def test_a_chunk_whose_text_and_hash_disagree_is_marked_stale(
+def test_a_chunk_whose_text_and_hash_disagree_is_marked_damaged(
     handbook: Path, minilm: Any, tmp_path: Path
 ) -> None:
     import sqlite3
@@ -250,5 +250,5 @@ def test_a_chunk_whose_text_and_hash_disagree_is_marked_stale(
         raw.execute("UPDATE chunks SET text = text || ' (edited)' WHERE id = ?", (target.chunk_id,))
     with Engine(Config(db=db), embedder=minilm) as engine:
         hits = {h.chunk.chunk_id: h for h in engine.search("corporate credit card", limit=5).hits}
-    assert hits[target.chunk_id].embedding_status == "stale"
+    assert hits[target.chunk_id].embedding_status == "damaged"  # re-read from its source, not re-embedded
     assert {h.embedding_status for i, h in hits.items() if i != target.chunk_id} == {"fresh"}

@@ -169,3 +169,38 @@ def test_a_search_gives_up_on_an_unanswering_model_at_once_and_answers_by_keywor
     answer = json.loads(found.stdout)
     assert answer["results"] and answer["search_mode"] == "lexical-only", answer
     assert len(embedding_server.requests) - before <= 2 and QUERY_BUDGET_S < 1.0
+
+
+def test_stale_through_the_cli_search_verify_and_regenerate(tmp_path: Path) -> None:
+    """One meaning of stale on the surfaces a user calls (issue 47 item 6)."""
+    import sqlite3
+
+    shutil.copytree(ROOT / "examples" / "handbook", tmp_path / "handbook")
+    db = str(tmp_path / "s.db")
+    merged("index", str(tmp_path / "handbook"), "--db", db)
+
+    def search() -> list[dict[str, Any]]:
+        out = subprocess.run(
+            [sys.executable, "-m", "retrievo.surfaces.cli", "search", "corporate credit card", "--db", db, "--json"],
+            check=True, capture_output=True, text=True, cwd=ROOT, timeout=120,
+        )  # fmt: skip
+        return list(json.loads(out.stdout)["results"])
+
+    first, other = search()[:2]
+    with sqlite3.connect(db) as raw:
+        raw.execute(
+            "UPDATE chunks SET embed_key = (SELECT embed_key FROM chunks WHERE id = ?) WHERE id = ?",
+            (other["chunk_id"], first["chunk_id"]),
+        )
+    assert {r["chunk_id"]: r["embedding_status"] for r in search()}[first["chunk_id"]] == "stale"
+    checked = json.loads(subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", "verify", "--db", db, "--json"],
+        check=False, capture_output=True, text=True, cwd=ROOT, timeout=120,
+    ).stdout)  # fmt: skip
+    assert checked["problems"]["embed_key"] == 1 and not checked["ok"]
+    redone = json.loads(subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", "regenerate", "--stale", "--db", db, "--json"],
+        check=True, capture_output=True, text=True, cwd=ROOT, timeout=120,
+    ).stdout)  # fmt: skip
+    assert redone["chunks_rekeyed"] == 1
+    assert {r["embedding_status"] for r in search()} == {"fresh"}

@@ -233,9 +233,11 @@ def test_content_kinds_and_revision_times_say_what_each_collection_holds(make_en
     assert store.revision_times([]) == {}
 
 
-def test_a_chunk_whose_revision_text_moved_under_it_is_served_stale(make_engine: Any, handbook: Path) -> None:
-    """Query-time staleness covers the revision too: text != revision[start:end] (or another source hash)
-    is `stale`, read with the chunk itself (no other query, no file read)."""
+def test_a_chunk_whose_revision_text_moved_under_it_is_served_damaged(
+    make_engine: Any, handbook: Path
+) -> None:
+    """Query-time checks cover the revision too: text != revision[start:end] (or another source hash)
+    is `damaged`, read with the chunk itself (no other query, no file read)."""
     engine = make_engine()
     engine.index([handbook])
     hit = engine.search("corporate credit card", limit=1).hits[0].chunk
@@ -259,8 +261,38 @@ def test_a_chunk_whose_revision_text_moved_under_it_is_served_stale(make_engine:
     found = {
         h.chunk.chunk_id: h.embedding_status for h in engine.search("corporate credit card", limit=5).hits
     }
-    assert found[hit.chunk_id] == "stale"
+    assert found[hit.chunk_id] == "damaged"
     assert {status for chunk_id, status in found.items() if chunk_id not in siblings} <= {"fresh"}
+
+
+def test_stale_means_one_thing_to_search_verify_and_regenerate(make_engine: Any, handbook: Path) -> None:
+    """A chunk whose vector is another text's: search serves it `stale`, verify counts it (embed_key),
+    `regenerate --stale` re-embeds exactly it, and then all three say fresh (issue 47 item 6)."""
+    engine = make_engine()
+    engine.index([handbook])
+    first, other = engine.search("corporate credit card", limit=2).hits[:2]
+    change = "UPDATE chunks SET embed_key = (SELECT embed_key FROM chunks WHERE id = %s) WHERE id = %s"
+    if engine.config.store:
+        import psycopg
+
+        with psycopg.connect(engine.config.store, autocommit=True) as raw:
+            raw.execute(change, (other.chunk.chunk_id, first.chunk.chunk_id))
+    else:
+        import sqlite3
+
+        with sqlite3.connect(engine.config.db) as raw:
+            raw.execute(change.replace("%s", "?"), (other.chunk.chunk_id, first.chunk.chunk_id))
+
+    def statuses() -> dict[int, str | None]:
+        return {
+            h.chunk.chunk_id: h.embedding_status for h in engine.search("corporate credit card", limit=5).hits
+        }
+
+    assert statuses()[first.chunk.chunk_id] == "stale"
+    assert engine.verify().problems["embed_key"] == 1
+    report = engine.regenerate(stale=True)
+    assert report.chunks_rekeyed == 1  # its own vector was still stored: re-keyed, nothing to embed again
+    assert set(statuses().values()) == {"fresh"} and engine.verify().ok
 
 
 def test_embedding_work_read_a_page_at_a_time_lists_what_the_whole_list_does(make_engine: Any) -> None:

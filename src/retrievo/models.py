@@ -139,8 +139,9 @@ class Chunk:
     title: str
     kind: Kind
     # Read with the chunk (``Store.get_chunks``): its text is no longer its revision's at its offsets, or
-    # its source hash is not its revision's; served as ``stale``.
+    # its source hash is not its revision's; served as ``damaged``.
     drifted: bool = False
+    embed_key: str = ""  # what its vector is keyed by (``Store.get_chunks``): another text's key is ``stale``
 
 
 class ArmHit(NamedTuple):
@@ -176,8 +177,10 @@ class Hit:
     score: float
     relevance: float
     explain: dict[str, ArmHit] | None = None
-    # fresh: its vector is for exactly this text; stale: the text no longer matches its stored hash;
-    # missing: no vector for the collection's model (found by keywords only). None: no semantic arm.
+    # fresh: its vector is for exactly this text; stale: its vector was made from other words (what
+    # ``regenerate --stale`` re-embeds, ``verify``'s ``embed_key``); damaged: its text no longer matches its
+    # hash or its revision (``verify``; re-read it with refresh); missing: no vector for the collection's
+    # model (found by keywords only). None: no semantic arm.
     embedding_status: str | None = None
     matched_via: MatchedVia | None = None  # set when a relationship question reached it (search/relations.py)
     why: tuple[

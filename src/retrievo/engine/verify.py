@@ -22,7 +22,8 @@ PROBLEMS = {
     "source_hash": "a revision's text does not hash to its source_hash, or a chunk's source_hash is not its revision's",
     "missing_vector": "a current chunk has no vector for the collection's model",
     "wrong_dimension": "a vector's length is not the collection's dimension",
-    "embed_key": "a current chunk's embed_key is not the hash of its text, so its vector is another text's",
+    "embed_key": "a current chunk's embed_key is not the hash of its text, so its vector is another text's "
+    "(search serves it as stale; regenerate --stale re-embeds it)",
     "side_index": "the vector side index (usearch file / pgvector column) disagrees with the vectors",
 }
 FIXABLE = ("missing_vector", "embed_key", "side_index")

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from retrievo.models import Hit, SearchMode, SearchResult
 from retrievo.store.base import CollectionInfo, Store
-from retrievo.text.hashing import sha256_text
+from retrievo.text.hashing import embedding_key, sha256_text
 
 TTL_S = 5.0
 LEXICAL_ONLY = "lexical-only"  # the search mode when the semantic arm could not run (search/hybrid.py)
@@ -87,10 +87,13 @@ class Coverage:
 
 
 def _status(store: Store, info: CollectionInfo | None, hit: Hit, complete: bool) -> str:
-    if hit.chunk.drifted or sha256_text(hit.chunk.text) != hit.chunk.chunk_hash:
+    chunk = hit.chunk
+    if chunk.drifted or sha256_text(chunk.text) != chunk.chunk_hash:
         # Never served silently: the stored text and its hash disagree, or the text is no longer its
         # revision's at its offsets, or the revision's source hash changed (`retrievo verify`).
-        return "stale"
+        return "damaged"
+    if chunk.embed_key and chunk.embed_key != embedding_key(chunk.context, chunk.text):
+        return "stale"  # its vector is another text's: `regenerate --stale` re-embeds exactly these
     if complete or info is None or info.model_id is None or info.dimensions is None:
         return "fresh" if complete else "missing"
     found = store.chunk_vectors([hit.chunk.chunk_id], info.model_id, info.dimensions)

@@ -71,7 +71,7 @@ class SearchHit(BaseModel):
     kind: str | None = None
     metadata: dict[str, Any] | None = None
     explain: dict[str, ArmScore] | None = None
-    embedding_status: Literal["fresh", "stale", "missing"] | None = None
+    embedding_status: Literal["fresh", "stale", "damaged", "missing"] | None = None
     matched_via: dict[str, Any] | None = None  # records: direct, or the relationship that reached it
     also: list[str] | None = None  # group_by file: the file's other passages
 

@@ -22,7 +22,7 @@ def chunk_from_row(row: dict[str, Any]) -> Chunk:
         start=row["start_offset"], end=row["end_offset"], line_start=row["line_start"], line_end=row["line_end"],
         chunk_hash=row["chunk_hash"], source_hash=row["source_hash"], chunker=row["chunker"],
         chunker_version=row["chunker_version"], metadata=row["metadata"], path=row["source"], title=row["title"],
-        kind=Kind(row["kind"]), drifted=bool(row.get("drifted", False)),
+        kind=Kind(row["kind"]), drifted=bool(row.get("drifted", False)), embed_key=row.get("embed_key") or "",
     )  # fmt: skip
 
 

@@ -436,6 +436,7 @@ def _chunk_from_row(row: sqlite3.Row) -> Chunk:
         title=row["title"],
         kind=Kind(row["kind"]),
         drifted=_drifted(row),
+        embed_key=(row["embed_key"] or "") if "embed_key" in row.keys() else "",  # noqa: SIM118 - a Row's `in` looks at values
     )
 
 
