@@ -12,21 +12,17 @@ from retrievo.errors import ConfigError
 from retrievo.models import Filters, Kind, SearchMode, SearchResult
 from retrievo.search.library import DocumentHit, by_document
 from retrievo.store.base import Store
+from retrievo.store.sqlite.filters import iso_bound
 
 DEPTH = 500  # passages looked at; the documents above the threshold among them make total_results
 MAX_LIMIT = 50
 
 
 def _bound(value: str | None, name: str, end_of_day: bool = False) -> datetime | None:
-    """An ISO date or time as a UTC instant (a date alone: its start, or with ``end_of_day`` its end)."""
+    """An ISO date or time (checked as every date filter is) as a UTC instant."""
     if value is None:
         return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise ConfigError(f"{name} must be an ISO date such as 2026-01-31, got {value!r}") from exc
-    if end_of_day and len(value) <= 10:
-        moment = datetime.combine(moment.date(), datetime.max.time())
+    moment = datetime.fromisoformat(iso_bound(value, name, end_of_day))
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
@@ -97,8 +93,9 @@ class LibraryQueries:
         )  # fmt: skip
         documents = [d for d in by_document(result.hits, query) if d.similarity >= min_similarity]
         store, _ = self._collection_store(collection)
-        times = store.revision_times([d.best.chunk.revision_id for d in documents])
-        if since is not None or until is not None:  # seed 003: documents processed in the range
+        dated = since is not None or until is not None  # seed 003: documents processed in the range
+        times = store.revision_times([d.best.chunk.revision_id for d in documents]) if dated else {}
+        if dated:
             documents = [d for d in documents if _within(times.get(d.best.chunk.revision_id), since, until)]
         reason = result.degraded_reason
         if result.search_mode == SearchMode.KEYWORD:
@@ -106,6 +103,8 @@ class LibraryQueries:
                 f"{reason or 'no vectors'}; similarity is the share of the query's words a document holds"
             )
         page = documents[offset : offset + limit]
+        if not dated:
+            times = store.revision_times([d.best.chunk.revision_id for d in page])
         entries = tuple(LibraryEntry(d, times.get(d.best.chunk.revision_id, "")) for d in page)
         after = offset + len(page)
         return LibraryResult(

@@ -204,10 +204,8 @@ FACETS = ("layer", "element_type")  # the record filters whose values a model de
 
 def facet_values(store: Store, collection: str) -> dict[str, list[str]]:
     """The layers and element types the collection's current elements have, sorted."""
-    found: dict[str, set[str]] = {facet: set() for facet in FACETS}
-    for _, _, _, meta in store.list_records(collection):
-        if meta.get("element_id"):
-            for facet in FACETS:
-                if meta.get(facet):
-                    found[facet].add(str(meta[facet]))
-    return {facet: sorted(values) for facet, values in found.items()}
+    rows = list_elements(store, collection)
+    return {
+        "layer": sorted({row.layer for row in rows if row.layer}),
+        "element_type": sorted({row.element_type for row in rows if row.element_type}),
+    }

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Awaitable, Callable
+from typing import Annotated, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -10,7 +11,7 @@ from pydantic import Field
 
 from retrievo.engine import Engine
 from retrievo.models import Filters, Kind
-from retrievo.search.records import FACETS, element_hit, facet_values, similarity_scores
+from retrievo.search.records import FACETS, RecordContext, element_hit, facet_values, similarity_scores
 from retrievo.surfaces.mcp_answers import document_uri
 from retrievo.surfaces.mcp_calls import search_call
 from retrievo.surfaces.mcp_schemas import (
@@ -24,6 +25,7 @@ from retrievo.surfaces.mcp_schemas import (
 from retrievo.surfaces.mcp_scope import Query, Scope, point_of
 from retrievo.surfaces.serialize import matched_via_of
 
+T = TypeVar("T")
 MAX_DEPTH = 110  # elements asked of the search for top_k 50
 
 
@@ -52,6 +54,22 @@ def checked_filters(
     return raw.model_copy(update=fixed)
 
 
+async def facet_checked(
+    engine: Engine,
+    collection: str | None,
+    filters: RecordFilters | None,
+    answer: Callable[[RecordFilters | None], Awaitable[T]],
+    empty: Callable[[T], bool],
+) -> T:
+    """``answer(filters)``; only when it is empty are the filters checked (``checked_filters`` reads
+    every element) and, spelt in another case, asked again."""
+    first = await answer(filters)
+    if filters is None or not empty(first):
+        return first
+    fixed = await search_call(checked_filters, engine, collection, filters)
+    return first if fixed == filters else await answer(fixed)
+
+
 def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> None:
     @server.tool(
         name="semanticSearch",
@@ -67,9 +85,21 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         read_context: ReadContext | None = None,
         filters: RecordFilters | None = None,
     ) -> SemanticSearchOutput:
-        # min_score applies to the similarity score (seed 000's scale), not to the calibrated relevance
         collection = scope.check(None)
-        filters = await search_call(checked_filters, engine, collection, filters)
+        return await facet_checked(
+            engine, collection, filters, lambda f: elements(query, collection, top_k, min_score, read_context, f),
+            lambda answer: not answer.results,
+        )  # fmt: skip
+
+    async def elements(
+        query: str,
+        collection: str | None,
+        top_k: int,
+        min_score: float,
+        read_context: ReadContext | None,
+        filters: RecordFilters | None,
+    ) -> SemanticSearchOutput:
+        # min_score applies to the similarity score (seed 000's scale), not to the calibrated relevance.
         # Asked deeper than top_k: relationship answers reaching one element collapse into it, and
         # top_k is filled from what is left when enough pass min_score.
         result = await search_call(
@@ -117,11 +147,14 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         filters: RecordFilters | None = None,
     ) -> GetContextOutput:
         collection = scope.check(None)
-        filters = await search_call(checked_filters, engine, collection, filters)
-        assembled = await search_call(
-            engine.record_context, query, collection=collection, max_tokens=max_tokens,
-            include_relationships=include_relationships, filters=_filters(filters), **point_of(read_context),
-        )  # fmt: skip
+
+        async def context(f: RecordFilters | None) -> RecordContext:
+            return await search_call(
+                engine.record_context, query, collection=collection, max_tokens=max_tokens,
+                include_relationships=include_relationships, filters=_filters(f), **point_of(read_context),
+            )  # fmt: skip
+
+        assembled = await facet_checked(engine, collection, filters, context, lambda found: not found.sources)
         return GetContextOutput(
             query=assembled.query, context=assembled.text, tokens=assembled.tokens, max_tokens=assembled.max_tokens,
             search_mode=assembled.search_mode, baseline_id=assembled.baseline_id, as_of=assembled.as_of,
