@@ -39,6 +39,7 @@ def test_index_search_and_status_as_json(tmp_path: Path, handbook: Path) -> None
         "fusion",  # which fusion merged the arms
         "fusion_weights",  # with --explain
         "coverage",  # the share of the collection with vectors
+        "answerability",  # the estimated probability that the collection answers (search/answer.py)
     }
     assert found["search_mode"] == "hybrid" and found["total_results"] == 3
     assert found["model_load_ms"] > 0  # loading the model is reported apart from the search

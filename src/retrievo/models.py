@@ -189,6 +189,16 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class AnswerSignals:
+    """What the arms saw, for relevance on the final order (search/answer.py): the dense arm's best cosine
+    (None: no dense arm) and the chunks the keyword arm listed."""
+
+    top_cosine: float | None
+    keyword_ids: frozenset[int]
+    keyword_ran: bool
+
+
+@dataclass(frozen=True)
 class SearchResult:
     query: str
     search_mode: str
@@ -203,6 +213,9 @@ class SearchResult:
     )
     fusion_weights: dict[str, float] | None = None  # with explain: each arm's weight for this query
     coverage: float | None = None  # share of the collection's chunks the semantic arm could see (1.0: all)
+    # The estimated probability that the collection answers the query (search/answer.py); None: not read.
+    answerability: float | None = None
+    signals: AnswerSignals | None = field(default=None, repr=False, compare=False)  # the arms' readings
 
 
 @dataclass(frozen=True)

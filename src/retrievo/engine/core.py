@@ -45,6 +45,7 @@ from retrievo.models import (
     SearchResult,
     SkippedFile,
 )
+from retrievo.search.answer import READ, settle
 from retrievo.search.code_intent import CodeQuestions
 from retrievo.search.context import AssembledContext, CodeBudget, assemble
 from retrievo.search.coverage import Coverage
@@ -327,16 +328,16 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
         wanted = [
             (r, reading) for r in self._rescorers if (reading := r.wants(query, filters, held)) is not None
         ]
-        deepen = any(reading.deepen for _, reading in wanted)
-        if deepen:  # re-scorers see a deeper answer, unthresholded; limit and min_score apply after them
-            options = replace(options, limit=max(limit, RESCORE_DEPTH), min_score=None)
+        # Re-scorers (deepen: RESCORE_DEPTH) and the relevance on the final order (search/answer.py) read the
+        # answer unthresholded; limit and min_score apply after them (relevance falls: a prefix is kept).
+        depth = RESCORE_DEPTH if any(reading.deepen for _, reading in wanted) else READ
+        options = replace(options, limit=max(limit, depth), min_score=None)
         result = run_search(store, name, query, options, embed_query, unavailable)
         dense = not unavailable and options.mode != SearchMode.KEYWORD  # keyword asked: no vectors, anywhere
         scope = Scope(store, name, point.filter_as_of, embed_query if dense else None)
         for rescorer, reading in wanted:
             result = rescorer.rescore(scope, reading, result)
-        if deepen:
-            result = cut(result, limit, min_score)
+        result = cut(settle(result), limit, min_score)
         if point.filter_as_of is None:  # at HEAD: say how much of the collection the dense arm saw
             result = self._coverage.apply(store, name, result)
         return replace(result, baseline_id=point.baseline_id, as_of=point.as_of)

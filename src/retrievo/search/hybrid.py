@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from retrievo.errors import EmbedderUnavailable
-from retrievo.models import ArmHit, Chunk, Filters, Hit, Kind, SearchMode, SearchResult
+from retrievo.models import AnswerSignals, ArmHit, Chunk, Filters, Hit, Kind, SearchMode, SearchResult
 from retrievo.search import coverage
 from retrievo.search.calibration import calibrated
 from retrievo.search.fusion import (
@@ -264,6 +264,11 @@ def _run_search(
         fusion_weights=dict(weights or dict.fromkeys(arms, 1.0))
         if options.explain and len(arms) > 1
         else None,
+        signals=AnswerSignals(
+            top_cosine=max((h.score for h in arms[SEMANTIC]), default=None) if SEMANTIC in arms else None,
+            keyword_ids=frozenset(h.chunk_id for h in arms.get(KEYWORD, ())),
+            keyword_ran=KEYWORD in arms,
+        ),
     )
 
 

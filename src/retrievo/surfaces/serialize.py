@@ -72,6 +72,8 @@ def result_to_dict(result: SearchResult) -> dict[str, Any]:
     data["baseline_id"], data["as_of"] = result.baseline_id, result.as_of
     if result.coverage is not None:
         data["coverage"] = result.coverage
+    if result.answerability is not None:
+        data["answerability"] = result.answerability
     if result.fusion is not None:
         data["fusion"] = result.fusion
     if result.fusion_weights is not None:
