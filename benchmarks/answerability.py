@@ -36,7 +36,11 @@ from retrievo.search import answer
 from retrievo.search.answer import FEATURES, NO_ANSWER, readings
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-SETS = {"scifact": ("scifact", "test"), "anthropic": ("anthropic_codebase", "test"), "cosqa": ("cosqa_dev", "dev")}
+SETS = {
+    "scifact": ("scifact", "test"),
+    "anthropic": ("anthropic_codebase", "test"),
+    "cosqa": ("cosqa_dev", "dev"),
+}
 OTHER = {"scifact": "cosqa", "anthropic": "scifact", "cosqa": "scifact"}
 PROFILE_FEATURES = {"hybrid": FEATURES, "keyword": ("word_share", "keyword_share"), "semantic": FEATURES[:2]}
 MODES = {"hybrid": "hybrid", "keyword": "keyword", "semantic": "semantic"}
@@ -120,7 +124,9 @@ def relevances(row: dict[str, Any], w: np.ndarray, features: Sequence[str]) -> l
     return [a * p for p in answer.places(row["own"])]
 
 
-def rates(rows: Sequence[dict[str, Any]], w: np.ndarray, features: Sequence[str], at: float) -> dict[str, Any]:
+def rates(
+    rows: Sequence[dict[str, Any]], w: np.ndarray, features: Sequence[str], at: float
+) -> dict[str, Any]:
     kept, refused = [], []
     for row in rows:
         values = relevances(row, w, features)
@@ -136,7 +142,9 @@ def rates(rows: Sequence[dict[str, Any]], w: np.ndarray, features: Sequence[str]
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--dbs", type=Path, required=True, help="folder of scifact.db, anthropic.db, cosqa.db")
+    parser.add_argument(
+        "--dbs", type=Path, required=True, help="folder of scifact.db, anthropic.db, cosqa.db"
+    )
     parser.add_argument("--rows", type=Path, help="reuse rows collected before (JSON)")
     parser.add_argument("--write", action="store_true", help="write src/retrievo/search/answer.json")
     parser.add_argument("--json", type=Path)
@@ -160,7 +168,9 @@ def main() -> None:
         profiles[profile] = {"features": list(features), "coef": [round(float(c), 4) for c in w[1:]],
                              "intercept": round(float(w[0]), 4), "samples": len(mine)}  # fmt: skip
         for name in SETS:
-            report["fitted"][f"{profile}/{name}"] = rates([r for r in mine if r["set"] == name], w, features, NO_ANSWER)
+            report["fitted"][f"{profile}/{name}"] = rates(
+                [r for r in mine if r["set"] == name], w, features, NO_ANSWER
+            )
     if args.write:
         answer.COEFFICIENTS.write_text(json.dumps({
             "fitted_on": "benchmarks/answerability.py: scifact, anthropic_codebase, cosqa_dev — their own questions "

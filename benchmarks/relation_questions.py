@@ -25,7 +25,7 @@ from pathlib import Path
 from retrievo.config import Config
 from retrievo.engine import Engine
 from retrievo.models import Filters, Kind
-from retrievo.search.records import similarity_scores
+from retrievo.search.records import element_scores
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "archimate"
 MODELS = {
@@ -133,9 +133,7 @@ def main() -> None:
                 per_type["all"][f"{label} top3"].append(top3)
                 if label == "after":  # semanticSearch's default min_score (0.5) on its score scale
                     kept = [
-                        n
-                        for n, score in zip(names, similarity_scores(result.hits), strict=True)
-                        if score >= 0.5
+                        n for n, score in zip(names, element_scores(result.hits), strict=True) if score >= 0.5
                     ]
                     per_type["all"]["default min_score: empty"].append(int(not kept))
                     per_type["all"]["default min_score: top3"].append(int(any(n in wanted for n in kept)))

@@ -72,7 +72,8 @@ def readings(hits: Sequence[Hit], query: str, signals: AnswerSignals) -> dict[st
     return {
         "top_cosine": signals.top_cosine or 0.0,
         "word_share": max(
-            (word_share(f"{h.chunk.title}\n{h.chunk.context}\n{h.chunk.text}", query) for h in first), default=0.0
+            (word_share(f"{h.chunk.title}\n{h.chunk.context}\n{h.chunk.text}", query) for h in first),
+            default=0.0,
         ),
         "keyword_share": sum(h.chunk.chunk_id in signals.keyword_ids for h in first) / READ,
     }

@@ -49,14 +49,17 @@ class RecordContext:
     as_of: str | None = None
 
 
-def similarity_scores(hits: Sequence[Hit]) -> list[float]:
-    """Seed 000's ``score`` for each hit (searched with ``explain``): the similarity (1 + cosine) / 2 —
-    0.5 for a cosine of 0, so ``min_score`` 0.5 leaves out only what is unrelated to the question — made
-    non-increasing down the list, so that it is in rank order and ``min_score`` keeps a prefix of it.
+def element_scores(hits: Sequence[Hit]) -> list[float]:
+    """Seed 000's ``score`` for each hit: its relevance on the final order (``search/answer.py``) — the
+    estimated probability that the model answers the question, falling down the list, so that ``min_score``
+    keeps a prefix and its default 0.5 answers ``[]`` to a question about another model (docs/records.md).
+    A relationship answer is where the re-scorer placed it."""
+    return [round(h.relevance, 4) for h in hits]
 
-    A relationship answer takes the similarity of the element it was reached from; a hit the dense arm did
-    not list takes the lowest it did list; with no dense arm (lexical-only), the calibrated relevance.
-    """
+
+def similarity_scores(hits: Sequence[Hit]) -> list[float]:
+    """The similarity (1 + cosine) / 2 made non-increasing down the list: ``score`` before issue 46, kept
+    for ``benchmarks/no_answer.py``'s before/after (a cosine of 0 is 0.5, so nearly any question passed)."""
     cosines = {
         h.chunk.chunk_id: h.explain["semantic"].score for h in hits if h.explain and "semantic" in h.explain
     }

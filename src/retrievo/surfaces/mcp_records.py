@@ -11,7 +11,7 @@ from pydantic import Field
 
 from retrievo.engine import Engine
 from retrievo.models import Filters, Kind
-from retrievo.search.records import FACETS, RecordContext, element_hit, facet_values, similarity_scores
+from retrievo.search.records import FACETS, RecordContext, element_hit, element_scores, facet_values
 from retrievo.surfaces.mcp_answers import document_uri
 from retrievo.surfaces.mcp_calls import search_call
 from retrievo.surfaces.mcp_schemas import (
@@ -99,7 +99,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         read_context: ReadContext | None,
         filters: RecordFilters | None,
     ) -> SemanticSearchOutput:
-        # min_score applies to the similarity score (seed 000's scale), not to the calibrated relevance.
+        # min_score applies to the score: the relevance on the final order (search/answer.py).
         # Asked deeper than top_k: relationship answers reaching one element collapse into it, and
         # top_k is filled from what is left when enough pass min_score.
         result = await search_call(
@@ -107,7 +107,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
             filters=_filters(filters), explain=True, **point_of(read_context),
         )  # fmt: skip
         results: list[ElementResult] = []
-        for hit, score in zip(result.hits, similarity_scores(result.hits), strict=True):
+        for hit, score in zip(result.hits, element_scores(result.hits), strict=True):
             if score < min_score or len(results) == top_k:
                 break
             element = element_hit(hit)
