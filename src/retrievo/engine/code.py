@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Callable
 
-from retrievo.errors import ConfigError
+from retrievo.errors import ConfigError, RetrievoError
 from retrievo.search.locate import FileHit, locate
 from retrievo.search.query_text import EmbedQuery
 from retrievo.search.structure import MAX_DEPTH, SymbolGraph, dependencies, dependents, one_symbol, tests_for
@@ -63,3 +63,11 @@ class CodeQueries:
         store, name = self._collection_store(collection)
         embed_query, unavailable = self._query_fn(store, name)
         return locate(store, name, text, limit, None if unavailable else embed_query)
+
+    def roots(self, collection: str | None = None) -> list[str]:
+        """The folders (and files) indexed into the collection: what paths are shown relative to."""
+        try:
+            store, name = self._collection_store(collection)
+        except RetrievoError:
+            return []
+        return store.roots(name)

@@ -100,7 +100,7 @@ def search(
             data = {**result_to_dict(result), "model_load_ms": round(load_ms, 1)}
             click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:
-            _print_result(result, explain, load_ms)
+            _print_result(result, explain, load_ms, engine.roots())
 
 
 @main.command()

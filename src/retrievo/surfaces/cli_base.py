@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # imported where used: `retrievo --version` and a one-off sea
     import rich.table
 
     from retrievo.engine import Engine
-    from retrievo.models import Filters, IndexStatus, SearchResult
+    from retrievo.models import Filters, Hit, IndexStatus, SearchResult
 
 
 def filters_from_pairs(pairs: tuple[str, ...]) -> Filters:
@@ -179,14 +179,16 @@ def _show_progress_messages() -> None:
         logger.propagate = False
 
 
-def _short_path(path: str) -> str:
-    try:
-        return str(Path(path).relative_to(Path.cwd()))
-    except ValueError:
-        return path
+def _print_result(
+    result: SearchResult, explain: bool, load_ms: float = 0.0, roots: Sequence[str] = ()
+) -> None:
+    """The answer as a table, one row per file in the answer's order (its other passages named, folded):
+    a code hit titled by its symbol with its lines numbered, paths relative to the indexed root, relevance
+    with its band (docs/search.md "Relevance")."""
+    from retrievo.search.answer import NO_ANSWER
+    from retrievo.search.grouping import FILE_PASSAGES
+    from retrievo.surfaces.present import band, label, shown_path
 
-
-def _print_result(result: SearchResult, explain: bool, load_ms: float = 0.0) -> None:
     if result.degraded_reason:
         kind = "partly semantic" if result.search_mode.endswith("-partial") else "lexical-only"
         err.print(f"[yellow]note:[/] {kind} search — {escape(result.degraded_reason)}", highlight=False)
@@ -197,8 +199,11 @@ def _print_result(result: SearchResult, explain: bool, load_ms: float = 0.0) -> 
         if result.fusion_weights
         else ""
     )
+    files: dict[str, list[Hit]] = {}
+    for hit in result.hits:
+        files.setdefault(hit.chunk.path, []).append(hit)
     table = Table(
-        title=f"{len(result.hits)} result(s) · {result.search_mode}"
+        title=f"{len(result.hits)} result(s) in {len(files)} file(s) · {result.search_mode}"
         f"{f' ({result.fusion} fusion)' if result.fusion else ''} · search {result.search_duration_ms:.1f} ms"
         f"{load}{point}{weights}"
     )
@@ -209,16 +214,43 @@ def _print_result(result: SearchResult, explain: bool, load_ms: float = 0.0) -> 
     table.add_column("text")
     if explain:
         table.add_column("arms")
-    for number, hit in enumerate(result.hits, start=1):
-        chunk = hit.chunk
-        snippet = " ".join(chunk.text.split())
-        snippet = snippet[:240] + ("…" if len(snippet) > 240 else "")
-        location = f"{_short_path(chunk.path)}:{chunk.line_start}-{chunk.line_end}"
-        # Code: the symbol says where the passage is; the full header is for search and embedding.
-        symbol = chunk.metadata.get("symbol")
-        place = f"{chunk.metadata.get('symbol_kind', '')} {symbol}".strip() if symbol else chunk.context
-        row = [str(number), f"{hit.relevance:.3f}", f"{location}\n{place}", snippet]
+    for number, (path, own) in enumerate(files.items(), start=1):
+        hit, chunk = own[0], own[0].chunk
+        where = f"[bold]{escape(label(chunk))}[/]\n{escape(shown_path(path, roots))}:{chunk.line_start}-{chunk.line_end}"
+        others = [
+            f"{label(h.chunk).split(' · ')[0]} {h.chunk.line_start}-{h.chunk.line_end}" for h in own[1:]
+        ]
+        if others:
+            shown = others[: FILE_PASSAGES - 1]
+            more = f" (+{len(others) - len(shown)})" if len(others) > len(shown) else ""
+            where += "\n[dim]also: " + escape("; ".join(shown)) + more + "[/]"
+        row: list[Any] = [str(number), f"{hit.relevance:.2f} {band(hit.relevance)}", where, _shown_text(hit)]
         if explain and hit.explain is not None:
             row.append("\n".join(f"{arm} #{a.rank} ({a.score:.3f})" for arm, a in hit.explain.items()))
         table.add_row(*row)
     out.print(table)
+    if result.hits and result.hits[0].relevance < NO_ANSWER:
+        err.print("[yellow]note:[/] nothing strong — the index may not hold the answer", highlight=False)
+
+
+CODE_LINES = 12
+
+
+def _shown_text(hit: Hit) -> Any:
+    """Code as code (its lines numbered from the file's, monospace in a terminal); prose as one line."""
+    from retrievo.models import Kind
+
+    chunk = hit.chunk
+    if chunk.kind == Kind.CODE:
+        from rich.syntax import Syntax
+
+        lines = chunk.text.rstrip("\n").split("\n")
+        code = "\n".join(lines[:CODE_LINES]) + (
+            f"\n… {len(lines) - CODE_LINES} more lines" if len(lines) > CODE_LINES else ""
+        )
+        language = str(chunk.metadata.get("language") or "text")
+        return Syntax(
+            code, language, line_numbers=True, start_line=chunk.line_start, word_wrap=True, theme="ansi_dark"
+        )
+    snippet = " ".join(chunk.text.split())
+    return escape(snippet[:240] + ("…" if len(snippet) > 240 else ""))

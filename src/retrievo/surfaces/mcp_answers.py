@@ -13,6 +13,7 @@ from retrievo.models import Hit, SearchResult
 from retrievo.search.grouping import FileGroup
 from retrievo.search.highlight import highlight
 from retrievo.surfaces.mcp_schemas import DocumentOutput, SearchHit, SearchOutput
+from retrievo.surfaces.present import label, symbol_name
 from retrievo.surfaces.serialize import explain_to_dict, matched_via_of
 
 TOOL_ROLES = {
@@ -82,6 +83,7 @@ def search_output(
     query_for_highlight: str,
     detail: str = "brief",
     files: list[FileGroup] | None = None,
+    roots: list[str] | None = None,
 ) -> SearchOutput:
     """Brief: excerpt and citation (what an agent reads first; ``uri`` is the one id a follow-up needs);
     full: exact text, offsets, chunk id and metadata, never both. Null and empty fields are left out; a
@@ -99,15 +101,15 @@ def search_output(
         }  # fmt: skip
         if row.also:
             data["also"] = [passage_label(h) for h in row.also]
-        if detail == "brief":
-            data["context"] = short_context(chunk.context)
+        if detail == "brief":  # a code hit by its symbol, not its embedding header
+            data["context"] = short_context(label(chunk))
             data["excerpt"] = highlight(chunk.text, query_for_highlight, width=BRIEF_EXCERPT)
             if hit.embedding_status not in (None, "fresh"):
                 data["embedding_status"] = hit.embedding_status
         else:
             data.update(
                 chunk_id=chunk.chunk_id, chunk_index=chunk.ordinal, chunk_strategy=chunk.chunker,
-                text=chunk.text, start=chunk.start, end=chunk.end, kind=str(chunk.kind),
+                text=chunk.text, start=chunk.start, end=chunk.end, kind=str(chunk.kind), title=label(chunk),
                 metadata=chunk.metadata or None,
                 embedding_status=hit.embedding_status,
             )  # fmt: skip
@@ -122,13 +124,14 @@ def search_output(
         baseline_id=result.baseline_id, as_of=result.as_of, fusion=result.fusion,
         fusion_weights={arm: round(w, 4) for arm, w in weights.items()} if weights else None,
         coverage=result.coverage if result.coverage is not None and result.coverage < 1 else None,
+        roots=roots or None,
     )  # fmt: skip
 
 
 def passage_label(hit: Hit) -> str:
     """A passage named in a line: its symbol or heading, and lines (``Parser.parse_args 120-160``)."""
     chunk = hit.chunk
-    name = str(chunk.metadata.get("symbol") or short_context(chunk.context) or "passage")
+    name = symbol_name(chunk) or short_context(chunk.context) or "passage"
     return f"{name} {chunk.line_start}-{chunk.line_end}"
 
 

@@ -60,7 +60,7 @@ class SearchHit(BaseModel):
     line_end: int
     context: str = Field(description="Title and heading path.")
     score: float = Field(description="What results are ordered by (the keyword score when lexical-only).")
-    relevance: float = Field(ge=0, le=1, description="Calibrated probability of being relevant.")
+    relevance: float = Field(ge=0, le=1, description="Falls down the list; < 0.4: likely no answer.")
     excerpt: str | None = None
     chunk_id: int | None = None
     chunk_index: int | None = None
@@ -69,6 +69,7 @@ class SearchHit(BaseModel):
     start: int | None = None
     end: int | None = None
     kind: str | None = None
+    title: str | None = None  # full: a code hit's symbol · kind · language (brief: in context)
     metadata: dict[str, Any] | None = None
     explain: dict[str, ArmScore] | None = None
     embedding_status: Literal["fresh", "stale", "damaged", "missing"] | None = None
@@ -86,6 +87,7 @@ class SearchOutput(PointFields):
     coverage: float | None = None
     fusion: str | None = None
     fusion_weights: dict[str, float] | None = None
+    roots: list[str] | None = None  # what was indexed: paths are shown relative to these
     results: list[SearchHit]
 
 

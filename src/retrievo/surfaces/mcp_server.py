@@ -122,11 +122,12 @@ def build_server(
                     filters=parsed, min_score=min_score, explain=explain, fusion=fusion,
                     **point_of(read_context),
                 )  # fmt: skip
+                roots = engine.roots(collection)
             if group_by == "document":  # distinct documents count against limit
                 result = replace(result, hits=tuple(first_per_document(result.hits, limit)))
-            elif group_by == "file":  # a file's score aggregates its passages; the others are named in also
-                return search_output(result, query, detail, files=by_file(result.hits, limit))
-            return search_output(result, query, detail)
+            elif group_by == "file":  # one row per file, in the answer's order; its others named in also
+                return search_output(result, query, detail, files=by_file(result.hits, limit), roots=roots)
+            return search_output(result, query, detail, roots=roots)
 
         return await search_call(answer)
 
