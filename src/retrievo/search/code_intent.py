@@ -18,6 +18,7 @@ and score as the arm ``file``; every hit says ``why``.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -25,6 +26,7 @@ from dataclasses import dataclass, replace
 from retrievo.models import ArmHit, Chunk, Filters, Hit, Kind, SearchResult
 from retrievo.search.code_files import (
     DEPTH,
+    ROLE,
     CodeQuestion,
     FileHit,
     dense_chunks,
@@ -32,17 +34,28 @@ from retrievo.search.code_files import (
     rank_files,
     read_question,
     reads_as_code_question,
+    role_of,
 )
 from retrievo.search.rescore import Scope
 
 # An issue's text (more than SHORT_WORDS words) is about files: its file evidence weighs four times a hit's own
 # score, and the best files the fused answer missed join it. A short question is about a passage: the
 # passage's own score leads, its file's evidence a quarter as much, nothing joins.
-FILE = {"issue": 4.0, "question": 0.25}
-INJECT = {"issue": 10, "question": 0}  # of the best files, those the answer missed bring their best chunk
+# A "where is / which file" question asks for a place: its file evidence weighs as much as the passage's own
+# score and the best files the answer missed join it (click: parser.py for "where are command line options
+# parsed", docs/benchmarks.md "Tokens to the answer").
+FILE = {"issue": 4.0, "question": 0.25, "where": 1.0}
+INJECT = {
+    "issue": 10,
+    "question": 0,
+    "where": 3,
+}  # of the best files, those the answer missed bring their best chunk
 REPEAT = 0.7  # the file's evidence for its second, third … hit (seed 002's repeated-file factor)
 # keyword chunks read for the files' evidence: an issue's text as deep as ``locate``; a short question less
-SEARCH_DEPTH = {"issue": DEPTH, "question": 300}
+SEARCH_DEPTH = {"issue": DEPTH, "question": 300, "where": 300}
+_WHERE = re.compile(
+    r"^\W*(where\b|which (file|module|class|function)\b|in (which|what) (file|module)\b)", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -69,7 +82,8 @@ class CodeQuestions:
         if any(h.matched_via for h in result.hits[:3]):  # a relationship question answered already
             return result
         filters = replace(reading.filters, as_of=scope.point)
-        regime = "question" if reading.question.words else "issue"
+        question = reading.question
+        regime = ("where" if _WHERE.search(question.text) else "question") if question.words else "issue"
         found = keyword_chunks(store, collection, reading.question, filters, SEARCH_DEPTH[regime])
         # the dense arm's evidence for files: an issue's (a short question's passages have it in the fused
         # score already; as a file term too, the Anthropic code set loses Pass@10 90.1 -> 89.5 %)
@@ -77,7 +91,8 @@ class CodeQuestions:
         near = dense_chunks(store, collection, reading.question, filters, embed)
         files = rank_files(store, collection, reading.question, found, near)
         read = [*found, *(pair for dense in near for pair in dense)]
-        return replace(result, hits=tuple(_ordered(result.hits, files, read, FILE[regime], INJECT[regime])))
+        ordered = _ordered(result.hits, files, read, FILE[regime], INJECT[regime], question.asked)
+        return replace(result, hits=tuple(ordered))
 
 
 def _explained(hit: Hit, file: FileHit | None, rank: int) -> dict[str, ArmHit] | None:
@@ -93,6 +108,7 @@ def _ordered(
     read: Sequence[tuple[Chunk, float]],
     weight: float,
     inject: int,
+    asked: frozenset[str] = frozenset(),
 ) -> list[Hit]:
     """Each hit scored ``ROLE × (own + FILE × its file's evidence × REPEAT^(k−1))`` (``own``: its fused score
     min-max scaled over the answer; the evidence relative to the best file's; k: the hit's place in its file),
@@ -120,7 +136,10 @@ def _ordered(
         place, file = rank_of.get(path, (len(files), None))
         evidence = (file.raw if file is not None else 0.0) / top_file
         own = (hit.score - low) / span if path in present and hit.score > low else 0.0
-        score = (own + weight * evidence * REPEAT ** seen[path]) * (file.weight if file is not None else 1.0)
+        # a file the ranking left out still weighs as its kind (docs, tests) unless the question asks for it
+        role = role_of(path)
+        kind = file.weight if file is not None else 1.0 if role in asked else ROLE[role]
+        score = (own + weight * evidence * REPEAT ** seen[path]) * kind
         seen[path] += 1
         why = (f"file {place + 1}", *file.why) if file is not None else ()
         candidates.append(

@@ -22,6 +22,10 @@ MAX_EDGES = 500
 CLASS_LIKE = frozenset({"class", "interface", "struct", "impl", "enum", "type", "namespace"})
 # The seed's weights: a symbol the query names, what it depends on, the tests that exercise it.
 DIRECT, DEPENDENCY, TEST = 1.0, 0.8, 0.7
+CONTINUED = 0.75  # a long symbol's chunks after its first, relative to its weight
+# A query that is only names (``Command.parse_args``): the named definitions' first chunks weigh this much,
+# enough that fusion puts them first (STRUCTURE_BONUS × NAMED × spread lifts any chunk above the rest).
+NAMED = 4.0
 _BACKTICKED = re.compile(r"`([^`\s]{2,200})`")
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 _CAMEL = re.compile(r"\b[A-Za-z]*[a-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b")
@@ -35,6 +39,15 @@ def query_identifiers(query: str) -> list[str]:
         for match in pattern.finditer(query):
             found.setdefault((match.group(1) if pattern is _BACKTICKED else match.group(0)).strip("()"), None)
     return list(found)[:20]
+
+
+def names_only(query: str) -> bool:
+    """Whether a query is nothing but names spelled as code (``Command.parse_args``, ``parse_args()``)."""
+    names = query_identifiers(query)
+    rest = query
+    for name in sorted(names, key=len, reverse=True):
+        rest = rest.replace(name, " ")
+    return bool(names) and not re.sub(r"[\s`().,:;]+", "", rest)
 
 
 @dataclass(frozen=True)
@@ -220,8 +233,14 @@ def structural_arm(
             for found in index.symbols_named(collection, [test.source], qualified=True):
                 weights.setdefault(found.qualified_name, (TEST, found))
     chunks = index.chunks_of_symbols([symbol for _, symbol in weights.values()])
+    # A long symbol's later chunks weigh CONTINUED as much: its name finds its head (signature, docstring) first.
+    head = NAMED if names_only(query) else DIRECT
     scored = sorted(
-        ((weight, chunk_id) for name, (weight, _) in weights.items() for chunk_id in chunks.get(name, [])),
+        (
+            ((head if weight == DIRECT else weight) if i == 0 else weight * CONTINUED, chunk_id)
+            for name, (weight, _) in weights.items()
+            for i, chunk_id in enumerate(chunks.get(name, []))
+        ),
         key=lambda pair: (-pair[0], pair[1]),
     )
     if filters != Filters():
