@@ -13,7 +13,7 @@ Tools and their defaults, asked as the tool asks the engine:
 
 The judged search sets (SciFact, the Anthropic code set, CoSQA) are reported by ``benchmarks/answerability.py``.
 
-    .venv/bin/python benchmarks/no_answer.py --scifact /tmp/ev/scifact.db --click /tmp/click.db [--json F]
+    .venv/bin/python -m benchmarks.no_answer --scifact /tmp/ev/scifact.db --click /tmp/click.db [--json F]
 """
 
 from __future__ import annotations

@@ -7,10 +7,12 @@ revision it came from, so ``revision_text[start:end]`` is the quoted text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from retrievo.models import Hit, Kind, RevisionText
+from retrievo.search.code_files import role_of
 from retrievo.store.base import Store
 
 
@@ -70,7 +72,7 @@ class _Span:
     chunk_ids: tuple[int, ...] = ()
 
 
-def _spans(store: Store, hits: tuple[Hit, ...], neighbors: int) -> list[_Span]:
+def _spans(store: Store, hits: tuple[Hit, ...], neighbors: int, tests_last: bool = True) -> list[_Span]:
     """Each hit widened by ±neighbors chunks; overlapping or adjacent spans of a revision merged."""
     by_revision: dict[str, list[_Span]] = {}
     ordered_ids: dict[str, list[int]] = {}
@@ -108,7 +110,13 @@ def _spans(store: Store, hits: tuple[Hit, ...], neighbors: int) -> list[_Span]:
         by_revision[revision_id] = [*keep, merged]
         strategy_of[id(merged)] = hit.chunk.chunker
     all_spans = [span for revision_id in order for span in by_revision[revision_id]]
-    all_spans.sort(key=lambda s: s.rank)  # best-first as the search ranked them
+    # Best-first as the search ranked them; tests after the code they test unless the question asks for tests.
+    all_spans.sort(
+        key=lambda s: (
+            tests_last and s.revision.kind == Kind.CODE and role_of(s.revision.path) == "test",
+            s.rank,
+        )
+    )
     return [_with_ids(s, ordered_ids[f"{s.revision.revision_id}|{strategy_of[id(s)]}"]) for s in all_spans]
 
 
@@ -118,19 +126,23 @@ def _with_ids(span: _Span, ids: list[int]) -> _Span:
 
 
 def _source(store: Store, span: _Span, n: int, chunk_ids: tuple[int, ...]) -> Source:
-    chunks = store.get_chunks([chunk_ids[0], chunk_ids[-1]])
-    first, last = chunks[chunk_ids[0]], chunks[chunk_ids[-1]]
-    symbol, signature = first.metadata.get("symbol"), first.metadata.get("signature")
+    core_id = span.chunk_ids[span.core - span.first] if span.chunk_ids else chunk_ids[0]
+    core_id = core_id if core_id in chunk_ids else chunk_ids[0]
+    chunks = store.get_chunks([chunk_ids[0], chunk_ids[-1], core_id])
+    first, last, core = chunks[chunk_ids[0]], chunks[chunk_ids[-1]], chunks[core_id]
+    # A block is labelled with the symbol of the passage the search found, not of its first neighbour.
+    symbol, signature = core.metadata.get("symbol"), core.metadata.get("signature")
     return Source(
         n=n, chunk_ids=chunk_ids, document_id=span.revision.document_id, path=span.revision.path,
         title=span.revision.title, start=first.start, end=last.end, line_start=first.line_start,
         line_end=last.line_end, revision_id=span.revision.revision_id, relevance=round(span.relevance, 4),
-        symbol=str(symbol) if symbol and first.kind == Kind.CODE else None,
-        signature=str(signature) if signature and first.kind == Kind.CODE else None, kind=str(first.kind),
-        chunk_type=CHUNK_TYPES[first.kind] if not (symbol and first.kind == Kind.CODE) else "symbol",
+        symbol=str(symbol) if symbol and core.kind == Kind.CODE else None,
+        signature=str(signature) if signature and core.kind == Kind.CODE else None, kind=str(first.kind),
+        chunk_type=CHUNK_TYPES[first.kind] if not (symbol and core.kind == Kind.CODE) else "symbol",
     )  # fmt: skip
 
 
+_ASKS_TESTS = re.compile(r"\btest", re.IGNORECASE)  # a question about tests keeps them where they rank
 CHUNK_TYPES = {Kind.CODE: "code", Kind.DOCUMENT: "documentation", Kind.RECORD: "record"}
 
 
@@ -155,7 +167,7 @@ def assemble(
     available = max(1, max_tokens - budget.reserved_tokens)
     seen_code_files: dict[str, int] = {}
     prose_used, prose_available = 0, int(available * budget.prose_share)
-    for span in _spans(store, hits, neighbors):
+    for span in _spans(store, hits, neighbors, tests_last=not _ASKS_TESTS.search(query)):
         is_code = span.revision.kind == Kind.CODE
         if code_budget is not None and is_code:
             repeats = seen_code_files.get(span.revision.path, 0)
