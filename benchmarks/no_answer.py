@@ -110,7 +110,7 @@ def main() -> None:
 
         def code(question: str) -> list[tuple[str, float]]:
             return [
-                (h.chunk.path.rsplit("/click/", 1)[-1], h.relevance)
+                (h.chunk.path.split("/code/click/", 1)[-1], h.relevance)
                 for h in engine.search(question, limit=10).hits
             ]
 

@@ -21,6 +21,20 @@ from serving import Server, create_key, serving
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 QUESTION = "How many weeks of parental leave?"
+INVOICE = '''"""Invoices and what is due on them."""
+
+
+class Invoice:
+    """A bill sent to a customer."""
+
+    def total(self) -> float:
+        """The amount due: the sum of the lines and their tax."""
+        return sum(line.amount * (1 + line.tax) for line in self.lines)
+
+    def overdue(self, today: str) -> bool:
+        """Whether the amount due was not paid by the due date."""
+        return self.due_date < today and not self.paid
+'''
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None,
     reason="no Chromium here and it could not be installed (apt-get install chromium); the page is untested",
@@ -50,6 +64,9 @@ def site(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[tupl
         {"id": "svc", "type": "BusinessService", "name": "Invoice Delivery Service"},
         {"id": "app", "type": "ApplicationComponent", "name": "Billing Engine"},
     ], "relationships": [{"id": "r1", "type": "Realization", "source": "app", "target": "svc"}]}))  # fmt: skip
+    # Code beside the prose: a code hit is titled by its symbol and shown as numbered lines.
+    (corpus / "billing").mkdir()
+    (corpus / "billing" / "invoice.py").write_text(INVOICE, encoding="utf-8")
     db = base / "page.db"
     with Engine(Config(db=db, collection="handbook"), embedder=minilm) as engine:
         engine.index([corpus])
@@ -220,4 +237,44 @@ def test_hostile_document_text_is_shown_never_run(site: tuple[Server, str, list[
     page.wait_for_selector("mark#hit")
     assert "<script>" in (page.locator("#doc").text_content() or "")
     assert page.title() != "pwned" and page.locator("#doc img, #results img, #doc script").count() == 0
+    page.close()
+
+
+def test_code_hits_read_as_code_grouped_by_file_with_bands(
+    site: tuple[Server, str, list[str]], browser: Any
+) -> None:
+    server, token, _ = site
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(server.url + "/")
+    page.fill("#key", token)
+    page.press("#key", "Tab")
+    search(page, "invoice amount due total")
+    hits = page.locator("#results li.hit")
+    code = page.locator("#results li.code-hit").first
+    title = code.locator("h2").inner_text()
+    assert title.startswith("Invoice.") and title.endswith(" · method · python")  # the symbol, not the header
+    assert "Language:" not in page.inner_text("#results")
+    citation = code.locator("a.cite").inner_text()
+    assert citation.startswith("billing/invoice.py:")  # relative to the indexed root
+    numbers = code.locator("pre.code .no").all_inner_texts()
+    assert numbers and numbers == [
+        str(int(numbers[0]) + i) for i in range(len(numbers))
+    ]  # its own line numbers
+    assert (
+        page.evaluate("getComputedStyle(document.querySelector('pre.code')).fontFamily").find("monospace")
+        >= 0
+    )
+    # One row per file: the file's other passages are folded under it, never a second row.
+    paths = [c.split(":")[0] for c in page.locator("#results a.cite").all_inner_texts()]
+    assert len(paths) == len(set(paths)) == hits.count()
+    assert code.locator("details.also summary").inner_text().endswith("more in this file")
+    # Relevance as a band a person reads, falling down the list.
+    bands = page.locator("#results .relevance").all_inner_texts()
+    assert all(b.split(" · ")[0] in {"strong", "possible", "weak"} for b in bands)
+    values = [float(b.rsplit(" ", 1)[1]) for b in bands]
+    assert values == sorted(values, reverse=True)
+    shot(page, "search-page-code.png")
+    # A question the index cannot answer says so.
+    search(page, "xqzv wlmrt plokj")
+    assert "nothing strong" in page.inner_text("#state") or page.locator("#results li.hit").count() == 0
     page.close()

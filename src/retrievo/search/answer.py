@@ -101,8 +101,10 @@ def places(own: Sequence[float]) -> list[float]:
 def settle(result: SearchResult) -> SearchResult:
     """The answer with relevance on its final order (``A × place``), strictly falling down the list."""
     signals = result.signals
-    if signals is None or not result.hits:
+    if signals is None:
         return result
+    if not result.hits:  # nothing found: the collection does not answer
+        return replace(result, answerability=0.0)
     hits = result.hits
     a = answerability(hits, result.query, signals)
     settled: list[Hit] = []

@@ -1,12 +1,14 @@
 """Registry search (seed 001): candidates from both arms, scored by the seed's profile, grouped per type.
 
-The ``seed`` profile (default): relevance = clamp((cos + 1) / 2 + 0.1 × boost, 0, 1), where the boost
+The ``seed`` profile (default): relevance = (cos + 1) / 2 + 0.1 × boost, where the boost
 adds, per query keyword, +5 if it is in the entity's path, +3 in its name, +2 in its description, +1.5 in
 a tag and +1 for each of a server's tools that mentions it. Keywords: word characters only, stop-words
 and words under 3 characters dropped. Candidates: the vector arm's top k = max(3 × limit, 50) merged with
 the keyword arm's (an entity found by both is scored once). Every candidate is scored before the
 top-``limit``-per-type cut. Without the model (lexical-only): relevance = boost / 12.5, said in
 ``search_mode``. The ``hybrid`` profile ranks by retrievo's own fusion instead (docs/benchmarks.md).
+Above ``SOFT`` the score is bent below 1 instead of clamped (``capped``): strictly increasing, so two
+entities with strong boosts keep their order and never tie at 1.0 (issue 46).
 """
 
 from __future__ import annotations
@@ -34,6 +36,16 @@ STOPWORDS = frozenset(
 BOOSTS = {"path": 5.0, "name": 3.0, "description": 2.0, "tag": 1.5, "tool": 1.0}
 LEXICAL_DIVISOR = 12.5
 
+
+
+SOFT, BEND = 0.9, 1.0  # scores above SOFT approach 1 over about BEND
+
+
+def capped(score: float) -> float:
+    """``score`` on [0, 1): itself up to ``SOFT``, then bent towards 1 (1 − 0.1·e^−(score − SOFT)/BEND)."""
+    if score <= SOFT:
+        return max(0.0, score)
+    return 1.0 - (1.0 - SOFT) * float(np.exp(-(score - SOFT) / BEND))
 
 def keywords(query: str) -> list[str]:
     words = re.findall(r"[^\W_]+", query.lower())
@@ -161,7 +173,7 @@ def search_registry(
             relevance = ranked.get(chunk_id, 0.0)
         else:
             relevance = (cosines.get(chunk_id, -1.0) + 1) / 2 + 0.1 * boost
-        raw, relevance = relevance, max(0.0, min(1.0, relevance))
+        raw, relevance = relevance, capped(relevance)
         cosine = cosines.get(chunk_id, float("nan"))
         log.debug(  # seed 001's line for every candidate
             "Score for '%s' (type=%s): vector=%.4f, normalized_vector=%.4f, text_boost=%.1f, boost_contrib=%.4f, "
@@ -169,7 +181,7 @@ def search_registry(
         )  # fmt: skip
         groups[kind].append(RegistryHit(kind, round(relevance, 4), meta, chunk, matching, raw))
     for kind, hits in groups.items():
-        hits.sort(key=lambda h: (-h.relevance, -h.raw, str(h.meta.get("name"))))
+        hits.sort(key=lambda h: (-h.raw, str(h.meta.get("name"))))
         hits[:] = once_each(hits, kind)[:limit]
     mode = "lexical-only" if lexical else "hybrid"
     return RegistryResult(query, mode, profile, groups["server"], groups["agent"], groups["tool"],
