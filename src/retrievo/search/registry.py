@@ -37,7 +37,6 @@ BOOSTS = {"path": 5.0, "name": 3.0, "description": 2.0, "tag": 1.5, "tool": 1.0}
 LEXICAL_DIVISOR = 12.5
 
 
-
 SOFT, BEND = 0.9, 1.0  # scores above SOFT approach 1 over about BEND
 
 
@@ -46,6 +45,7 @@ def capped(score: float) -> float:
     if score <= SOFT:
         return max(0.0, score)
     return 1.0 - (1.0 - SOFT) * float(np.exp(-(score - SOFT) / BEND))
+
 
 def keywords(query: str) -> list[str]:
     words = re.findall(r"[^\W_]+", query.lower())
