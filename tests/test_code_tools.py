@@ -161,3 +161,23 @@ def test_code_questions_get_code_in_their_context(tmp_path: Path) -> None:
             assert sum(s.token_count for s in assembled.sources) <= assembled.tokens
             files = [s.path for s in code]
             assert all(files.count(path) <= 3 for path in files), "0.7 a repeat under a 0.3 floor"
+
+
+def test_short_code_questions_through_search_and_get_context(click_db: Path) -> None:
+    """Issue 46 on click: parser.py near the top for a where-question, a name finds its definition's head,
+    get_context labels each block with its own symbol and puts the implementation before the tests."""
+    with Engine(Config(db=click_db, embedder="none")) as engine:
+        found = engine.search("where are command line options parsed", limit=3)
+        assert "src/click/parser.py" in [h.chunk.path.split("/click/", 1)[1] for h in found.hits]
+        head = engine.search("Command.parse_args", limit=3).hits[0].chunk
+        assert head.metadata["symbol"] == "core.Command.parse_args"
+        assert head.text.lstrip().startswith("def parse_args")  # the definition's first chunk, not its tail
+        context = engine.context("how does click parse command line options?", max_tokens=2000)
+        roles = ["test" if "/tests/" in s.path else "code" for s in context.sources if s.kind == "code"]
+        assert roles and roles == sorted(roles)  # code first, tests after
+        blocks = context.text.split("\n\n")
+        for source in context.sources:
+            if source.symbol:  # the labelled symbol is defined in the block it labels
+                name = source.symbol.rsplit(".", 1)[-1]
+                block = next(b for b in blocks if f"[{source.n}]" in b)
+                assert name in block, (source.symbol, block[:200])
