@@ -110,13 +110,14 @@ def _spans(store: Store, hits: tuple[Hit, ...], neighbors: int, tests_last: bool
         by_revision[revision_id] = [*keep, merged]
         strategy_of[id(merged)] = hit.chunk.chunker
     all_spans = [span for revision_id in order for span in by_revision[revision_id]]
-    # Best-first as the search ranked them; tests after the code they test unless the question asks for tests.
-    all_spans.sort(
-        key=lambda s: (
-            tests_last and s.revision.kind == Kind.CODE and role_of(s.revision.path) == "test",
-            s.rank,
+    all_spans.sort(key=lambda s: s.rank)  # best-first as the search ranked them
+    if tests_last:  # the code blocks' places go to the implementation first, then its tests; prose stays put
+        slots = [i for i, s in enumerate(all_spans) if s.revision.kind == Kind.CODE]
+        code = sorted(
+            (all_spans[i] for i in slots), key=lambda s: (role_of(s.revision.path) == "test", s.rank)
         )
-    )
+        for i, span in zip(slots, code, strict=True):
+            all_spans[i] = span
     return [_with_ids(s, ordered_ids[f"{s.revision.revision_id}|{strategy_of[id(s)]}"]) for s in all_spans]
 
 
