@@ -22,14 +22,12 @@ the list it never rises. A threshold keeps a prefix of the list; at ``NO_ANSWER`
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from functools import cache
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from retrievo.models import AnswerSignals, Hit, SearchResult
+from retrievo.search.calibration import models  # the same logistic model and file shape
 from retrievo.search.highlight import word_share
 
 COEFFICIENTS = Path(__file__).with_name("answer.json")
@@ -39,26 +37,6 @@ STEP = 0.01  # and one per cent less for each place down
 NO_ANSWER = 0.4  # documented --min-score for "no answer"; bands: strong ≥ 0.7, possible ≥ 0.4, weak below
 STRONG = 0.7
 FEATURES = ("top_cosine", "word_share", "keyword_share")
-
-
-@dataclass(frozen=True)
-class Profile:
-    features: tuple[str, ...]
-    coef: tuple[float, ...]
-    intercept: float
-
-    def probability(self, values: Mapping[str, float]) -> float:
-        z = self.intercept + sum(w * values[name] for name, w in zip(self.features, self.coef, strict=True))
-        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
-
-
-@cache
-def profiles(path: Path = COEFFICIENTS) -> dict[str, Profile]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return {
-        name: Profile(tuple(entry["features"]), tuple(entry["coef"]), float(entry["intercept"]))
-        for name, entry in data["profiles"].items()
-    }
 
 
 def band(relevance: float) -> str:
@@ -83,7 +61,7 @@ def answerability(hits: Sequence[Hit], query: str, signals: AnswerSignals) -> fl
     profile = "hybrid" if signals.top_cosine is not None and signals.keyword_ran else (
         "semantic" if signals.top_cosine is not None else "keyword"
     )  # fmt: skip
-    return profiles()[profile].probability(readings(hits, query, signals))
+    return models(COEFFICIENTS)[profile].probability(readings(hits, query, signals))
 
 
 def places(own: Sequence[float]) -> list[float]:
