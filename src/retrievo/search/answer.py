@@ -3,12 +3,15 @@
 A hit's relevance is read in two parts, both on [0, 1]:
 
 - **answerability** ``A``: the estimated probability that the collection answers the question at all, from
-  three readings of the answer's first ``READ`` hits that mean the same on every collection — the dense
-  arm's best cosine, the largest share of the query's words one hit holds, and the share of the hits the
-  keyword arm found too. A logistic model (``answer.json``), fitted on judged questions and on questions
-  the collection cannot answer (gibberish, another domain's questions), chosen leave-one-dataset-out
-  (``benchmarks/answerability.py``; docs/benchmarks.md "No answer"). One profile per set of arms that
-  ran: ``hybrid``, ``keyword`` (also lexical-only), ``semantic``.
+  readings of the answer's first ``READ`` hits that mean the same on every collection — the dense arm's
+  best cosine, the largest share of the query's words one hit holds, the share of the hits the keyword
+  arm found too, and whether none of the query's words appears in any of them (``no_words``: a string of
+  random letters can sit close to code in the embedding, never in its words). A logistic model
+  (``answer.json``), fitted on judged questions and on questions the collection cannot answer (gibberish,
+  another domain's questions), a wrongly refused answer weighing three times a wrongly kept non-answer
+  (the goals are 95 % kept, 90 % refused), chosen leave-one-dataset-out (``benchmarks/answerability.py``;
+  docs/benchmarks.md "No answer"). One profile per set of arms that ran: ``hybrid``, ``keyword`` (also
+  lexical-only), ``semantic``.
 - **place**: each hit's own calibrated probability of being relevant (``calibration.py``, its arms'
   evidence), as the best of its own and every hit's below it (the ranker put it above them), relative to
   the first hit's, mixed with a floor: ``FLOOR + (1 − FLOOR) × own / first``; then ``STEP`` less for each
@@ -36,7 +39,7 @@ FLOOR = 0.7  # the least share of the first hit's relevance a hit keeps for its 
 STEP = 0.01  # and one per cent less for each place down
 NO_ANSWER = 0.4  # documented --min-score for "no answer"; bands: strong ≥ 0.7, possible ≥ 0.4, weak below
 STRONG = 0.7
-FEATURES = ("top_cosine", "word_share", "keyword_share")
+FEATURES = ("top_cosine", "word_share", "keyword_share", "no_words")
 
 
 def band(relevance: float) -> str:
@@ -45,15 +48,15 @@ def band(relevance: float) -> str:
 
 
 def readings(hits: Sequence[Hit], query: str, signals: AnswerSignals) -> dict[str, float]:
-    """The answerability's three readings of an answer's first ``READ`` hits."""
-    first = hits[:READ]
+    """The answerability's readings of an answer's first ``READ`` hits (``FEATURES``)."""
+    texts = [f"{h.chunk.title}\n{h.chunk.context}\n{h.chunk.text}" for h in hits[:READ]]
+    # A query of common words only ("how do I do it") has no words to miss: no_words stays 0 for it.
+    has_words = word_share(query, query) > 0
     return {
         "top_cosine": signals.top_cosine or 0.0,
-        "word_share": max(
-            (word_share(f"{h.chunk.title}\n{h.chunk.context}\n{h.chunk.text}", query) for h in first),
-            default=0.0,
-        ),
-        "keyword_share": sum(h.chunk.chunk_id in signals.keyword_ids for h in first) / READ,
+        "word_share": max((word_share(text, query) for text in texts), default=0.0),
+        "keyword_share": sum(h.chunk.chunk_id in signals.keyword_ids for h in hits[:READ]) / READ,
+        "no_words": float(has_words and word_share("\n".join(texts), query) == 0.0),
     }
 
 
