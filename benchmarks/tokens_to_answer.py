@@ -6,7 +6,10 @@ for this benchmark: the file that implements the answer). For each tool, what it
 and counted in the bundled model's tokens; recall at B = the share of questions whose first gold file
 appears within B tokens:
 
-- ``search`` (limit 20): each hit's path line and text;
+- ``search`` (limit 20): each hit as the MCP tool returns it by default (``detail: brief``: path, lines,
+  symbol, relevance, a 120-character excerpt), one JSON object per hit;
+- ``search, group_by file``: the same, one row per file (``group_by: file``: its other passages named);
+- ``search, full text`` (limit 20): each hit's path line and whole text (``detail: full``, or the CLI);
 - ``locate`` (limit 10): each file's line as the MCP tool returns it (path, role, why, symbols);
 - ``get_context``: asked with ``max_tokens`` = B, a hit when a gold file is among its sources;
 - ``BM25 files``: BM25 (k1 1.2, b 0.75) over whole files, each file read whole (an agent that greps and
@@ -28,6 +31,9 @@ from typing import Any
 
 from retrievo import Config, Engine
 from retrievo.embed.tokens import TokenCounter
+from retrievo.search import grouping
+from retrievo.surfaces.mcp_answers import search_output
+from retrievo.surfaces.mcp_scope import MAX_LIMIT
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CLICK = DATA / "code" / "click"
@@ -67,7 +73,16 @@ def relative(path: str, root: Path) -> str:
         return path
 
 
-def search_reader(engine: Engine, question: str, root: Path) -> list[tuple[str, int]]:
+def brief_reader(engine: Engine, question: str, root: Path, by_file: bool = False) -> list[tuple[str, int]]:
+    result = engine.search(question, limit=MAX_LIMIT if by_file else 20)
+    output = search_output(
+        result, question, "brief", files=grouping.by_file(result.hits, 20) if by_file else None
+    )
+    return [(relative(hit.path, root), tokens.count(hit.model_dump_json(exclude_none=True)))
+            for hit in output.results]  # fmt: skip
+
+
+def full_reader(engine: Engine, question: str, root: Path) -> list[tuple[str, int]]:
     return [(relative(h.chunk.path, root),
              tokens.count(f"{h.chunk.path}:{h.chunk.line_start}-{h.chunk.line_end}\n{h.chunk.text}"))
             for h in engine.search(question, limit=20).hits]  # fmt: skip
@@ -133,10 +148,13 @@ def score(
 ) -> dict[str, list[list[bool]]]:
     bm25 = FilesBM25(root)
     out: dict[str, list[list[bool]]] = {
-        name: [] for name in ("search", "locate", "get_context", "BM25 files")
-    }
+        name: [] for name in ("search", "search, group_by file", "search, full text", "locate", "get_context",
+                              "BM25 files")
+    }  # fmt: skip
     readers: dict[str, Callable[[str], list[tuple[str, int]]]] = {
-        "search": lambda q: search_reader(engine, q, root),
+        "search": lambda q: brief_reader(engine, q, root),
+        "search, group_by file": lambda q: brief_reader(engine, q, root, by_file=True),
+        "search, full text": lambda q: full_reader(engine, q, root),
         "locate": lambda q: locate_reader(engine, q, root),
         "BM25 files": bm25.read,
     }
@@ -155,7 +173,7 @@ def table(label: str, results: dict[str, list[list[bool]]]) -> dict[str, Any]:
     for tool, per_question in results.items():
         rows[tool] = {str(b): round(sum(q[i] for q in per_question) / max(1, len(per_question)), 3)
                       for i, b in enumerate(BUDGETS)}  # fmt: skip
-        print(f"{label:10} {tool:12} " + "  ".join(f"{b:>5}: {v:.2f}" for b, v in rows[tool].items()))
+        print(f"{label:11} {tool:22} " + "  ".join(f"{b:>5}: {v:.2f}" for b, v in rows[tool].items()))
     return rows
 
 
