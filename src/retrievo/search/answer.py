@@ -31,7 +31,7 @@ from pathlib import Path
 
 from retrievo.models import AnswerSignals, Hit, SearchResult
 from retrievo.search.calibration import models  # the same logistic model and file shape
-from retrievo.search.highlight import word_share
+from retrievo.search.highlight import query_words, words_in
 
 COEFFICIENTS = Path(__file__).with_name("answer.json")
 READ = 10  # hits read for the answerability (a search reads at least this many before cutting)
@@ -49,14 +49,14 @@ def band(relevance: float) -> str:
 
 def readings(hits: Sequence[Hit], query: str, signals: AnswerSignals) -> dict[str, float]:
     """The answerability's readings of an answer's first ``READ`` hits (``FEATURES``)."""
-    texts = [f"{h.chunk.title}\n{h.chunk.context}\n{h.chunk.text}" for h in hits[:READ]]
-    # A query of common words only ("how do I do it") has no words to miss: no_words stays 0 for it.
-    has_words = word_share(query, query) > 0
+    stems = query_words(query)
+    found = [words_in(f"{h.chunk.title}\n{h.chunk.context}\n{h.chunk.text}", stems) for h in hits[:READ]]
     return {
         "top_cosine": signals.top_cosine or 0.0,
-        "word_share": max((word_share(text, query) for text in texts), default=0.0),
+        "word_share": max((len(f) / len(stems) for f in found), default=0.0) if stems else 0.0,
         "keyword_share": sum(h.chunk.chunk_id in signals.keyword_ids for h in hits[:READ]) / READ,
-        "no_words": float(has_words and word_share("\n".join(texts), query) == 0.0),
+        # a query of common words only ("how do I do it") has no words to miss: no_words stays 0 for it
+        "no_words": float(bool(stems) and not frozenset().union(*found)),
     }
 
 

@@ -45,11 +45,8 @@ from retrievo.search.rescore import Scope
 # score and the best files the answer missed join it (click: parser.py for "where are command line options
 # parsed", docs/benchmarks.md "Tokens to the answer").
 FILE = {"issue": 4.0, "question": 0.25, "where": 1.0}
-INJECT = {
-    "issue": 10,
-    "question": 0,
-    "where": 3,
-}  # of the best files, those the answer missed bring their best chunk
+# of the best files, those the answer missed bring their best chunk
+INJECT = {"issue": 10, "question": 0, "where": 3}
 REPEAT = 0.7  # the file's evidence for its second, third … hit (seed 002's repeated-file factor)
 # keyword chunks read for the files' evidence: an issue's text as deep as ``locate``; a short question less
 SEARCH_DEPTH = {"issue": DEPTH, "question": 300, "where": 300}

@@ -50,23 +50,28 @@ def _words_starting_with(text: str, stems: frozenset[str]) -> Iterator[re.Match[
             yield word
 
 
-def _query_stems(query: str) -> frozenset[str]:
+def query_words(query: str) -> frozenset[str]:
+    """The query's words as matched: common ones left out, crudely stemmed."""
     return frozenset(_stem(w) for w in _WORD.findall(query.lower()) if w not in _COMMON)
+
+
+def words_in(text: str, stems: frozenset[str]) -> frozenset[str]:
+    """Which of ``stems`` (``query_words``) ``text`` holds as words."""
+    return frozenset(
+        stem for m in _words_starting_with(text, stems) if (stem := _stem(m.group().lower())) in stems
+    )
 
 
 def word_share(text: str, query: str) -> float:
     """The share of the query's words (common ones left out, crudely stemmed as when marking) that
     ``text`` holds as words: 1.0 when every one appears, 0.0 for none (or a query of common words)."""
-    stems = _query_stems(query)
-    if not stems:
-        return 0.0
-    found = {stem for m in _words_starting_with(text, stems) if (stem := _stem(m.group().lower())) in stems}
-    return len(found) / len(stems)
+    stems = query_words(query)
+    return len(words_in(text, stems)) / len(stems) if stems else 0.0
 
 
 def highlight(text: str, query: str, width: int = 320, marker: str = "**") -> str:
     """A window of about ``width`` characters around the first match, matched words wrapped in ``marker``."""
-    stems = _query_stems(query)
+    stems = query_words(query)
     spans: list[tuple[int, int]] = []
     if stems:
         protected = [m.span() for m in _PROTECTED.finditer(text)]

@@ -78,7 +78,7 @@ class RegistryHit:
     meta: dict[str, Any]
     chunk: Chunk
     matching_tools: list[dict[str, str]] = field(default_factory=list)
-    raw: float = 0.0  # the score before clamping: orders entities the clamp leaves tied at 1.0
+    raw: float = 0.0  # the score before ``capped``: the order (capped rounds strong boosts close together)
     also_at: list[str] = field(default_factory=list)  # the same entity's other paths (one entry an answer)
 
 
