@@ -14,6 +14,6 @@ def on_config(config: Any) -> Any:
     from retrievo.surfaces.cli import LAZY_COMMANDS, main
 
     for module in sorted(set(LAZY_COMMANDS.values())):
-        importlib.import_module(f"retrievo.surfaces.{module}")
+        importlib.import_module(f"retrievo.surfaces.cli.{module}")
     main.commands = dict(sorted(main.commands.items()))
     return config

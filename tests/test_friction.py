@@ -454,7 +454,7 @@ def test_words_are_true_license_is_spdx_and_scores_are_described_as_they_are() -
     root = Path(__file__).parent.parent
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     assert isinstance(project["license"], str)  # the SPDX form: no setuptools deprecation warning
-    from retrievo.surfaces.mcp_schemas import SearchHit
+    from retrievo.surfaces.mcp.schemas import SearchHit
 
     score = SearchHit.model_fields["score"].description or ""
     assert "ordered by" in score and "keyword score" in score and "Reciprocal Rank Fusion score." not in score

@@ -147,6 +147,73 @@ def test_modules_stay_under_five_hundred_lines() -> None:
     assert long == {}
 
 
+# The surfaces' sub-floors: each surface is a package of its own; one may start another only through that
+# package's door (its ``__init__``), and only downward: the CLI launches the MCP server and the HTTP app,
+# the HTTP app mounts the MCP server, the MCP server starts nothing. What all three share (access, filters,
+# presentation, serialisation) sits in ``surfaces/`` itself and imports no surface.
+SURFACE_DOORS: dict[str, frozenset[str]] = {
+    "cli": frozenset({"mcp", "http"}),
+    "http": frozenset({"mcp"}),
+    "mcp": frozenset(),
+}
+SHARED_BY_SURFACES = frozenset({"__init__", "access", "filters", "present", "serialize"})
+
+
+def surface_problems(
+    graph: dict[str, set[str]],
+    root: str = "retrievo.surfaces",
+    doors: dict[str, frozenset[str]] = SURFACE_DOORS,
+) -> list[str]:
+    found = []
+    for module, targets in sorted(graph.items()):
+        if not module.startswith(root + "."):
+            continue
+        own = module[len(root) + 1 :].split(".")[0]
+        for target in sorted(targets):
+            if not target.startswith(root + "."):
+                continue
+            theirs = target[len(root) + 1 :].split(".")[0]
+            if theirs == own or theirs not in doors:
+                continue
+            if own not in doors:
+                found.append(f"{module}, shared by the surfaces, imports the {theirs} surface ({target})")
+            elif theirs not in doors[own]:
+                found.append(f"{module} imports the {theirs} surface ({target}), which {own} may not start")
+            elif target != f"{root}.{theirs}":
+                found.append(f"{module} reaches into {target}: import it from {root}.{theirs}, its door")
+    return found
+
+
+def test_each_surface_is_a_package_that_others_enter_only_by_its_door() -> None:
+    assert surface_problems(import_graph(ROOT / "src", "retrievo")) == []
+    surfaces = ROOT / "src" / "retrievo" / "surfaces"
+    assert {path.stem for path in surfaces.glob("*.py")} == SHARED_BY_SURFACES
+    assert {path.name for path in surfaces.iterdir() if (path / "__init__.py").is_file()} == set(
+        SURFACE_DOORS
+    )
+
+
+def test_the_surface_check_fails_on_a_reach_inside_an_upward_start_and_a_shared_helper_that_starts_one(
+    tmp_path: Path,
+) -> None:
+    toy = _package(tmp_path, {
+        "__init__.py": "",
+        "surfaces/__init__.py": "",
+        "surfaces/shared.py": "from toy.surfaces.cli import app\n",
+        "surfaces/cli/__init__.py": "", "surfaces/cli/app.py": "from toy.surfaces.mcp import serve\n",
+        "surfaces/cli/run.py": "from toy.surfaces.mcp.server import serve\nfrom toy.surfaces.cli import app\n",
+        "surfaces/mcp/__init__.py": "from toy.surfaces.mcp.server import serve\n",
+        "surfaces/mcp/server.py": "from toy.surfaces import shared\nfrom toy.surfaces.http import app\n",
+        "surfaces/http/__init__.py": "", "surfaces/http/app.py": "from toy.surfaces.mcp import serve\n",
+    })  # fmt: skip
+    found = surface_problems(import_graph(toy, "toy"), "toy.surfaces", SURFACE_DOORS)
+    assert found == [
+        "toy.surfaces.cli.run reaches into toy.surfaces.mcp.server: import it from toy.surfaces.mcp, its door",
+        "toy.surfaces.mcp.server imports the http surface (toy.surfaces.http.app), which mcp may not start",
+        "toy.surfaces.shared, shared by the surfaces, imports the cli surface (toy.surfaces.cli.app)",
+    ]
+
+
 def _package(tmp_path: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         path = tmp_path / "toy" / name

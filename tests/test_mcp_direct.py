@@ -23,7 +23,7 @@ from retrievo.surfaces.access import KeyRing
 from retrievo.surfaces.http import mcp_direct
 from retrievo.surfaces.http import settings as serve_settings
 from retrievo.surfaces.http.app import build_app
-from retrievo.surfaces.mcp_wire import RetrievoMCPServer
+from retrievo.surfaces.mcp.wire import RetrievoMCPServer
 
 VERSION = "2026-07-28"
 META = {

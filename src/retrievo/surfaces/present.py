@@ -7,10 +7,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path, PurePath
 
-from retrievo.models import Chunk, Kind
+from retrievo.models import Chunk, Hit, Kind
 from retrievo.search.answer import band
 
-__all__ = ["band", "label", "shown_path", "symbol_name"]
+__all__ = ["band", "label", "passage_label", "short_context", "shown_path", "symbol_name"]
+
+BRIEF_CONTEXT = 80  # characters of heading path in a brief hit
+
+
+def short_context(context: str, width: int = BRIEF_CONTEXT) -> str:
+    """A heading path cut for a brief hit: the title and the nearest heading, within ``width``."""
+    if len(context) <= width:
+        return context
+    parts = context.split(" > ")
+    if len(parts) > 2:
+        context = f"{parts[0]} > … > {parts[-1]}"
+    return context if len(context) <= width else context[: width - 1].rstrip() + "…"
 
 
 def symbol_name(chunk: Chunk) -> str | None:
@@ -54,3 +66,10 @@ def shown_path(path: str, roots: Sequence[str]) -> str:
     if str(best) == path:  # a file indexed alone is its own root
         return best.name
     return f"{best.name}/{inside}" if len(roots) > 1 else inside
+
+
+def passage_label(hit: Hit) -> str:
+    """A passage named in a line: its symbol or heading, and lines (``Parser.parse_args 120-160``)."""
+    chunk = hit.chunk
+    name = symbol_name(chunk) or short_context(chunk.context) or "passage"
+    return f"{name} {chunk.line_start}-{chunk.line_end}"

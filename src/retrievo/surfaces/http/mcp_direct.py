@@ -44,7 +44,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
-from retrievo.surfaces.mcp_wire import Offered, registered
+from retrievo.surfaces.mcp import Offered, registered
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 _VERSION = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")

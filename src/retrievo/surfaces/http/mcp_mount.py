@@ -22,7 +22,7 @@ from retrievo.surfaces.access import Principal
 from retrievo.surfaces.http import mcp_direct
 from retrievo.surfaces.http.mcp_direct import DirectCalls
 from retrievo.surfaces.http.settings import ServeSettings, is_loopback
-from retrievo.surfaces.mcp_server import build_server
+from retrievo.surfaces.mcp import build_server
 
 Rights = tuple[frozenset[str] | None, bool]
 

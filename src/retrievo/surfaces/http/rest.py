@@ -26,8 +26,7 @@ from retrievo.errors import (
 )
 from retrievo.surfaces.access import Principal
 from retrievo.surfaces.http.mcp_mount import McpServers, rights_of
-from retrievo.surfaces.mcp_scope import NoSuchCollection, NotServed
-from retrievo.surfaces.mcp_wire import without_titles
+from retrievo.surfaces.mcp import NoSuchCollection, NotServed, without_titles
 
 log = logging.getLogger("retrievo.http")
 

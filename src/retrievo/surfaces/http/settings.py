@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from retrievo.errors import ConfigError
-from retrievo.surfaces.mcp_toolsets import parse_toolsets
+from retrievo.surfaces.mcp import parse_toolsets
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -28,7 +28,7 @@ class ServeSettings:
     burst: float = 100.0  # requests a key may make at once
     log_queries: bool = False  # request logs never carry query text unless this is set
     max_body_bytes: int = 1_000_000
-    tools: tuple[str, ...] = ("auto",)  # MCP toolsets (surfaces/mcp_toolsets.py); REST has every tool
+    tools: tuple[str, ...] = ("auto",)  # MCP toolsets (surfaces/mcp/toolsets.py); REST has every tool
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def check(self) -> ServeSettings:

@@ -11,17 +11,9 @@ from rich.markup import escape
 
 from retrievo.models import Kind, RegenerateReport
 from retrievo.operations.jobs import Jobs
-from retrievo.surfaces.cli_base import (
-    _engine,
-    _errors,
-    collection_option,
-    db_option,
-    err,
-    json_option,
-    main,
-    out,
-)
-from retrievo.surfaces.cli_index import _print_job, _progress
+from retrievo.surfaces.cli.app import main
+from retrievo.surfaces.cli.base import _engine, _errors, collection_option, db_option, err, json_option, out
+from retrievo.surfaces.cli.index import _print_job, _progress
 
 
 @main.command()

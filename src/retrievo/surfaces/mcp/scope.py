@@ -16,7 +16,7 @@ from pydantic import Field
 from retrievo.errors import ConfigError
 from retrievo.models import Filters
 from retrievo.surfaces.filters import filters_from_mapping
-from retrievo.surfaces.mcp_schemas import ReadContext, SearchFilters
+from retrievo.surfaces.mcp.schemas import ReadContext, SearchFilters
 
 MAX_QUERY = 10_000
 

@@ -14,7 +14,8 @@ from rich.table import Table
 from retrievo.errors import ConfigError
 from retrievo.models import Job
 from retrievo.operations.jobs import ENDED, Jobs
-from retrievo.surfaces.cli_base import _engine, _errors, db_option, err, json_option, main, out
+from retrievo.surfaces.cli.app import main
+from retrievo.surfaces.cli.base import _engine, _errors, db_option, err, json_option, out
 
 FOLLOW_EVERY_S = 1.0
 

@@ -12,9 +12,9 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.models import Filters, Kind
 from retrievo.search.records import FACETS, RecordContext, element_hit, element_scores, facet_values
-from retrievo.surfaces.mcp_answers import document_uri
-from retrievo.surfaces.mcp_calls import search_call
-from retrievo.surfaces.mcp_schemas import (
+from retrievo.surfaces.mcp.answers import document_uri
+from retrievo.surfaces.mcp.calls import search_call
+from retrievo.surfaces.mcp.schemas import (
     ElementResult,
     GetContextOutput,
     ReadContext,
@@ -22,7 +22,7 @@ from retrievo.surfaces.mcp_schemas import (
     RecordSourceOut,
     SemanticSearchOutput,
 )
-from retrievo.surfaces.mcp_scope import Query, Scope, point_of
+from retrievo.surfaces.mcp.scope import Query, Scope, point_of
 from retrievo.surfaces.serialize import matched_via_of
 
 T = TypeVar("T")

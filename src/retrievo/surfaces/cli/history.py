@@ -10,13 +10,13 @@ import click
 from rich.table import Table
 
 from retrievo.models import Baseline
-from retrievo.surfaces.cli_base import (
+from retrievo.surfaces.cli.app import main
+from retrievo.surfaces.cli.base import (
     _engine,
     _errors,
     collection_option,
     db_option,
     json_option,
-    main,
     out,
     point_options,
 )

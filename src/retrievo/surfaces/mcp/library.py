@@ -15,10 +15,10 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.engine.library import LibraryResult
 from retrievo.search.highlight import highlight
-from retrievo.surfaces.mcp_answers import BRIEF_EXCERPT, document_uri
-from retrievo.surfaces.mcp_calls import search_call
-from retrievo.surfaces.mcp_schemas import LibraryDocument, LibraryOutput, ReadContext
-from retrievo.surfaces.mcp_scope import Query, Scope, point_of
+from retrievo.surfaces.mcp.answers import BRIEF_EXCERPT, document_uri
+from retrievo.surfaces.mcp.calls import search_call
+from retrievo.surfaces.mcp.schemas import LibraryDocument, LibraryOutput, ReadContext
+from retrievo.surfaces.mcp.scope import Query, Scope, point_of
 
 MAX_OFFSET = 10_000
 MARKDOWN = frozenset({".md", ".markdown"})  # a file that is its own Markdown (seed 003's markdown_path)

@@ -1,4 +1,5 @@
-"""`retrievo serve` (REST + MCP over HTTP + the search page, behind API keys) and `retrievo keys`."""
+"""The servers: `retrievo mcp` (an MCP server over stdio or HTTP), `retrievo serve` (REST + MCP over HTTP + the
+search page, behind API keys) and `retrievo keys`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import click
 from rich.table import Table
 
 from retrievo.surfaces.access import SCOPES, KeyRing
-from retrievo.surfaces.cli_base import _engine, _errors, db_option, err, json_option, main, out
+from retrievo.surfaces.cli.app import main
+from retrievo.surfaces.cli.base import _engine, _errors, db_option, err, json_option, out
 
 KEEP_ALIVE_S = 75
 
@@ -69,8 +71,7 @@ def serve(
     page at /. Every request needs `Authorization: Bearer KEY` (see `retrievo keys create`)."""
     import uvicorn
 
-    from retrievo.surfaces.http import settings as serve_settings
-    from retrievo.surfaces.http.app import build_app, configure_logging
+    from retrievo.surfaces.http import build_app, configure_logging, load_settings
 
     overrides = {
         "host": host, "port": port, "workers": workers, "no_auth": no_auth, "rate": rate, "burst": burst,
@@ -78,7 +79,7 @@ def serve(
         "allow_refresh": False if no_refresh else None, "tools": toolsets,
     }  # fmt: skip
     with _errors():
-        settings = serve_settings.load(config_file, overrides)
+        settings = load_settings(config_file, overrides)
         db = db or (Path(settings.extra["db"]) if "db" in settings.extra else None)
         store = store or settings.extra.get("store")
         read_stores = read_stores or tuple(settings.extra.get("read_store", ()))
@@ -121,7 +122,7 @@ def serve(
             environ[f"RETRIEVO_SERVE_{field.name.upper()}"] = text
     os.environ.update({k: v for k, v in environ.items() if v is not None})
     uvicorn.run(
-        "retrievo.surfaces.http.app:from_environment", factory=True, workers=settings.workers,
+        "retrievo.surfaces.http:from_environment", factory=True, workers=settings.workers,
         **common,  # type: ignore[arg-type]
     )  # fmt: skip
 
@@ -183,3 +184,71 @@ def keys_revoke(key: str, db: Path | None, store: str | None) -> None:
     with _errors(), _engine(db, None, store=store, embedder="none") as engine:
         revoked = KeyRing(engine.open_store).revoke(key)
     click.echo(f"revoked key {revoked.key_id} ({revoked.name})")
+
+
+@main.command()
+@db_option
+@click.option(
+    "--collection",
+    "-c",
+    "collections",
+    multiple=True,
+    help="Serve only this collection (repeat for several; default: all). The first is the default one.",
+)
+@click.option(
+    "--no-refresh", is_flag=True, help="Leave out the refresh_index tool: clients cannot trigger indexing."
+)
+@click.option(
+    "--watch",
+    "watch_paths",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Index this path and keep it current while serving (repeatable).",
+)
+@click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="HTTP port.")
+@click.option(
+    "--tools",
+    "toolsets",
+    default="auto",
+    show_default=True,
+    help="Toolsets to offer, comma-separated: docs, library, similar, code, records, registry, admin (status, "
+    "refresh, baselines, verify, re-embed); auto = all but similar and admin; all. A kind's tools appear once "
+    "indexed.",
+)
+def mcp(
+    db: Path | None,
+    store: str | None,
+    collections: tuple[str, ...],
+    no_refresh: bool,
+    watch_paths: tuple[Path, ...],
+    http: bool,
+    host: str,
+    port: int,
+    toolsets: str,
+) -> None:
+    """Serve the index to MCP clients (stdio by default; --http for streamable HTTP at /mcp).
+
+    Clients read only what was indexed, only in the collections served; refresh_index re-reads
+    only indexed folders (or is left out with --no-refresh).
+    """
+    from retrievo.surfaces.mcp import parse_toolsets, serve
+
+    with _errors():
+        picked = parse_toolsets(toolsets)
+        engine = _engine(db, collections[0] if collections else None, store=store)
+        if watch_paths:
+            from retrievo.operations.watch import Watcher
+
+            engine.index(list(watch_paths))
+            Watcher(engine, watch_paths).start()
+        serve(
+            engine,
+            http=http,
+            host=host,
+            port=port,
+            collections=collections or None,
+            allow_refresh=not no_refresh,
+            toolsets=picked,
+        )

@@ -11,7 +11,8 @@ import click
 
 from retrievo.config import Config
 from retrievo.errors import ConfigError
-from retrievo.surfaces.cli_base import _errors, json_option, main, out
+from retrievo.surfaces.cli.app import main
+from retrievo.surfaces.cli.base import _errors, json_option, out
 
 
 @main.command()

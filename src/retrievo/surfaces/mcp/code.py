@@ -13,9 +13,9 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.search.structure import MAX_DEPTH, GraphEdge
 from retrievo.store.code_index import SymbolHit
-from retrievo.surfaces.mcp_answers import document_uri
-from retrievo.surfaces.mcp_calls import call
-from retrievo.surfaces.mcp_schemas import (
+from retrievo.surfaces.mcp.answers import document_uri
+from retrievo.surfaces.mcp.calls import call
+from retrievo.surfaces.mcp.schemas import (
     EdgeOut,
     FindSymbolOutput,
     LocatedFile,
@@ -24,7 +24,7 @@ from retrievo.surfaces.mcp_schemas import (
     SymbolGraphOutput,
     SymbolOut,
 )
-from retrievo.surfaces.mcp_scope import Scope, head_only
+from retrievo.surfaces.mcp.scope import Scope, head_only
 
 Collection = Annotated[str | None, Field(max_length=200)]
 

@@ -9,11 +9,11 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from retrievo.models import Hit, SearchResult
+from retrievo.models import SearchResult
 from retrievo.search.grouping import FileGroup
 from retrievo.search.highlight import highlight
-from retrievo.surfaces.mcp_schemas import DocumentOutput, SearchHit, SearchOutput
-from retrievo.surfaces.present import label, symbol_name
+from retrievo.surfaces.mcp.schemas import DocumentOutput, SearchHit, SearchOutput
+from retrievo.surfaces.present import label, passage_label, short_context
 from retrievo.surfaces.serialize import explain_to_dict, matched_via_of
 
 TOOL_ROLES = {
@@ -65,19 +65,6 @@ def parse_uri(uri: str, document_id: str | None) -> tuple[str, str | None]:
 BRIEF_EXCERPT = 120  # characters of excerpt in a brief hit (a 3-hit answer stays well under 1.5 kB)
 
 
-BRIEF_CONTEXT = 80  # characters of heading path in a brief hit
-
-
-def short_context(context: str, width: int = BRIEF_CONTEXT) -> str:
-    """A heading path cut for a brief hit: the title and the nearest heading, within ``width``."""
-    if len(context) <= width:
-        return context
-    parts = context.split(" > ")
-    if len(parts) > 2:
-        context = f"{parts[0]} > … > {parts[-1]}"
-    return context if len(context) <= width else context[: width - 1].rstrip() + "…"
-
-
 def search_output(
     result: SearchResult,
     query_for_highlight: str,
@@ -126,13 +113,6 @@ def search_output(
         coverage=result.coverage if result.coverage is not None and result.coverage < 1 else None,
         roots=roots or None,
     )  # fmt: skip
-
-
-def passage_label(hit: Hit) -> str:
-    """A passage named in a line: its symbol or heading, and lines (``Parser.parse_args 120-160``)."""
-    chunk = hit.chunk
-    name = symbol_name(chunk) or short_context(chunk.context) or "passage"
-    return f"{name} {chunk.line_start}-{chunk.line_end}"
 
 
 def page_of(

@@ -1,4 +1,5 @@
-"""Everyday housekeeping: `retrievo collection delete|rename`, `retrievo docs`, `retrievo chunks`, `retrievo verify`."""
+"""Everyday housekeeping: `retrievo status`, `retrievo collection delete|rename`, `retrievo docs`, `retrievo chunks`,
+`retrievo verify`."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from retrievo.surfaces.cli_base import _engine, _errors, collection_option, db_option, json_option, main, out
-from retrievo.surfaces.serialize import chunk_to_dict
+from retrievo.surfaces.cli.app import main
+from retrievo.surfaces.cli.base import _engine, _errors, collection_option, db_option, json_option, out
+from retrievo.surfaces.serialize import chunk_to_dict, status_to_dict
 
 
 @main.group()
@@ -122,3 +124,24 @@ def verify(db: Path | None, store: str | None, collection: str | None, fix: bool
         click.echo("ok: every check passed" if report.ok else "problems found", err=not report.ok)
     if not report.ok:
         sys.exit(1)
+
+
+@main.command()
+@db_option
+@json_option
+def status(db: Path | None, store: str | None, as_json: bool) -> None:
+    """Show collections, documents, chunks, embedded and missing vectors."""
+    with _errors():
+        state = _engine(db, None, store=store).status()
+        if as_json:
+            click.echo(json.dumps(status_to_dict(state), indent=2))
+            return
+        table = Table(title=f"{state.db} ({state.size_bytes / 1e6:.1f} MB)")
+        for column in ("collection", "documents", "chunks", "embedded", "missing", "model", "last indexed"):
+            table.add_column(column)
+        for c in state.collections:
+            table.add_row(
+                c.name, str(c.documents), str(c.chunks), str(c.embedded), str(c.missing),
+                f"{c.model_id or '-'} ({c.dimensions or '-'}d)", c.last_indexed or "-",
+            )  # fmt: skip
+        out.print(table)

@@ -8,14 +8,14 @@ from pathlib import Path
 import click
 
 from retrievo.errors import ConfigError
-from retrievo.surfaces.cli_base import (
+from retrievo.surfaces.cli.app import main
+from retrievo.surfaces.cli.base import (
     _engine,
     _errors,
     _print_result,
     collection_option,
     db_option,
     json_option,
-    main,
     point_options,
 )
 from retrievo.surfaces.serialize import chunk_to_dict, result_to_dict

@@ -14,8 +14,9 @@ import click
 from retrievo.models import SearchResult
 from retrievo.search.grouping import by_file
 from retrievo.search.structure import MAX_DEPTH, GraphEdge
-from retrievo.surfaces.cli_base import _engine, _errors, collection_option, db_option, json_option, main
-from retrievo.surfaces.mcp_answers import passage_label
+from retrievo.surfaces.cli.app import main
+from retrievo.surfaces.cli.base import _engine, _errors, collection_option, db_option, json_option
+from retrievo.surfaces.present import passage_label
 from retrievo.surfaces.serialize import hit_to_dict
 
 

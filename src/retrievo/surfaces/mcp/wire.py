@@ -27,8 +27,8 @@ from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, ValidationError
 
-from retrievo.surfaces.mcp_schemas import NULL_KEPT
-from retrievo.surfaces.mcp_toolsets import Offer
+from retrievo.surfaces.mcp.schemas import NULL_KEPT
+from retrievo.surfaces.mcp.toolsets import Offer
 
 MAX_SHOWN_INPUT = 60
 MAX_BYTES = int(os.environ.get("RETRIEVO_MCP_MAX_BYTES", "90000"))

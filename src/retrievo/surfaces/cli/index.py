@@ -17,16 +17,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from retrievo.engine.indexing import IndexProgress
 from retrievo.models import IndexReport, Job
 from retrievo.operations.jobs import Jobs
-from retrievo.surfaces.cli_base import (
-    _engine,
-    _errors,
-    collection_option,
-    db_option,
-    err,
-    json_option,
-    main,
-    out,
-)
+from retrievo.surfaces.cli.app import main
+from retrievo.surfaces.cli.base import _engine, _errors, collection_option, db_option, err, json_option, out
 from retrievo.surfaces.serialize import report_to_dict
 
 SKIPPED_LISTED = 10  # skipped files named one by one; the rest are counted

@@ -10,9 +10,9 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.engine.registry import REGISTRY_COLLECTION
 from retrievo.search.registry import ENTITY_TYPES
-from retrievo.surfaces.mcp_calls import search_call
-from retrievo.surfaces.mcp_schemas import ReadContext, SearchRegistryOutput
-from retrievo.surfaces.mcp_scope import Query, Scope, point_of
+from retrievo.surfaces.mcp.calls import search_call
+from retrievo.surfaces.mcp.schemas import ReadContext, SearchRegistryOutput
+from retrievo.surfaces.mcp.scope import Query, Scope, point_of
 from retrievo.surfaces.serialize import registry_result_to_dict
 
 EntityType = Literal["server", "agent", "tool"]

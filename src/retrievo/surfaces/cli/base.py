@@ -1,18 +1,17 @@
-"""What every `retrievo` command module shares: the ``main`` group (its commands in other modules load
-when asked for), the options, the engine opener, the error handler, the consoles and the result table.
+"""What every `retrievo` command module shares: the options, the engine opener, the error handler, the
+consoles and the result table.
 
-``cli.py`` holds the core commands and each ``cli_*.py`` a group of others; they all import this module
-and none imports another's command module, so the command line has no import circle."""
+``app.py`` assembles the ``main`` group; each other module of this package is one group of commands,
+registering on ``main``. They import ``app`` and this module, never one another's commands, so the
+command line has no import circle."""
 
 from __future__ import annotations
 
-import importlib
-import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
@@ -102,31 +101,6 @@ def _engine(db: Path | None, collection: str | None, **settings: Any) -> Engine:
     return Engine(Config.from_env(db=db, collection=collection, **settings))
 
 
-# Commands kept in their own modules (surfaces/cli_*.py) register themselves on ``main`` when first
-# used: the name of each, and its module (tests/test_cli.py holds this table to what they register).
-LAZY_COMMANDS = {
-    "baseline": "cli_history", "chunks": "cli_collections", "collection": "cli_collections", "deps": "cli_code",
-    "docs": "cli_collections", "document": "cli_history", "drop-vectors": "cli_lifecycle", "elements": "cli_records",
-    "embed": "cli_index", "index": "cli_index", "job": "cli_jobs", "jobs": "cli_jobs", "keys": "cli_serve",
-    "locate": "cli_code",
-    "migrate": "cli_store", "neighbours": "cli_similar", "prune": "cli_history", "regenerate": "cli_lifecycle",
-    "registry": "cli_registry", "relations": "cli_records", "serve": "cli_serve", "similar": "cli_similar",
-    "symbols": "cli_code", "tests-for": "cli_code", "verify": "cli_collections", "watch": "cli_code",
-}  # fmt: skip
-
-
-class LazyGroup(click.Group):
-    """A group whose commands in other modules are imported when asked for (help lists them all)."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*self.commands, *LAZY_COMMANDS})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in self.commands and cmd_name in LAZY_COMMANDS:
-            importlib.import_module(f"retrievo.surfaces.{LAZY_COMMANDS[cmd_name]}")
-        return self.commands.get(cmd_name)
-
-
 @contextmanager
 def _errors() -> Iterator[None]:
     """Known errors become one clear line on stderr and exit code 1 — never a traceback."""
@@ -136,47 +110,6 @@ def _errors() -> Iterator[None]:
         message = escape(redact(str(exc)))
         err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(1)
-
-
-@click.group(cls=LazyGroup)
-@click.version_option(package_name="retrievo")
-@click.option(
-    "-v", "--verbose", is_flag=True,
-    help="Also show libraries' warnings (e.g. PDF fonts) and each registry candidate's score line.",
-)  # fmt: skip
-def main(verbose: bool) -> None:
-    """Hybrid (BM25 + vector) retrieval over your documents, offline by default."""
-    _show_progress_messages()
-    if verbose:
-        handler = _StderrHandler()
-        handler.setFormatter(logging.Formatter("%(name)s: %(levelname)s: %(message)s"))
-        logging.getLogger().addHandler(handler)
-        logging.getLogger().setLevel(logging.WARNING)
-        logging.getLogger("retrievo.search.registry").setLevel(logging.DEBUG)  # seed 001's "Score for" lines
-
-
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to whatever ``sys.stderr`` is at the time, so swapped streams (tests, MCP) keep working."""
-
-    @property
-    def stream(self) -> TextIO:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value: TextIO) -> None:
-        pass
-
-
-def _show_progress_messages() -> None:
-    # Long steps without a progress bar (building PostgreSQL's HNSW index after a large first load)
-    # say so on stderr instead of going quiet for minutes.
-    logger = logging.getLogger("retrievo")
-    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
-        handler = _StderrHandler()
-        handler.setFormatter(logging.Formatter("retrievo: %(message)s"))
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-        logger.propagate = False
 
 
 def _print_result(

@@ -1,0 +1,132 @@
+"""The MCP server (official ``mcp`` SDK v2), assembled: each toolset's module registers its tools, the
+toolsets not asked for are removed, and documents are offered as resources.
+
+Nothing but protocol goes to stdout; logs go to stderr. The engine opens the index and loads the
+model lazily, on the first tool call that needs them, so start-up is fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+import threading
+from collections.abc import Iterable, Sequence
+from importlib.metadata import version
+
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+
+from retrievo.engine import Engine
+from retrievo.errors import RetrievoError
+from retrievo.secrets import redact
+from retrievo.surfaces.mcp.admin import register_admin_tools
+from retrievo.surfaces.mcp.answers import document_uri, holdings
+from retrievo.surfaces.mcp.code import register_code_tools
+from retrievo.surfaces.mcp.docs import register_docs_tools
+from retrievo.surfaces.mcp.library import register_library_tools
+from retrievo.surfaces.mcp.records import register_record_tools
+from retrievo.surfaces.mcp.registry import register_registry_tools
+from retrievo.surfaces.mcp.scope import (
+    Scope,
+)
+from retrievo.surfaces.mcp.similar import register_similar_tools
+from retrievo.surfaces.mcp.toolsets import Offer, parse_toolsets, toolset_of
+from retrievo.surfaces.mcp.wire import RetrievoMCPServer
+
+log = logging.getLogger("retrievo.mcp")
+
+
+def build_server(
+    engine: Engine,
+    collections: Sequence[str] | None = None,
+    allow_refresh: bool = True,
+    toolsets: Iterable[str] | None = None,
+) -> MCPServer:
+    """``collections``: the only ones any tool or resource may touch (default: all).
+
+    ``allow_refresh=False`` leaves the tools that write (``refresh_index``, ``create_baseline``,
+    ``regenerate_embeddings``) out entirely. ``toolsets`` (``retrievo.surfaces.mcp.toolsets``): the
+    toolsets registered (default ``auto``: all but admin); of those, only the tools whose kind of
+    content a served collection holds are listed.
+    """
+    picked = parse_toolsets(toolsets)
+    allowed = frozenset(collections) if collections else None
+    offer = Offer(engine.content_kinds, allowed)
+
+    def served() -> list[str] | None:
+        existing = engine.collections()
+        return [c for c in existing if allowed is None or c in allowed] if existing is not None else None
+
+    server = RetrievoMCPServer(
+        name="retrievo", version=version("retrievo"), instructions=holdings(offer.kinds(), served()),
+        log_level="WARNING",
+    )  # fmt: skip
+    server.offer = offer
+    server.describe_holdings = lambda kinds: holdings(kinds, served())
+    default = engine.config.collection
+    if allowed is not None and default not in allowed:
+        default = sorted(allowed)[0]
+    scope = Scope(default, allowed, engine.collections)
+
+    # One module per toolset (toolsets.py names them), registered in the order tools/list shows them.
+    register_docs_tools(server, engine, scope)
+    register_similar_tools(server, engine, scope)
+    register_code_tools(server, engine, scope)
+    register_record_tools(server, engine, scope)
+    register_registry_tools(server, engine, scope)
+    register_library_tools(server, engine, scope)
+    register_admin_tools(server, engine, scope, offer, may_write=allow_refresh)
+
+    for tool in server._tool_manager.list_tools():
+        if toolset_of(tool.name) not in picked:
+            server.remove_tool(tool.name)
+
+    @server.resource(
+        document_uri("{document_id}"), mime_type="text/plain", description="A document's current text."
+    )
+    async def document_resource(document_id: str) -> str:
+        return await _read_resource(engine, document_id, None, scope.allowed)
+
+    @server.resource(
+        document_uri("{document_id}", "{revision_id}"),
+        mime_type="text/plain",
+        description="One revision's text.",
+    )
+    async def revision_resource(document_id: str, revision_id: str) -> str:
+        return await _read_resource(engine, document_id, revision_id, scope.allowed)
+
+    return server
+
+
+async def _read_resource(
+    engine: Engine, document_id: str, revision_id: str | None, allowed: frozenset[str] | None
+) -> str:
+    try:
+        revision = await anyio.to_thread.run_sync(
+            functools.partial(engine.document, document_id, revision_id, collections=allowed)
+        )
+    except RetrievoError as exc:
+        raise ResourceError(redact(str(exc))) from exc
+    return revision.text
+
+
+def serve(
+    engine: Engine,
+    http: bool,
+    host: str,
+    port: int,
+    collections: Sequence[str] | None = None,
+    allow_refresh: bool = True,
+    toolsets: Iterable[str] | None = None,
+) -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    server = build_server(engine, collections, allow_refresh, toolsets)
+    # The model loads beside the handshake, so an agent's first search is not the one that waits for it
+    # (0.35-1.2 s); a search arriving sooner waits for the same load, never a second one.
+    threading.Thread(target=engine.warm_up, name="retrievo-warm-up", daemon=True).start()
+    if http:
+        server.run("streamable-http", host=host, port=port)
+    else:
+        server.run("stdio")
