@@ -259,7 +259,8 @@ def test_a_server_runs_a_few_searches_at_once_and_other_tools_beside_them(
 ) -> None:
     import anyio
 
-    from retrievo.surfaces import mcp_calls, mcp_server
+    from retrievo.surfaces.mcp import calls as mcp_calls
+    from retrievo.surfaces.mcp import server as mcp_server
 
     monkeypatch.setattr(mcp_calls, "SEARCH_SLOTS", 2)
     engine = Engine(Config.from_env(db=tmp_path / "index.db"), embedder=minilm)
@@ -383,7 +384,7 @@ def test_a_typed_tool_answer_is_the_sdks_structured_content_with_compact_text(
 
     from mcp.server.mcpserver import MCPServer
 
-    from retrievo.surfaces import mcp_server
+    from retrievo.surfaces.mcp import server as mcp_server
 
     engine = Engine(Config.from_env(db=tmp_path / "index.db"), embedder=minilm)
     engine.index([handbook])
@@ -447,7 +448,7 @@ def test_a_search_looks_at_the_collections_table_once(
 
 
 def test_the_tool_list_is_made_once_and_again_when_the_tools_change(tmp_path: Path) -> None:
-    from retrievo.surfaces import mcp_server
+    from retrievo.surfaces.mcp import server as mcp_server
 
     engine = Engine(Config.from_env(db=tmp_path / "index.db"))
     server = mcp_server.build_server(engine, toolsets=["all"])

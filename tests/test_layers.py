@@ -272,3 +272,17 @@ def test_the_architecture_page_draws_the_folders_import_graph_as_the_code_has_it
     assert drawn == drawn_from_code
     for name in {folder(m) for m in graph} - {"retrievo", "py"}:
         assert f"{name}" in page, f"{name} is not on the architecture page"
+
+
+def test_the_architecture_page_names_every_module_of_each_surface() -> None:
+    """The page's tree is drawn from the folders: each surface's modules are named under its folder."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    tree = page.split("```\n", 1)[1].split("```", 1)[0]
+    surfaces = ROOT / "src" / "retrievo" / "surfaces"
+    for package in SURFACE_DOORS:
+        drawn = tree.split(f"{package}/", 1)[1].split("/", 1)[0]  # up to the next folder's line
+        for path in (surfaces / package).glob("*.py"):
+            if not path.stem.startswith("__"):
+                assert path.stem in drawn, f"surfaces/{package}/{path.name} is not on the architecture page"
+    for stem in SHARED_BY_SURFACES - {"__init__"}:
+        assert f"{stem}.py" in tree

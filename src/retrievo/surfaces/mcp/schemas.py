@@ -15,7 +15,7 @@ class ReadContext(BaseModel):
     as_of: str | None = Field(None, max_length=40)
 
 
-NULL_KEPT = "x-null-kept"  # an answer field sent as null rather than left out (mcp_wire.kept_nulls)
+NULL_KEPT = "x-null-kept"  # an answer field sent as null rather than left out (wire.kept_nulls)
 
 
 def cited_baseline() -> Any:

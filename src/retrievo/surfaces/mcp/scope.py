@@ -1,7 +1,7 @@
 """What the MCP tool modules share: the scope of collections a server (or a caller's key) may reach,
 the argument types of every tool, and the read context as the engine's keywords.
 
-``mcp_server`` builds the server and calls each tool module's ``register_*``; the tool modules import
+``server.py`` builds the server and calls each tool module's ``register_*``; the tool modules import
 this module, never the server, so the MCP surface has no import circle."""
 
 from __future__ import annotations
