@@ -91,6 +91,18 @@ def load_file(
         return Skip("empty: file has only whitespace")
     if known_hash is not None and suffix not in HTML_SUFFIXES and sha256_text(text) == known_hash:
         return Unchanged()
+    try:
+        return _parse(path, source, text, suffix)
+    except RecursionError:
+        # A hostile file (JSON, a notebook, HTML nested a thousand levels deep) is one file skipped with its
+        # reason, never a run stopped: the parsers recurse, and Python's stack is the bound.
+        return Skip(NESTED_TOO_DEEPLY)
+
+
+NESTED_TOO_DEEPLY = "nested too deeply: more levels than the parser allows; nothing of it was indexed"
+
+
+def _parse(path: Path, source: str, text: str, suffix: str) -> LoadedDocument | Skip:
     if suffix in MARKDOWN_SUFFIXES:
         return load_markdown(source, text)
     if suffix in HTML_SUFFIXES:

@@ -46,12 +46,19 @@ def read_model(data: bytes, fallback_name: str) -> Model:
     if len(data) > MAX_MODEL_BYTES:
         raise SourceError(f"model too large: {len(data)} bytes > {MAX_MODEL_BYTES}")
     kind = sniff(data)
-    if kind == "json":
-        return _read_json(data, fallback_name)
     if kind is None:
         raise SourceError("not a model: neither ArchiMate XML nor a JSON graph")
-    root = _parse_xml(data)
-    return _read_exchange(root, fallback_name) if kind == "exchange" else _read_archi(root, fallback_name)
+    try:
+        if kind == "json":
+            model = _read_json(data, fallback_name)
+        else:
+            root = _parse_xml(data)
+            model = _read_exchange(root, fallback_name) if kind == "exchange" else _read_archi(root, fallback_name)
+    except RecursionError as exc:  # the parsers and readers recurse: a hostile depth is one file skipped
+        raise SourceError("nested too deeply: more levels than the model reader allows") from exc
+    if not model.elements:
+        raise SourceError(f"no elements: nothing in this {kind} model to index (is it the whole model?)")
+    return model
 
 
 def _parse_xml(data: bytes) -> XmlElement:

@@ -108,17 +108,23 @@ def parse_entries(data: bytes, origin: str) -> Parsed:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         parsed.errors.append(f"{origin}: not JSON ({exc})")
         return parsed
+    except RecursionError:  # a hostile depth is this file refused with its reason, never the run stopped
+        parsed.errors.append(f"{origin}: nested too deeply: more levels than the JSON parser allows")
+        return parsed
     entries = document if isinstance(document, list) else [document]
     for number, entry in enumerate(entries, start=1):
         where = origin if len(entries) == 1 else f"{origin} entry {number}"
-        if not isinstance(entry, dict):
-            parsed.errors.append(f"{where}: not an object")
-        elif is_server(entry):
-            _server(entry, where, parsed)
-        elif is_agent(entry):
-            _agent(entry, where, parsed)
-        else:
-            parsed.errors.append(f"{where}: neither an MCP server nor an A2A agent card")
+        try:
+            if not isinstance(entry, dict):
+                parsed.errors.append(f"{where}: not an object")
+            elif is_server(entry):
+                _server(entry, where, parsed)
+            elif is_agent(entry):
+                _agent(entry, where, parsed)
+            else:
+                parsed.errors.append(f"{where}: neither an MCP server nor an A2A agent card")
+        except RecursionError:
+            parsed.errors.append(f"{where}: nested too deeply: more levels than the JSON parser allows")
     return parsed
 
 
