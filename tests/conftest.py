@@ -186,7 +186,7 @@ def embedding_server() -> Iterator[EmbeddingServer]:
 @pytest.fixture(scope="session")
 def docs_db(tmp_path_factory: pytest.TempPathFactory, minilm: MiniLMEmbedder) -> tuple[Path, Path]:
     """An index of 15 Markdown files (the handbook's and its sections): what an agent meets first."""
-    from benchmarks.mcp_payload import fifteen_markdown_files
+    from benchmarks.speed.mcp_payload import fifteen_markdown_files
 
     base = tmp_path_factory.mktemp("a")
     corpus = fifteen_markdown_files(base / "md")

@@ -147,7 +147,7 @@ def test_code_questions_get_code_in_their_context(tmp_path: Path) -> None:
     """get_context with its defaults over click's source, tests and docs: every code question gets at
     least two code blocks and 2,000 tokens of evidence (seed 002's budget manager on the search's rank,
     docs at most half the budget beside code); each source says its kind, type and size."""
-    from benchmarks.code_context import QUESTIONS
+    from benchmarks.code_search.context import QUESTIONS
 
     with Engine(Config(db=tmp_path / "click.db", embedder="none")) as engine:
         engine.index([CLICK / "src", CLICK / "tests", CLICK / "docs"])

@@ -1,4 +1,4 @@
-"""The small, fast subset of the standing hostile campaign (the full one: `python -m benchmarks.hostile`)."""
+"""The small, fast subset of the standing hostile campaign (the full one: `python -m benchmarks.reliability.hostile`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_quick_campaign_finds_no_problem(tmp_path: Path) -> None:
     out = tmp_path / "hostile.json"
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.hostile", "--quick", "--out", str(out)],
+        [sys.executable, "-m", "benchmarks.reliability.hostile", "--quick", "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
     assert out.exists(), done.stderr[-3000:]

@@ -44,7 +44,7 @@ def test_integer_vectors_stay_close_to_the_float_graphs(minilm: MiniLMEmbedder) 
     chunks = [p for p in LICENSE.read_text().split("\n\n") if len(p) > 300][:24]  # as indexing embeds them
     assert len(chunks) >= 8
     cosines = np.sum(minilm.embed_documents(chunks) * exact.embed_documents(chunks), axis=1)
-    # on the corpora of benchmarks/ingest.py: >= 0.9992 at worst; legal boilerplate in capitals a little less
+    # on the corpora of benchmarks/scale/ingest.py: >= 0.9992 at worst; legal boilerplate in capitals a little less
     assert float(cosines.mean()) >= 0.9995 and float(cosines.min()) > 0.998, cosines.round(5)
     assert not np.allclose(documents, floats, atol=1e-5), "the serving graph is the integer one"
     np.testing.assert_allclose(queries, documents, atol=2e-3)  # one graph for both

@@ -103,29 +103,54 @@ def test_what_kind_of_file_a_path_is(path: str, role: str) -> None:
     assert role_of(path) == role
 
 
-def test_locate_over_the_cli_and_mcp(repo_db: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "retrievo.surfaces.cli", "locate", ISSUE, "--db", str(repo_db), "--json"],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    assert json.loads(done.stdout)[0]["path"].endswith("tool/parser.py")
-    empty = subprocess.run(
-        [sys.executable, "-m", "retrievo.surfaces.cli", "locate", "  ", "--db", str(repo_db)],
+QUESTIONS = [ISSUE, "where are option names parsed", "which test covers an option name with a dot"]
+
+
+@pytest.fixture(scope="module")
+def embedded_repo_db(repo_db: Path) -> Path:
+    """The same repository indexed with the bundled model: locate's meaning arm has vectors to read."""
+    db = repo_db.parent / "embedded.db"
+    with Engine(Config(db=db)) as engine:
+        engine.index([repo_db.parent / "tool"])
+    return db
+
+
+def cli_locate(db: Path, text: str, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", "locate", text, "--db", str(db), *options],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
+
+
+def test_locate_answers_the_same_on_the_cli_and_over_mcp(embedded_repo_db: Path) -> None:
+    """One locate: the CLI reads the same arms (keyword, meaning, structure) as MCP and REST and prints the
+    same JSON, files with paths relative to the indexed root; a blank text is refused with what to give."""
+    printed = []
+    for text in QUESTIONS:
+        done = cli_locate(embedded_repo_db, text, "--json")
+        assert done.returncode == 0, done.stderr[-2000:]
+        printed.append(json.loads(done.stdout))
+    assert printed[0]["files"][0]["path"] == "tool/parser.py"
+    assert printed[0]["roots"] == [str(embedded_repo_db.parent / "tool")]
+    assert all(f["uri"].startswith("retrievo://document/") and f["symbols"] for f in printed[0]["files"][:1])
+    table = cli_locate(embedded_repo_db, ISSUE)
+    assert table.stdout.startswith(" 1. tool/parser.py  (source, ")
+    empty = cli_locate(embedded_repo_db, "  ")
     assert empty.returncode == 1 and "issue's text" in empty.stderr
 
     async def ask(client: Client) -> None:
         schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
         assert "locate" in schemas, "offered with the code toolset"
-        found: dict[str, Any] = await call(client, "locate", {"text": ISSUE}, schemas)
-        assert found["files"][0]["path"].endswith("tool/parser.py") and found["files"][0]["why"]
+        for text, over_cli in zip(QUESTIONS, printed, strict=True):
+            found: dict[str, Any] = await call(client, "locate", {"text": text, "limit": 10}, schemas)
+            assert found["files"] == over_cli["files"], text
+            assert found["roots"] == over_cli["roots"]
         raw = await client.call_tool("locate", {"text": ISSUE, "limit": 5})
         assert len(raw.content[0].text.encode()) <= 1500  # type: ignore[union-attr]
 
     run_client(
         StdioServerParameters(
-            command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(repo_db)]
+            command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(embedded_repo_db)]
         ),
         ask,
     )

@@ -48,7 +48,7 @@ def _stdio(db: Path, tools: str = "all") -> StdioServerParameters:
 
 @pytest.fixture(scope="module")
 def http_url(indexed_db: tuple[Path, Path]) -> Iterator[str]:
-    from benchmarks.hostile.mcp_abuse import http_server
+    from benchmarks.reliability.hostile.mcp_abuse import http_server
 
     with http_server(indexed_db[0], tools="all") as url:
         yield url

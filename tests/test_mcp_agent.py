@@ -13,14 +13,14 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from benchmarks.mcp_payload import CODE, QUESTIONS, every_kind, fifteen_markdown_files
+from benchmarks.speed.mcp_payload import CODE, QUESTIONS, every_kind, fifteen_markdown_files
 from mcp import Client, StdioServerParameters
 from mcp.shared.subscriptions import ToolsListChanged
 
 from retrievo import Config, Engine
 from retrievo.errors import ConfigError
-from retrievo.surfaces.mcp_toolsets import AUTO, parse_toolsets
-from retrievo.surfaces.mcp_wire import forgiving, lean
+from retrievo.surfaces.mcp.toolsets import AUTO, parse_toolsets
+from retrievo.surfaces.mcp.wire import forgiving, lean
 
 DOCS_TOOLSET = {"search", "get_context", "get_document"}
 DOCS_TOOLS = DOCS_TOOLSET | {"search_library"}  # the library toolset is listed where documents are
@@ -63,7 +63,7 @@ def run(target: StdioServerParameters | str, test: Any) -> None:
 
 @pytest.fixture(scope="module")
 def http_docs(docs_db: tuple[Path, Path]) -> Iterator[str]:
-    from benchmarks.hostile.mcp_abuse import http_server
+    from benchmarks.reliability.hostile.mcp_abuse import http_server
 
     with http_server(docs_db[0]) as url:
         yield url
@@ -92,7 +92,7 @@ def test_only_documents_indexed_lists_four_tools_within_8_kb(
 
 
 def test_every_kind_indexed_lists_its_tools_within_17_kb(every_kind_db: Path) -> None:
-    from benchmarks.hostile.mcp_abuse import http_server
+    from benchmarks.reliability.hostile.mcp_abuse import http_server
 
     def within(client: Client) -> Any:
         return tool_list_within_budget(client, EVERY_KIND_TOOLS, EVERY_KIND_BUDGET)
@@ -146,7 +146,7 @@ def test_a_kind_indexed_later_is_announced_and_listed(tmp_path: Path, minilm: An
     if transport == "stdio":
         run(stdio(db, "--tools", "auto,admin"), grows)
         return
-    from benchmarks.hostile.mcp_abuse import http_server
+    from benchmarks.reliability.hostile.mcp_abuse import http_server
 
     with http_server(db, tools="auto,admin") as url:
         run(url, grows)
@@ -195,7 +195,7 @@ FORGIVEN = [
 
 
 def test_forgiving_normalises_only_what_the_schema_allows() -> None:
-    from retrievo.surfaces.mcp_server import build_server
+    from retrievo.surfaces.mcp.server import build_server
 
     async def schema() -> dict[str, Any]:
         tool = build_server(Engine(Config(db=Path("/nonexistent/none.db"))))._tool_manager.get_tool("search")
@@ -281,7 +281,7 @@ def test_lexical_only_hits_say_their_vectors_are_missing_and_carry_the_keyword_s
             assert scores == sorted(scores, reverse=True) and all(score > 0 for score in scores)  # BM25
 
     run(stdio(db), lexical)
-    from benchmarks.hostile.mcp_abuse import http_server
+    from benchmarks.reliability.hostile.mcp_abuse import http_server
 
     with http_server(db) as url:
         run(url, lexical)

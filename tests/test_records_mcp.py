@@ -100,7 +100,7 @@ def test_seed_tools_over_stdio(model_db: Path) -> None:
 
 
 def test_seed_tools_over_streamable_http(model_db: Path) -> None:
-    from benchmarks.hostile.mcp_abuse import http_server
+    from benchmarks.reliability.hostile.mcp_abuse import http_server
 
     with http_server(model_db) as url:
         run_client(url, _seed_tools)

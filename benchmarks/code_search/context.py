@@ -1,7 +1,7 @@
 """What `get_context` gives for code questions with its defaults (seed 002's budget manager): how many
 code blocks and how many tokens of evidence, over click's source, tests and docs (../shared/data).
 
-    .venv/bin/python benchmarks/code_context.py [--db /tmp/click-context.db] [--json out.json]
+    .venv/bin/python -m benchmarks.code_search.context [--db /tmp/click-context.db] [--json out.json]
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from retrievo import Config, Engine
 
-CLICK = Path(__file__).resolve().parents[2] / "shared" / "data" / "code" / "click"
+CLICK = Path(__file__).resolve().parents[3] / "shared" / "data" / "code" / "click"
 QUESTIONS = [
     "how does click parse command line options",
     "where are environment variables read for option defaults",

@@ -1,8 +1,8 @@
 """Code retrieval figures (issue 10): click, a synthetic 10k-file repository, the Anthropic code set as a user would.
 
-    .venv/bin/python benchmarks/bench_code.py click        # symbols/edges, structure pass, full index, watch latency, tools
-    .venv/bin/python benchmarks/bench_code.py synthetic    # 10,000 files: structure pass, unchanged re-index
-    .venv/bin/python benchmarks/bench_code.py anthropic    # the 90 whole files, code chunker, Pass@k by overlap
+    .venv/bin/python -m benchmarks.code_search.repositories click        # symbols/edges, structure pass, full index, watch latency, tools
+    .venv/bin/python -m benchmarks.code_search.repositories synthetic    # 10,000 files: structure pass, unchanged re-index
+    .venv/bin/python -m benchmarks.code_search.repositories anthropic    # the 90 whole files, code chunker, Pass@k by overlap
 
 Prints JSON. Figures and commands are in docs/benchmarks.md.
 """
@@ -24,7 +24,7 @@ from typing import Any
 
 from retrievo import Config, Engine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data"
 CLICK = DATA / "code" / "click"
 ANTHROPIC = DATA / "anthropic_codebase"

@@ -16,7 +16,7 @@ Every instance of one repository is a collection of one index (``--keep DIR``: k
 chunk whose text another version already embedded reuses its vector; the first version of a repository
 embeds everything (minutes on two cores). Without semantic or hybrid nothing is embedded.
 
-    .venv/bin/python benchmarks/swe_locate.py [--modes locate,keyword,semantic,hybrid] [--keep DIR]
+    .venv/bin/python -m benchmarks.code_search.swe_locate [--modes locate,keyword,semantic,hybrid] [--keep DIR]
         [--instances N] [--json FILE]
 """
 
@@ -37,7 +37,7 @@ from typing import Any
 from retrievo.config import Config
 from retrievo.engine import Engine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data" / "swe_loc_dev"
 PEERS = ROOT / ".peers" / "bin" / "python"
 CUTOFFS = (1, 5, 10)

@@ -2,10 +2,10 @@
 
 For every setting of the grid (file-evidence weight of an issue's text, the tests' and examples' weight,
 the dense arm's weight in a file's evidence) each issue is asked with the default hybrid search over indexes that
-``benchmarks/swe_locate.py --keep DIR`` made; per repository, the setting best on the other three
+``benchmarks/code_search/swe_locate.py --keep DIR`` made; per repository, the setting best on the other three
 (hit@1, then hit@5, then hit@10) is scored on it. Prints the held-out figures per repository and pooled.
 
-    .venv/bin/python benchmarks/swe_locate_loro.py --keep DIR [--json FILE]
+    .venv/bin/python -m benchmarks.code_search.swe_locate_loro --keep DIR [--json FILE]
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ from __future__ import annotations
 import itertools
 import json
 
-from swe_locate import kept
-
 import retrievo.search.code_files as files
 import retrievo.search.code_intent as intent
+from benchmarks.code_search.swe_locate import kept
 
 GRID = list(itertools.product((2.0, 4.0, 8.0), (0.5, 0.6), (0.0, 0.5, 1.0, 2.0)))
 DEFAULT = (intent.FILE["issue"], files.ROLE["test"], files.SEMANTIC)

@@ -1,11 +1,11 @@
 """Each signal's share in ranking an issue's files (../shared/data/swe_loc_dev, issue 35).
 
-Over the indexes ``benchmarks/swe_locate.py --keep DIR`` made, every issue is asked with all of
+Over the indexes ``benchmarks/code_search/swe_locate.py --keep DIR`` made, every issue is asked with all of
 search/code_files.py's signals, then with one left out at a time (its weight set to nothing), and with the
 words alone: the default hybrid search (first distinct files of 10 hits) and ``locate``. In-sample: an
 upper bound of what each signal adds, not a held-out figure (``swe_locate_loro.py`` gives that).
 
-    .venv/bin/python benchmarks/swe_locate_signals.py --keep DIR [--json FILE]
+    .venv/bin/python -m benchmarks.code_search.swe_locate_signals --keep DIR [--json FILE]
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from swe_locate import kept
-
 import retrievo.search.code_files as files
+from benchmarks.code_search.swe_locate import kept
 from retrievo.engine import Engine
 
 SIGNALS = ("ROLE", "DEFINES", "MODULE", "FRAME", "INNERMOST", "SEMANTIC")

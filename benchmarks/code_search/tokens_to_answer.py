@@ -1,7 +1,7 @@
 """Tokens to the answer: recall of the gold file against the tokens an agent reads, per tool (issue 46).
 
 Questions: the 31 issues of ../shared/data/swe_loc_dev (issue text → the files the fix edited; the indexes
-``benchmarks/swe_locate.py --keep DIR`` made) and ``CLICK_QUESTIONS`` (short questions over click, written
+``benchmarks/code_search/swe_locate.py --keep DIR`` made) and ``CLICK_QUESTIONS`` (short questions over click, written
 for this benchmark: the file that implements the answer). For each tool, what it returns is read in order
 and counted in the bundled model's tokens; recall at B = the share of questions whose first gold file
 appears within B tokens:
@@ -15,7 +15,7 @@ appears within B tokens:
 - ``BM25 files``: BM25 (k1 1.2, b 0.75) over whole files, each file read whole (an agent that greps and
   opens files).
 
-    .venv/bin/python benchmarks/tokens_to_answer.py --click /tmp/click.db [--swe /tmp/swe-keep] [--json F]
+    .venv/bin/python -m benchmarks.code_search.tokens_to_answer --click /tmp/click.db [--swe /tmp/swe-keep] [--json F]
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from typing import Any
 from retrievo import Config, Engine
 from retrievo.embed.tokens import TokenCounter
 from retrievo.search import grouping
-from retrievo.surfaces.mcp_answers import search_output
-from retrievo.surfaces.mcp_scope import MAX_LIMIT
+from retrievo.surfaces.mcp.answers import search_output
+from retrievo.surfaces.mcp.scope import MAX_LIMIT
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 CLICK = DATA / "code" / "click"
 BUDGETS = (500, 1000, 2000, 4000)
 CLICK_QUESTIONS: list[tuple[str, tuple[str, ...]]] = [
@@ -184,7 +184,7 @@ def main() -> None:
     parser.add_argument(
         "--click", type=Path, required=True, help="index of ../shared/data/code/click (collection click)"
     )
-    parser.add_argument("--swe", type=Path, help="benchmarks/swe_locate.py's --keep folder")
+    parser.add_argument("--swe", type=Path, help="benchmarks/code_search/swe_locate.py's --keep folder")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     report: dict[str, Any] = {"budgets": BUDGETS}

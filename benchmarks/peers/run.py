@@ -6,11 +6,11 @@ they are never a dependency of retrievo). Every system gets the same texts, the 
 vectors and the same query vectors, so query embedding is excluded everywhere. Rounds rotate the
 order in which the systems run; each figure is the median over rounds of each round's p50 / p95.
 
-    .venv/bin/python benchmarks/peers/run.py --corpus scifact --peers-python .peers/bin/python
-    .venv/bin/python benchmarks/peers/run.py --corpus realistic --size 100000 --peers-python .peers/bin/python
+    .venv/bin/python -m benchmarks.peers.run --corpus scifact --peers-python .peers/bin/python
+    .venv/bin/python -m benchmarks.peers.run --corpus realistic --size 100000 --peers-python .peers/bin/python
 
 Corpora: ``scifact`` (../shared/data, vectors from the bundled MiniLM, nDCG@10 on the test qrels) or
-``realistic`` (benchmarks/realistic.py: recombined real sentences, low-rank vectors, latency only).
+``realistic`` (benchmarks/scale/realistic.py: recombined real sentences, low-rank vectors, latency only).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parents[1]))  # the repository root: benchmarks.common, benchmarks.scale
 
 SYSTEMS = ("retrievo", "lancedb", "txtai", "bm25s", "faiss", "matmul")
 MODES = ("keyword", "semantic", "hybrid", "dense arm")
@@ -75,8 +75,8 @@ def prepare_scifact(work: Path, data: Path, db: Path | None) -> dict[str, Any]:
 
 
 def prepare_realistic(size: int, queries: int) -> dict[str, Any]:
-    from common import low_rank
-    from realistic import realistic_queries, realistic_texts
+    from benchmarks.common import low_rank
+    from benchmarks.scale.realistic import realistic_queries, realistic_texts
 
     texts = list(realistic_texts(size))
     return {

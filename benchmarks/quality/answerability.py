@@ -13,7 +13,7 @@ For every search (hybrid, keyword, semantic) the script records the answerabilit
   questions whose first relevant hit (in the first 10) keeps a relevance at or above it (goal ≥ 95 %);
 - with ``--write``, fits on all three and writes ``src/retrievo/search/answer.json``.
 
-    .venv/bin/python benchmarks/answerability.py --dbs /tmp/ev [--write] [--json out.json]
+    .venv/bin/python -m benchmarks.quality.answerability --dbs /tmp/ev [--write] [--json out.json]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from retrievo.evaluation.beir import load_beir
 from retrievo.search import answer
 from retrievo.search.answer import NO_ANSWER, readings
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 SETS = {
     "scifact": ("scifact", "test"),
     "anthropic": ("anthropic_codebase", "test"),
@@ -180,7 +180,7 @@ def main() -> None:
             )
     if args.write:
         answer.COEFFICIENTS.write_text(json.dumps({
-            "fitted_on": "benchmarks/answerability.py: scifact, anthropic_codebase, cosqa_dev — their own questions "
+            "fitted_on": "benchmarks/quality/answerability.py: scifact, anthropic_codebase, cosqa_dev — their own questions "
                          "against 100 of another set's and 100 random strings each; answerable rows weigh 3",
             "profiles": profiles}, indent=2) + "\n")  # fmt: skip
     if args.json:

@@ -1,7 +1,7 @@
 """The reliability diagram of calibrated relevance (predicted vs observed, held-out halves) as a PNG.
 
     .venv/bin/pip install matplotlib        # only for this picture; not a dependency of retrievo
-    .venv/bin/python benchmarks/reliability_plot.py benchmarks/results/calibration-2026-11-22.json \
+    .venv/bin/python -m benchmarks.quality.calibration_plot benchmarks/results/calibration-2026-11-22.json \
         docs/images/reliability.png
 """
 

@@ -1,7 +1,7 @@
 """`retrievo eval` with the tantivy keyword side index off (FTS5 alone): what the side index changes.
 
-    .venv/bin/python benchmarks/eval_fts5_only.py ../shared/data/scifact --db /tmp/ev/scifact.db
-    .venv/bin/python benchmarks/eval_fts5_only.py ../shared/data/cosqa_dev --split dev --db /tmp/ev/cosqa.db
+    .venv/bin/python -m benchmarks.quality.eval_fts5_only ../shared/data/scifact --db /tmp/ev/scifact.db
+    .venv/bin/python -m benchmarks.quality.eval_fts5_only ../shared/data/cosqa_dev --split dev --db /tmp/ev/cosqa.db
 
 Prints the same JSON as `retrievo eval --json`; compare it with that command's on the same index.
 """

@@ -1,6 +1,6 @@
 """Does storing vectors as float16 cost retrieval quality? Dense nDCG@10 with float32 vs float16 vectors.
 
-.venv/bin/python benchmarks/float16_check.py ../shared/data/anthropic_codebase
+.venv/bin/python -m benchmarks.quality.float16_check ../shared/data/anthropic_codebase
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ so a row here is what the engine returns. Tune = even query positions, held-out 
     .venv/bin/retrievo eval ../shared/data/scifact --db /tmp/ev/scifact.db
     .venv/bin/retrievo eval ../shared/data/anthropic_codebase --db /tmp/ev/anthropic.db
     .venv/bin/retrievo eval ../shared/data/cosqa_dev --split dev --db /tmp/ev/cosqa.db
-    .venv/bin/python benchmarks/fusion_adaptive.py --cache /tmp/ev \
+    .venv/bin/python -m benchmarks.quality.fusion_adaptive --cache /tmp/ev \
         scifact=../shared/data/scifact:/tmp/ev/scifact.db anthropic_codebase=…:… cosqa_dev=…:…[:dev]
 """
 

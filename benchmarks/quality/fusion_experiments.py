@@ -6,7 +6,7 @@ SciFact ships no train qrels here, so variants are chosen on one half of the tes
 (even positions) and reported on the other half (odd positions) and on all.
 
     .venv/bin/retrievo eval ../shared/data/scifact --db /tmp/scifact.db
-    .venv/bin/python benchmarks/fusion_experiments.py ../shared/data/scifact --db /tmp/scifact.db
+    .venv/bin/python -m benchmarks.quality.fusion_experiments ../shared/data/scifact --db /tmp/scifact.db
 """
 
 from __future__ import annotations

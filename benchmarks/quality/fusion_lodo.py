@@ -13,7 +13,7 @@ without that row's set.
     .venv/bin/retrievo eval ../shared/data/scifact --db /tmp/ev/scifact.db
     .venv/bin/retrievo eval ../shared/data/anthropic_codebase --db /tmp/ev/anthropic.db
     .venv/bin/retrievo eval ../shared/data/cosqa_dev --split dev --db /tmp/ev/cosqa.db
-    .venv/bin/python benchmarks/fusion_lodo.py --cache /tmp/ev \
+    .venv/bin/python -m benchmarks.quality.fusion_lodo --cache /tmp/ev \
         scifact=../shared/data/scifact:/tmp/ev/scifact.db \
         anthropic_codebase=../shared/data/anthropic_codebase:/tmp/ev/anthropic.db \
         cosqa_dev=../shared/data/cosqa_dev:/tmp/ev/cosqa.db:dev --report benchmarks/results/fusion-lodo.json
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.fusion_adaptive import Run, arms_of, load, ranked_docs
+from benchmarks.quality.fusion_adaptive import Run, arms_of, load, ranked_docs
 from retrievo.evaluation.metrics import ndcg_at_k
 from retrievo.models import ArmHit
 from retrievo.search import fusion as f

@@ -5,9 +5,9 @@ hybrid) for the comparison.
 
 Runs on indexes kept by ``retrievo eval DATASET --db DB`` (one document per corpus entry):
 
-    .venv/bin/python benchmarks/library_similarity.py ../shared/data/scifact --db /tmp/ev/scifact.db \
+    .venv/bin/python -m benchmarks.quality.library_similarity ../shared/data/scifact --db /tmp/ev/scifact.db \
         --off-topic ../shared/data/cosqa_dev
-    .venv/bin/python benchmarks/library_similarity.py ../shared/data/cosqa_dev --split dev --db /tmp/ev/cosqa.db
+    .venv/bin/python -m benchmarks.quality.library_similarity ../shared/data/cosqa_dev --split dev --db /tmp/ev/cosqa.db
 
 Per dataset: percentiles of the similarity of judged-relevant documents (in the first 500 passages), of
 the top result and of the first unjudged document; then, for ``min_similarity`` on ``retrievo.search.library``'s scale (the

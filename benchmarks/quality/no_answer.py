@@ -4,16 +4,16 @@ nothing, and how often an answerable one keeps its first relevant hit (issue 46;
 Tools and their defaults, asked as the tool asks the engine:
 - ``search`` with the documented ``--min-score 0.4`` (the "no answer" cut, docs/search.md);
 - ``semanticSearch`` (records) with ``min_score`` 0.5: the relationship questions of
-  ``benchmarks/relation_questions.py`` over their own ArchiMate model, against the other model's questions,
+  ``benchmarks/records_registry/relation_questions.py`` over their own ArchiMate model, against the other model's questions,
   SciFact claims and random strings over it;
 - ``search_library`` with ``min_similarity`` 0.7 over SciFact: its claims against CoSQA queries and random
   strings;
 - ``search`` over click (code): SciFact claims and random strings (unanswerable) against the click
-  questions of ``benchmarks/tokens_to_answer.py`` (answerable: the gold file's first hit kept).
+  questions of ``benchmarks/code_search/tokens_to_answer.py`` (answerable: the gold file's first hit kept).
 
-The judged search sets (SciFact, the Anthropic code set, CoSQA) are reported by ``benchmarks/answerability.py``.
+The judged search sets (SciFact, the Anthropic code set, CoSQA) are reported by ``benchmarks/quality/answerability.py``.
 
-    .venv/bin/python -m benchmarks.no_answer --scifact /tmp/ev/scifact.db --click /tmp/click.db [--json F]
+    .venv/bin/python -m benchmarks.quality.no_answer --scifact /tmp/ev/scifact.db --click /tmp/click.db [--json F]
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.answerability import DATA, gibberish, judged
-from benchmarks.relation_questions import MODELS, QUESTIONS, _normal
-from benchmarks.tokens_to_answer import CLICK_QUESTIONS
+from benchmarks.code_search.tokens_to_answer import CLICK_QUESTIONS
+from benchmarks.quality.answerability import DATA, gibberish, judged
+from benchmarks.records_registry.relation_questions import MODELS, QUESTIONS, _normal
 from retrievo import Config, Engine
 from retrievo.evaluation.beir import load_beir
 from retrievo.models import Filters, Kind

@@ -6,7 +6,7 @@ prints every query's nDCG@10 for the default hybrid search. The parent reports b
 paired difference with a 95 % bootstrap interval (10,000 resamples of queries), and how many queries
 went up, down or stayed.
 
-    .venv/bin/python benchmarks/paired_eval.py --baseline e1334e6 --dataset scifact \
+    .venv/bin/python -m benchmarks.quality.paired_eval --baseline e1334e6 --dataset scifact \
         --json benchmarks/results/paired-scifact-DATE.json
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data"
 
 

@@ -1,8 +1,8 @@
 """Records (issue 11): a question set over Archisurance, and a synthetic 10k-element / 30k-relationship model.
 
-    .venv/bin/python benchmarks/bench_records.py questions   # top-3 accuracy per mode, with/without relationship sentences
-    .venv/bin/python benchmarks/bench_records.py synthetic   # import time, peak RSS, re-import after renaming a hub
-    .venv/bin/python benchmarks/bench_records.py relations [--postgres]   # relationship questions at 10k / 30k
+    .venv/bin/python -m benchmarks.records_registry.records questions   # top-3 accuracy per mode, with/without relationship sentences
+    .venv/bin/python -m benchmarks.records_registry.records synthetic   # import time, peak RSS, re-import after renaming a hub
+    .venv/bin/python -m benchmarks.records_registry.records relations [--postgres]   # relationship questions at 10k / 30k
 
 Every question's answer is reachable only through a relationship: the answer's own name and description
 do not say it. Written for this benchmark, never tuned on. Prints JSON; figures in docs/benchmarks.md.
@@ -25,7 +25,7 @@ from retrievo import Config, Engine
 from retrievo.ingest.records import chunks
 from retrievo.models import Filters, Kind
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARCHISURANCE = ROOT.parent / "shared" / "data" / "archimate" / "opengroup-xmlexchange" / "archisurance.xml"
 QUESTIONS: list[tuple[str, set[str]]] = [
     ("What happens first after damage occurs?", {"Register"}),

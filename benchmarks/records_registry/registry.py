@@ -1,7 +1,7 @@
 """Registry search (issue 12): a query set over ../shared/data/registry, and latency at 10k servers × 20 tools.
 
-    .venv/bin/python benchmarks/bench_registry.py queries   # top-3 hit rate per entity type: seed / hybrid / lexical-only
-    .venv/bin/python benchmarks/bench_registry.py scale     # p50/p95 of registry search at 10,000 servers with 20 tools each
+    .venv/bin/python -m benchmarks.records_registry.registry queries   # top-3 hit rate per entity type: seed / hybrid / lexical-only
+    .venv/bin/python -m benchmarks.records_registry.registry scale     # p50/p95 of registry search at 10,000 servers with 20 tools each
 
 The queries were written for this benchmark (names, paraphrases of a purpose, tool-level asks) and never
 tuned on. Prints JSON; figures in docs/benchmarks.md.
@@ -23,7 +23,7 @@ from retrievo import Config, Engine
 from retrievo.embed.local import MiniLMEmbedder
 from retrievo.errors import EmbedderUnavailable
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REGISTRY = ROOT.parent / "shared" / "data" / "registry"
 # (query, entity type, names any of which counts as a hit)
 QUERIES: list[tuple[str, str, set[str]]] = [
@@ -122,7 +122,7 @@ def scale(scratch: Path, servers: int = 10_000, tools: int = 20, db: Path | None
         assert loaded.documents_added == servers * (tools + 1), loaded.skipped[:3]
         # Vectors: the real model would take hours here on 2 cores; low-rank random vectors stand in for the
         # corpus (the query is still embedded by the real model), which is what the latency depends on.
-        from common import low_rank
+        from benchmarks.common import low_rank
 
         store = engine._open_store(create=False)
         missing = store.missing_embeddings("registry", "all-MiniLM-L6-v2-int8")

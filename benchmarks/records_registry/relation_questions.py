@@ -9,7 +9,7 @@ relationship re-scorer on ("after") and off ("before": relationship records come
 elements is among the first k. Printed: top-1 / top-3 per relationship type, and the latency of the
 questions (p50 / p95, query embedding included).
 
-    .venv/bin/python benchmarks/relation_questions.py [--json benchmarks/results/relation-questions.json]
+    .venv/bin/python -m benchmarks.records_registry.relation_questions [--json benchmarks/results/relation-questions.json]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from retrievo.engine import Engine
 from retrievo.models import Filters, Kind
 from retrievo.search.records import element_scores
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "archimate"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "archimate"
 MODELS = {
     "archisurance": "opengroup-xmlexchange/archisurance.xml",
     "archi-native": "archi/Archisurance.archimate",

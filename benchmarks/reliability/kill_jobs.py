@@ -5,7 +5,7 @@ waits until the job reads ``interrupted`` and resumes it. At the end the job mus
 document indexed once, every chunk embedded, and `retrievo verify` clean. The migration's new model is
 `common.FakeEmbeddings` (an OpenAI-compatible server on a thread, slowed so the job can be caught).
 
-    .venv/bin/python benchmarks/bench_kill_jobs.py [--files 400] [--kills 10] [--store postgresql://…]
+    .venv/bin/python -m benchmarks.reliability.kill_jobs [--files 400] [--kills 10] [--store postgresql://…]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import FakeEmbeddings, emit, write_notes
+from benchmarks.common import FakeEmbeddings, emit, write_notes
 
 
 def cli(environ: dict[str, str], *args: str) -> Any:

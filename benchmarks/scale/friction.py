@@ -6,7 +6,7 @@ how many reST/AsciiDoc/notebook documents got a title from their content (not th
 heading path, and a few citations as a user sees them.
 
     pip download flask==3.0.3 gunicorn==23.0.0 --no-binary :all: --no-deps -d /tmp/sd   # then untar
-    .venv/bin/python benchmarks/bench_friction.py /tmp/sd/flask-3.0.3/docs /tmp/sd/gunicorn-23.0.0/docs \
+    .venv/bin/python -m benchmarks.scale.friction /tmp/sd/flask-3.0.3/docs /tmp/sd/gunicorn-23.0.0/docs \
         ../shared/data/code/click/docs
 """
 

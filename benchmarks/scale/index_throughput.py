@@ -15,15 +15,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from common import peak_rss_mb
-
+from benchmarks.common import peak_rss_mb
 from retrievo.config import Config
 from retrievo.embed.local import MiniLMEmbedder
 from retrievo.engine import Engine
 from retrievo.models import IndexReport, LoadedDocument
 from retrievo.text.hashing import embedding_input
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
 
 

@@ -13,7 +13,7 @@ Corpora: a ``swe_loc_dev`` repository tree (its package folder), SciFact abstrac
 set's chunks (each whole, as ``retrievo eval`` indexes them). ``--floor`` measures the physical floor:
 the FLOPs one chunk costs at its token length and this machine's int8 matrix-multiply rate.
 
-    .venv/bin/python benchmarks/ingest.py --baseline e1334e6 --json benchmarks/results/ingest-DATE.json
+    .venv/bin/python -m benchmarks.scale.ingest --baseline e1334e6 --json benchmarks/results/ingest-DATE.json
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data"
 SWE_TREE = "mwaskom__seaborn-3010"
 SAMPLE = 400  # vectors saved per corpus for the cosine comparison

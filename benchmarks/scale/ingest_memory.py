@@ -15,8 +15,8 @@ Embedders:
   constant it adds (measured with ``--embedder local``).
 - ``local``: the bundled model (slow: ~40-50 chunks/s on 2 cores; use for the smaller size).
 
-    .venv/bin/python benchmarks/ingest_memory.py --sizes 10000 100000 --json benchmarks/results/ingest-memory-DATE.json
-    .venv/bin/python benchmarks/ingest_memory.py --sizes 10000 --embedder local
+    .venv/bin/python -m benchmarks.scale.ingest_memory --sizes 10000 100000 --json benchmarks/results/ingest-memory-DATE.json
+    .venv/bin/python -m benchmarks.scale.ingest_memory --sizes 10000 --embedder local
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import FakeEmbeddings, peak_rss_mb
+from benchmarks.common import FakeEmbeddings, peak_rss_mb
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
 
 
@@ -122,7 +122,8 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, args.embedder, args.url)))
         return
-    environ = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    path = os.pathsep.join((str(ROOT / "src"), str(ROOT)))  # the child imports benchmarks.common
+    environ = {**os.environ, "PYTHONPATH": path}
     service = FakeEmbeddings(dims=384) if args.embedder == "service" else None  # in this process
     url = service.url if service is not None else None
     rows = []

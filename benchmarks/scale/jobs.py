@@ -1,6 +1,6 @@
 """Background jobs vs the foreground pipeline: the same corpus indexed both ways, throughput compared.
 
-    .venv/bin/python benchmarks/bench_jobs.py --files 200
+    .venv/bin/python -m benchmarks.scale.jobs --files 200
 
 Each run uses a fresh index; "background" is from submitting `retrievo index --background` to the job
 reading done (polled in-process every 0.2 s), so it includes starting the worker process and loading the model,
@@ -17,12 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import write_notes
-
+from benchmarks.common import write_notes
 from retrievo.config import Config
 from retrievo.store.factory import open_store
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args: str) -> str:

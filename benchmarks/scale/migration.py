@@ -1,12 +1,12 @@
 """Model migration without downtime: a 100k-chunk collection moved to another model while queries run.
 
-The collection is built as in `bench_query.py` (synthetic chunks, 384-dim vectors of the "old" model);
+The collection is built as in `speed/query.py` (synthetic chunks, 384-dim vectors of the "old" model);
 the new model is an OpenAI-compatible server on a thread (`common.FakeEmbeddings`, 128 dims), so the
 run measures the migration's mechanics — shadow vectors, the atomic switch, the side index — not a
 model's speed. One thread searches (hybrid, limit 10) before, throughout and after `regenerate
 --model`; every search must succeed and stay hybrid.
 
-    .venv/bin/python benchmarks/bench_migration.py --size 100000 [--store postgresql://…]
+    .venv/bin/python -m benchmarks.scale.migration --size 100000 [--store postgresql://…]
 """
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ import threading
 import time
 from pathlib import Path
 
-from bench_query import FixedQueryEmbedder, build, config_for
-from common import FakeEmbeddings, emit, low_rank, p50_p95, synthetic_texts, timed
-
+from benchmarks.common import FakeEmbeddings, emit, low_rank, p50_p95, synthetic_texts, timed
+from benchmarks.speed.query import FixedQueryEmbedder, build, config_for
 from retrievo.engine import Engine
 
 QUERY_WORDS = list(synthetic_texts(500, seed=3, words=4))

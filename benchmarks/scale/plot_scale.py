@@ -2,7 +2,7 @@
 system, log-log, drawn from the JSON results of ``peers/run.py`` (and ``profile_arms.py`` for the
 sizes only retrievo ran). Needs matplotlib: run it with the peers' environment.
 
-    .peers/bin/python benchmarks/plot_scale.py benchmarks/results/peers-*.json \
+    .peers/bin/python -m benchmarks.scale.plot_scale benchmarks/results/peers-*.json \
         benchmarks/results/profile-*.json --out docs/images/scale.png
 """
 

@@ -1,7 +1,7 @@
 """How many postings the PostgreSQL keyword arm reads per bench query: the sum of the df of the
 query's terms after common-term pruning — the work its latency grows with.
 
-    .venv/bin/python benchmarks/postings_per_query.py postgresql://…/b1000000
+    .venv/bin/python -m benchmarks.scale.postings_per_query postgresql://…/b1000000
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import statistics
 
 import numpy as np
 import psycopg
-from common import synthetic_texts
 
+from benchmarks.common import synthetic_texts
 from retrievo.store.postgres.search import _prune, query_stems
 
 
@@ -21,7 +21,7 @@ def main() -> None:
     parser.add_argument("url")
     parser.add_argument("--queries", type=int, default=100)
     args = parser.parse_args()
-    # The same queries as bench_query.py's measure().
+    # The same queries as speed/query.py's measure().
     rng = np.random.default_rng(5)
     words = list(synthetic_texts(args.queries, seed=3, words=6))
     totals = []

@@ -5,9 +5,9 @@ synced at its end, as `retrievo index` does), then given vectors stored. Prints 
 SQLite statements that took longest (each statement timed on the store's writer connection);
 ``--cprofile`` prints Python's profile instead of the statement table.
 
-    .venv/bin/python benchmarks/profile_build.py [--cprofile] [--size 20000]
+    .venv/bin/python -m benchmarks.scale.profile_build [--cprofile] [--size 20000]
 
-``--size`` builds the peers benchmark's realistic corpus (benchmarks/realistic.py) at that size instead.
+``--size`` builds the peers benchmark's realistic corpus (benchmarks/scale/realistic.py) at that size instead.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from retrievo.models import LoadedDocument
 from retrievo.store.sqlite import connection
 from retrievo.text.hashing import embedding_key
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact"
 SECONDS: collections.Counter[str] = collections.Counter()
 CALLS: collections.Counter[str] = collections.Counter()
 _CONNECT = sqlite3.connect
@@ -65,7 +65,7 @@ def build(size: int | None = None) -> dict[str, float]:
         with (DATA / "corpus.jsonl").open(encoding="utf-8") as handle:
             records = [json.loads(line) for line in handle]
     else:  # the peers benchmark's realistic corpus at that size
-        from realistic import realistic_texts
+        from benchmarks.scale.realistic import realistic_texts
 
         records = [
             {"_id": str(n), "text": text, "title": f"Document {n // 1000}"}

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact"
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 

@@ -9,8 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import peak_rss_mb, synthetic_texts
-
+from benchmarks.common import peak_rss_mb, synthetic_texts
 from retrievo.config import Config
 from retrievo.engine import Engine
 

@@ -1,13 +1,13 @@
 """Cheaper vector indexes than the HNSW graph we keep, measured on real MiniLM vectors: worth it?
 
-The index: one built by `bench_serve.py --realistic` (100,000 chunks of realistic text labelled with
+The index: one built by `serve.py --realistic` (100,000 chunks of realistic text labelled with
 the bundled model), its vectors read from the table; queries: SciFact's claims embedded with the same
 model (out of the corpus's distribution, as a user's questions are). Truth: exact top 10. Compared:
 
 - usearch HNSW as the store builds it (cosine, float16, ef 128) and with bfloat16 storage;
 - an IVF index in numpy (k-means over 4·sqrt(N) lists, float16 lists, ``nprobe`` lists scanned).
 
-    .venv/bin/python benchmarks/ann_alternatives.py /tmp/bench-serve/serve-100000.db
+    .venv/bin/python -m benchmarks.speed.ann_alternatives /tmp/bench-serve/serve-100000.db
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from retrievo.evaluation.beir import load_beir
 from retrievo.store.ann import EXPANSION_ADD, EXPANSION_SEARCH
 from retrievo.store.sqlite.vectors import decode_vectors
 
-SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+SCIFACT = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact"
 
 
 def hnsw(vectors: np.ndarray, queries: np.ndarray, exact: np.ndarray, dtype: str) -> dict[str, float]:

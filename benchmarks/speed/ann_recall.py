@@ -1,9 +1,9 @@
-"""Recall@10 of the ANN (HNSW) arm against exact search, on an index built by bench_query.py.
+"""Recall@10 of the ANN (HNSW) arm against exact search, on an index built by query.py.
 
 Exact top-10 is computed by streaming every current vector from the index in blocks, so memory stays
 small even at 1M chunks.
 
-    .venv/bin/python benchmarks/ann_recall.py /tmp/bench2/bench-1000000.db --queries 50
+    .venv/bin/python -m benchmarks.speed.ann_recall /tmp/bench2/bench-1000000.db --queries 50
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
-from bench_query import DIMS, MODEL_ID
-from common import low_rank
 
+from benchmarks.common import low_rank
+from benchmarks.speed.query import DIMS, MODEL_ID
 from retrievo.models import Filters
 from retrievo.store.sqlite import SQLiteStore
 from retrievo.store.sqlite.vectors import decode_vectors
@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("db", type=Path)
     parser.add_argument("--queries", type=int, default=50)
     args = parser.parse_args()
-    queries = low_rank(args.queries, DIMS, seed=9)  # the queries bench_query.py uses
+    queries = low_rank(args.queries, DIMS, seed=9)  # the queries query.py uses
     exact = exact_top10(args.db, queries)
     store = SQLiteStore(args.db)
     recalls = []

@@ -4,7 +4,7 @@ Real embeddings cluster by topic; uniform random vectors in 384 dimensions do no
 equally far from every other), which makes any graph index look far worse than it is on real data.
 Here: C cluster centres, points = normalise(centre + noise); recall against exact search.
 
-    .venv/bin/python benchmarks/ann_recall_clustered.py --sizes 100000 1000000
+    .venv/bin/python -m benchmarks.speed.ann_recall_clustered --sizes 100000 1000000
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import argparse
 import time
 
 import numpy as np
-from common import low_rank
 from usearch.index import Index
 
+from benchmarks.common import low_rank
 from retrievo.store.ann import EXPANSION_SEARCH
 
 

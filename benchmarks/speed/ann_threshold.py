@@ -6,7 +6,7 @@ store's settings (``store.ann._new_index``: cosine, float16, ef 128), whose buil
 Low-rank vectors (``common.low_rank``, how real embeddings spread), 100 queries of their own, depth 100
 (what a default search asks each arm for).
 
-    .venv/bin/python benchmarks/ann_threshold.py --sizes 10000 20000 50000 100000
+    .venv/bin/python -m benchmarks.speed.ann_threshold --sizes 10000 20000 50000 100000
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import sqlite3
 import time
 
 import numpy as np
-from bench_query import DIMS
-from common import low_rank, p50_p95
 
+from benchmarks.common import low_rank, p50_p95
+from benchmarks.speed.query import DIMS
 from retrievo.models import Filters
 from retrievo.store.ann import ANN_MIN_VECTORS, _new_index
 from retrievo.store.sqlite.search import vector_search
@@ -85,7 +85,7 @@ def main() -> None:
         )
     if args.json:
         result = {
-            "command": "benchmarks/ann_threshold.py --sizes " + " ".join(str(s) for s in args.sizes),
+            "command": "benchmarks/speed/ann_threshold.py --sizes " + " ".join(str(s) for s in args.sizes),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
             "date": time.strftime("%Y-%m-%d"),
             "rows": rows,

@@ -5,7 +5,7 @@ that spin on the CPU run beside the measurement (``--busy N``, repeatable values
 p50 / p95 and the process's CPU seconds per query (every thread of it) are reported. Query vectors are
 cached by a warm-up round first, as in the peers harness: the arms and the search path are measured.
 
-    .venv/bin/python benchmarks/busy.py --db /tmp/ev/scifact.db --collection eval-scifact \\
+    .venv/bin/python -m benchmarks.speed.busy --db /tmp/ev/scifact.db --collection eval-scifact \\
         --queries ../shared/data/scifact/queries.jsonl --busy 0 --busy 2 [--json out.json]
 
 ``RETRIEVO_QUERY_THREADS`` (default 1) is read by the engine as usual: run once with it unset and

@@ -2,7 +2,7 @@
 excluded: with the bundled model (loaded in the background while the client shakes hands), and with an
 embedding service that answers every request 503 (the search falls back to keywords).
 
-    .venv/bin/python benchmarks/first_call.py --db /tmp/h.db [--runs 5] [--pause 1.0] [--json out.json]
+    .venv/bin/python -m benchmarks.speed.first_call --db /tmp/h.db [--runs 5] [--pause 1.0] [--json out.json]
 
 The index (``--db``) should exist, made with the bundled model: `retrievo index examples/handbook --db /tmp/h.db`.
 ``--pause``: seconds between the handshake and the first search (an agent reads the tool list first).
@@ -23,13 +23,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import FakeEmbeddings
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from benchmarks.common import FakeEmbeddings
 from retrievo import Config, Engine
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def one_run(db: Path, pause: float, env: dict[str, str]) -> tuple[float, float]:

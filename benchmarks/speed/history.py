@@ -7,7 +7,7 @@ vectors: query embedding excluded), p50/p95 per mode at HEAD, at the baseline an
 time between the first and second revisions; baseline creation time and the index's growth; and
 ``prune`` up to the last revision (keeping what the baseline holds).
 
-    .venv/bin/python benchmarks/bench_history.py --size 100000 [--store postgresql://…]
+    .venv/bin/python -m benchmarks.speed.history --size 100000 [--store postgresql://…]
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_query import DIMS, MODEL_ID, FixedQueryEmbedder, config_for, write_document
-from common import low_rank, p50_p95, peak_rss_mb, synthetic_texts, timed
 
+from benchmarks.common import low_rank, p50_p95, peak_rss_mb, synthetic_texts, timed
+from benchmarks.speed.query import DIMS, MODEL_ID, FixedQueryEmbedder, config_for, write_document
 from retrievo.engine import Engine
 from retrievo.store.base import Store
 from retrievo.store.factory import open_store

@@ -3,7 +3,7 @@ answers read on asyncio streams, nothing else (the way wrk or hey drive a server
 
 Why: the load tests run the clients on the server's own two cores. httpx spends ~4 ms of CPU a call with
 one pool of 100 connections (httpcore scans its connections for every queued request) and ~1.5 ms with
-a client per connection; this client ~0.1 ms (`benchmarks/bench_serve.py` measures each). What a load
+a client per connection; this client ~0.1 ms (`benchmarks/speed/serve.py` measures each). What a load
 generator spends is taken from the server under test, so the lean client shows what the server
 sustains; the httpx and SDK loads stay beside it for what those clients get on the same cores.
 """

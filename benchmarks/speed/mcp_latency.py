@@ -1,7 +1,7 @@
 """Latency of `search` and `get_context` through the real MCP client (stdio), next to direct engine calls.
 
 .venv/bin/retrievo eval ../shared/data/scifact --db /tmp/scifact.db      # builds the index once
-.venv/bin/python benchmarks/bench_mcp.py --db /tmp/scifact.db --collection eval-scifact
+.venv/bin/python -m benchmarks.speed.mcp_latency --db /tmp/scifact.db --collection eval-scifact
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import time
 from pathlib import Path
 
 import anyio
-from common import p50_p95
 from mcp import Client, StdioServerParameters
 
+from benchmarks.common import p50_p95
 from retrievo.config import Config
 from retrievo.engine import Engine
 
-QUERIES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "scifact" / "queries.jsonl"
+QUERIES = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact" / "queries.jsonl"
 
 
 def load_queries(count: int) -> list[str]:

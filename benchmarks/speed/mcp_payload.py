@@ -6,7 +6,7 @@ Drives `retrievo mcp` over stdio with the official MCP client, on an index of 15
 - tools/list as it travels (compact JSON of the tools), with the default toolsets and with every one;
 - a 3-hit `search` answer's text (what the agent reads), brief (the default) and full, over 5 questions.
 
-    .venv/bin/python benchmarks/mcp_payload.py [--json]
+    .venv/bin/python -m benchmarks.speed.mcp_payload [--json]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from retrievo import Config, Engine
 
-HANDBOOK = Path(__file__).resolve().parent.parent / "examples" / "handbook"
+HANDBOOK = Path(__file__).resolve().parents[2] / "examples" / "handbook"
 QUESTIONS = ["parental leave approval", "home office equipment allowance", "expense receipts travel",
              "lost laptop what to do", "how many days of annual leave"]  # fmt: skip
 CODE = '''"""Invoices."""

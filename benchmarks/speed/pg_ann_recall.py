@@ -1,8 +1,8 @@
-"""HNSW recall@10 of the PostgreSQL store against exact search, on a bench_query.py database.
+"""HNSW recall@10 of the PostgreSQL store against exact search, on a query.py database.
 
 Exact = the same query with index scans turned off (a sequential scan computing every distance).
 
-    .venv/bin/python benchmarks/pg_ann_recall.py postgresql://…/b1000000 --queries 20
+    .venv/bin/python -m benchmarks.speed.pg_ann_recall postgresql://…/b1000000 --queries 20
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import argparse
 
 import numpy as np
 import psycopg
-from common import low_rank
 from pgvector.psycopg import register_vector
 
+from benchmarks.common import low_rank
 from retrievo.models import Filters
 from retrievo.store.postgres.store import DEFAULT_EF_SEARCH, PostgresStore
 
@@ -28,9 +28,9 @@ def main() -> None:
     args = parser.parse_args()
     store = PostgresStore(args.url, ef_search=args.ef_search)
     model = store.get_collection("bench")
-    assert model is not None and model.model_id is not None, "not a bench_query.py database"
+    assert model is not None and model.model_id is not None, "not a query.py database"
     recalls = []
-    for query in low_rank(args.queries, DIMS, seed=9):  # the queries bench_query.py uses
+    for query in low_rank(args.queries, DIMS, seed=9):  # the queries query.py uses
         approximate = {
             hit.chunk_id for hit in store.vector_search("bench", model.model_id, query, Filters(), 10)
         }

@@ -9,11 +9,11 @@ embedding" is the same search asked first, its query embedded by the bundled mod
 keyword arm runs meanwhile).
 
     # a BEIR corpus, real MiniLM vectors (index built on first use, kept in --db)
-    .venv/bin/python benchmarks/profile_arms.py --dataset ../shared/data/scifact --db /tmp/ev/scifact.db
-    # realistic text (benchmarks/realistic.py) with low-rank vectors, built in --keep
-    .venv/bin/python benchmarks/profile_arms.py --sizes 100000 1000000 --keep /tmp/scale
+    .venv/bin/python -m benchmarks.speed.profile_arms --dataset ../shared/data/scifact --db /tmp/ev/scifact.db
+    # realistic text (benchmarks/scale/realistic.py) with low-rank vectors, built in --keep
+    .venv/bin/python -m benchmarks.speed.profile_arms --sizes 100000 1000000 --keep /tmp/scale
     # the same on PostgreSQL: one size per (empty) database; its keyword side index under --keep
-    .venv/bin/python benchmarks/profile_arms.py --sizes 100000 --keep /tmp/scale --store postgresql://…/r100k
+    .venv/bin/python -m benchmarks.speed.profile_arms --sizes 100000 --keep /tmp/scale --store postgresql://…/r100k
 
 Side indexes are synced at the end of the build, inside its bulk load (as `retrievo index` does);
 "build s" includes it, "sync s" is that sync alone.
@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_query import DIMS, MODEL_ID, FixedQueryEmbedder, _write, config_for
-from common import low_rank, p50_p95, peak_rss_mb, timed
-from realistic import realistic_queries, realistic_texts
 
+from benchmarks.common import low_rank, p50_p95, peak_rss_mb, timed
+from benchmarks.scale.realistic import realistic_queries, realistic_texts
+from benchmarks.speed.query import DIMS, MODEL_ID, FixedQueryEmbedder, _write, config_for
 from retrievo.config import Config
 from retrievo.engine import Engine
 from retrievo.evaluation.beir import load_beir

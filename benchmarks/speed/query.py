@@ -6,7 +6,7 @@ Each size is built in a fresh index through the store's public methods, inside `
 `retrievo index` does for a first load. "first search s" is the first query after the build: on
 SQLite it includes building the HNSW graph beside the file (20k+ vectors).
 
-    .venv/bin/python benchmarks/bench_query.py --sizes 10000 100000 1000000 [--store postgresql://…]
+    .venv/bin/python -m benchmarks.speed.query --sizes 10000 100000 1000000 [--store postgresql://…]
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
-from common import low_rank, p50_p95, peak_rss_mb, synthetic_texts, timed
 
+from benchmarks.common import low_rank, p50_p95, peak_rss_mb, synthetic_texts, timed
 from retrievo.config import Config
 from retrievo.embed.base import Embedder, Vectors
 from retrievo.engine import Engine

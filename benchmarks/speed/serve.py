@@ -7,10 +7,10 @@ says the server's and the clients' CPU a call. REST is driven by a lean keep-ali
 call); MCP by 100 official SDK clients over streamable HTTP and by the lean client sending the SDK's
 very requests.
 
-    .venv/bin/python benchmarks/bench_serve.py --size 100000 --keep /tmp/bench-serve [--workers 2]
-    .venv/bin/python benchmarks/bench_serve.py … --alternate 2    # A/B: REST and MCP alternated, one server
+    .venv/bin/python -m benchmarks.speed.serve --size 100000 --keep /tmp/bench-serve [--workers 2]
+    .venv/bin/python -m benchmarks.speed.serve … --alternate 2    # A/B: REST and MCP alternated, one server
 
-The index is bench_query's synthetic one (60-word chunks, low-rank vectors) labelled with the bundled
+The index is query.py's synthetic one (60-word chunks, low-rank vectors) labelled with the bundled
 model's id, so the server embeds each query with the real model. The rate limit is raised out of the
 way; everything else is the default server.
 """
@@ -35,20 +35,20 @@ from typing import Any
 
 import httpx
 import httpx2
-from bench_query import build
-from common import free_port, synthetic_texts, wait_healthy
-from lean_http import Connection
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import LATEST_PROTOCOL_VERSION as VERSION
-from realistic import realistic_queries, realistic_texts
 
+from benchmarks.common import free_port, synthetic_texts, wait_healthy
+from benchmarks.scale.realistic import realistic_queries, realistic_texts
+from benchmarks.speed.lean_http import Connection
+from benchmarks.speed.query import build
 from retrievo.config import Config
 from retrievo.embed.local import MODEL_ID
 from retrievo.store.factory import open_store
 from retrievo.surfaces.access import KeyRing
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextmanager

@@ -3,7 +3,7 @@
 Each command runs RUNS times in a fresh process (after one untimed run, so the files are in the page
 cache, as they are on a machine that uses the tool); the median and the fastest are reported.
 
-    .venv/bin/python benchmarks/startup.py --db /tmp/h.db [--runs 10] [--json out.json]
+    .venv/bin/python -m benchmarks.speed.startup --db /tmp/h.db [--runs 10] [--json out.json]
 
 The index (``--db``) should exist: e.g. `retrievo index examples/handbook --db /tmp/h.db`.
 """
@@ -17,7 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 
-RETRIEVO = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "retrievo"
+RETRIEVO = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "retrievo"
 
 
 def timed(command: list[str], runs: int) -> dict[str, float]:

@@ -1,6 +1,6 @@
 """Servers as a tier on one PostgreSQL (issue 39): one server, two, two with a streaming replica; one killed.
 
-A PostgreSQL of its own under ``--keep`` (the bundled server, kept between runs) holds bench_query's
+A PostgreSQL of its own under ``--keep`` (the bundled server, kept between runs) holds query.py's
 synthetic index (``--size`` chunks, low-rank vectors labelled with the bundled model, so each query is
 embedded for real); a streaming replica is made once with the bundled ``pg_basebackup -R``. 100 clients
 (``--clients``), each on a keep-alive connection of its own (``lean_http.py``), spread round-robin over
@@ -13,7 +13,7 @@ the servers (what a load balancer does), each asking ``--per-client`` hybrid sea
 
 Everything runs on this machine's cores: the clients, both servers, the primary and the replica share them.
 
-    .venv/bin/python benchmarks/bench_tier.py --size 1000000 --keep /tmp/bench-tier [--out FILE]
+    .venv/bin/python -m benchmarks.speed.tier --size 1000000 --keep /tmp/bench-tier [--out FILE]
 """
 
 from __future__ import annotations
@@ -33,15 +33,15 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from bench_query import build
-from bench_serve import Tally, queries_of
-from common import StreamingReplica, free_port, synthetic_texts, wait_healthy, write_notes
-from lean_http import Connection
 
+from benchmarks.common import StreamingReplica, free_port, synthetic_texts, wait_healthy, write_notes
+from benchmarks.speed.lean_http import Connection
+from benchmarks.speed.query import build
+from benchmarks.speed.serve import Tally, queries_of
 from retrievo import Config, Engine
 from retrievo.embed.local import MODEL_ID
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STALE_S = "5"  # RETRIEVO_JOB_STALE_S of the servers: a dead server's job is taken over after this
 
 

@@ -1,4 +1,4 @@
-"""Run the hostile campaign: ``python -m benchmarks.hostile [--quick] [--only NAME] [--out FILE]``.
+"""Run the hostile campaign: ``python -m benchmarks.reliability.hostile [--quick] [--only NAME] [--out FILE]``.
 
 Prints one JSON object (and writes it to --out); exits 1 when any part found a problem.
 """
@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.hostile import files, kill9, mcp_abuse, queries
+from benchmarks.reliability.hostile import files, kill9, mcp_abuse, queries
 
 FULL: dict[str, dict[str, Any]] = {
     "kill9": {"kills": 21, "ann_kills": 10, "documents": 150, "first_kills": 8},
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {
         "started": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {platform.python_version()}, {platform.platform()}",
-        "command": "python -m benchmarks.hostile" + (" --quick" if args.quick else ""),
+        "command": "python -m benchmarks.reliability.hostile" + (" --quick" if args.quick else ""),
     }
     problems: list[str] = []
     for name in args.only or list(PARTS):

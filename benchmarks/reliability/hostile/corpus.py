@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 HANDBOOK = ROOT / "examples" / "handbook"
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.hostile.corpus import ROOT, write_corpus
+from benchmarks.reliability.hostile.corpus import ROOT, write_corpus
 
 CLI = [sys.executable, "-m", "retrievo.surfaces.cli"]
 

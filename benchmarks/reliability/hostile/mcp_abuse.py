@@ -20,7 +20,7 @@ import anyio
 import httpx
 from mcp import Client, StdioServerParameters
 
-from benchmarks.hostile.corpus import ROOT, write_corpus
+from benchmarks.reliability.hostile.corpus import ROOT, write_corpus
 from retrievo import Config, Engine
 
 CASES: list[tuple[str, dict[str, Any]]] = [

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.hostile.corpus import write_corpus
+from benchmarks.reliability.hostile.corpus import write_corpus
 from retrievo import Config, Engine
 from retrievo.errors import RetrievoError
 

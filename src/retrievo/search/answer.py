@@ -9,7 +9,7 @@ A hit's relevance is read in two parts, both on [0, 1]:
   random letters can sit close to code in the embedding, never in its words). A logistic model
   (``answer.json``), fitted on judged questions and on questions the collection cannot answer (gibberish,
   another domain's questions), a wrongly refused answer weighing three times a wrongly kept non-answer
-  (the goals are 95 % kept, 90 % refused), chosen leave-one-dataset-out (``benchmarks/answerability.py``;
+  (the goals are 95 % kept, 90 % refused), chosen leave-one-dataset-out (``benchmarks/quality/answerability.py``;
   docs/benchmarks.md "No answer"). One profile per set of arms that ran: ``hybrid``, ``keyword`` (also
   lexical-only), ``semantic``.
 - **place**: each hit's own calibrated probability of being relevant (``calibration.py``, its arms'

@@ -3,7 +3,7 @@
 For each hit, features that mean the same on every query — the raw cosine similarity, the BM25 score
 relative to the query's best, reciprocal ranks, whether both arms found it, how strong each arm's best
 match was — go through a logistic model fitted once on judged data (tune halves only; see
-``benchmarks/fusion_adaptive.py`` and docs/benchmarks.md) and shipped as ``calibration.json``. One
+``benchmarks/quality/fusion_adaptive.py`` and docs/benchmarks.md) and shipped as ``calibration.json``. One
 profile per set of arms: ``hybrid``, ``keyword`` (also lexical-only) and ``semantic``. The formula is
 pure: both stores give the same relevance for the same arm lists.
 """

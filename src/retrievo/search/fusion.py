@@ -29,7 +29,7 @@ MAX_LOG_RATIO = 6.0
 # fusion (RRF) wins where two arms of equal strength meet many relevant documents (a medical set kept
 # aside: RRF 0.356, z-score 0.346); the bonus brings that agreement in where the evidence is balanced and
 # stays out of the way where one arm dominates. 1.0 is the largest value that cost nothing measurable on
-# any set left out (benchmarks/fusion_lodo.py, docs/benchmarks.md "Fusion, chosen leave-one-dataset-out").
+# any set left out (benchmarks/quality/fusion_lodo.py, docs/benchmarks.md "Fusion, chosen leave-one-dataset-out").
 CONSENSUS = 1.0
 
 

@@ -59,7 +59,7 @@ def element_scores(hits: Sequence[Hit]) -> list[float]:
 
 def similarity_scores(hits: Sequence[Hit]) -> list[float]:
     """The similarity (1 + cosine) / 2 made non-increasing down the list: ``score`` before issue 46, kept
-    for ``benchmarks/no_answer.py``'s before/after (a cosine of 0 is 0.5, so nearly any question passed)."""
+    for ``benchmarks/quality/no_answer.py``'s before/after (a cosine of 0 is 0.5, so nearly any question passed)."""
     cosines = {
         h.chunk.chunk_id: h.explain["semantic"].score for h in hits if h.explain and "semantic" in h.explain
     }

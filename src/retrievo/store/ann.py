@@ -30,7 +30,7 @@ from retrievo.store.files import Generation, fsync_file
 
 log = logging.getLogger(__name__)
 
-ANN_MIN_VECTORS = 30_000  # exact p50 <= 3 ms below it, 2 cores (benchmarks/ann_threshold.py)
+ANN_MIN_VECTORS = 30_000  # exact p50 <= 3 ms below it, 2 cores (benchmarks/speed/ann_threshold.py)
 # HNSW ef while building. usearch's default, 128, took 727 s of a 1M sync on 2 cores; 32 builds ~3x
 # faster (1M: 174 s in memory) and the search effort below buys the recall back (docs/benchmarks.md,
 # measured 2026-11-24, 2 cores: recall@10 0.987 at 100k, 0.985 at 1M, against 0.991 / 0.961 with 128 and ef 128).

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from retrievo.models import Chunk, Hit, IndexReport, IndexStatus, Kind, SearchResult
+from retrievo.search.code_files import FileHit
 from retrievo.search.registry import RegistryHit, RegistryResult
+from retrievo.surfaces.present import shown_path
 
 
 def chunk_to_dict(chunk: Chunk) -> dict[str, Any]:
@@ -143,3 +146,22 @@ def registry_result_to_dict(result: RegistryResult) -> dict[str, Any]:
         "agents": [registry_hit_to_dict(h) for h in result.agents], "tools": [registry_hit_to_dict(h) for h in result.tools],
         "baseline_id": result.baseline_id, "as_of": result.as_of,
     }  # fmt: skip
+
+
+def document_uri(document_id: str, revision_id: str | None = None) -> str:
+    """The document's address for ``get_document`` and MCP resources (``retrievo://document/ID``)."""
+    base = f"retrievo://document/{document_id}"
+    return f"{base}/revision/{revision_id}" if revision_id else base
+
+
+def located_to_dict(found: FileHit, roots: Sequence[str]) -> dict[str, Any]:
+    """One file of a ``locate`` answer, the same on every surface (CLI ``--json``, MCP, REST): its path
+    relative to the indexed root, its evidence score, its role, why, its best passages and its uri."""
+    return {
+        "path": shown_path(found.path, roots),
+        "score": round(found.score, 3),
+        "role": found.role,
+        "why": list(found.why),
+        "symbols": [f"{e.symbol or 'passage'} {e.line_start}-{e.line_end}" for e in found.evidence],
+        "uri": document_uri(found.document_id),
+    }

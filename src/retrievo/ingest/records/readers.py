@@ -53,7 +53,11 @@ def read_model(data: bytes, fallback_name: str) -> Model:
             model = _read_json(data, fallback_name)
         else:
             root = _parse_xml(data)
-            model = _read_exchange(root, fallback_name) if kind == "exchange" else _read_archi(root, fallback_name)
+            model = (
+                _read_exchange(root, fallback_name)
+                if kind == "exchange"
+                else _read_archi(root, fallback_name)
+            )
     except RecursionError as exc:  # the parsers and readers recurse: a hostile depth is one file skipped
         raise SourceError("nested too deeply: more levels than the model reader allows") from exc
     if not model.elements:

@@ -17,7 +17,7 @@ from retrievo.search.structure import MAX_DEPTH, GraphEdge
 from retrievo.surfaces.cli.app import main
 from retrievo.surfaces.cli.base import _engine, _errors, collection_option, db_option, json_option
 from retrievo.surfaces.present import passage_label
-from retrievo.surfaces.serialize import hit_to_dict
+from retrievo.surfaces.serialize import hit_to_dict, located_to_dict
 
 
 @main.command()
@@ -161,20 +161,24 @@ def watch(
 def locate(
     text: str, limit: int, db: Path | None, store: str | None, collection: str | None, as_json: bool
 ) -> None:
-    """The files an issue's TEXT is about (paste a bug report or traceback), best first, with why."""
-    with _errors(), _engine(db, collection, store=store, embedder="none") as engine:
+    """The files an issue's TEXT is about (paste a bug report or traceback), best first, with why.
+
+    The same ranking (keyword, meaning and structure) and the same JSON as MCP's and REST's ``locate``."""
+    with _errors(), _engine(db, collection, store=store) as engine:
         files = engine.locate(text, limit=limit)
+        roots = engine.roots()
+    shown = [located_to_dict(f, roots) for f in files]
     if as_json:
-        click.echo(json.dumps([dataclasses.asdict(f) for f in files], indent=2))
+        click.echo(json.dumps({"files": shown, "roots": roots or None}, indent=2, ensure_ascii=False))
         return
     if not files:
         click.echo("no file matches")
-    for n, found in enumerate(files, 1):
-        click.echo(f"{n:>2}. {found.path}  ({found.role}, {found.score:.2f}) — {'; '.join(found.why)}")
-        for evidence in found.evidence:
-            click.echo(
-                f"      {evidence.symbol or 'passage'}  lines {evidence.line_start}-{evidence.line_end}"
-            )
+    for n, found in enumerate(shown, 1):
+        click.echo(
+            f"{n:>2}. {found['path']}  ({found['role']}, {found['score']:.2f}) — {'; '.join(found['why'])}"
+        )
+        for symbol in found["symbols"]:
+            click.echo(f"      {symbol}")
 
 
 def print_files(result: SearchResult, limit: int, as_json: bool) -> None:

@@ -14,7 +14,7 @@ from retrievo.search.grouping import FileGroup
 from retrievo.search.highlight import highlight
 from retrievo.surfaces.mcp.schemas import DocumentOutput, SearchHit, SearchOutput
 from retrievo.surfaces.present import label, passage_label, short_context
-from retrievo.surfaces.serialize import explain_to_dict, matched_via_of
+from retrievo.surfaces.serialize import document_uri, explain_to_dict, matched_via_of
 
 TOOL_ROLES = {
     "document": "search finds passages (brief; detail=full for text), get_context packs cited evidence "
@@ -40,11 +40,6 @@ def holdings(kinds: frozenset[str], collections: Sequence[str] | None) -> str:
         + ". Cite path:lines."
     )
     return text[: MAX_INSTRUCTIONS - 1] + "…" if len(text) > MAX_INSTRUCTIONS else text
-
-
-def document_uri(document_id: str, revision_id: str | None = None) -> str:
-    base = f"retrievo://document/{document_id}"
-    return f"{base}/revision/{revision_id}" if revision_id else base
 
 
 URI = re.compile(r"retrievo://document/([^/]{1,100})(?:/revision/([^/]{1,100}))?")

@@ -13,7 +13,6 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.search.structure import MAX_DEPTH, GraphEdge
 from retrievo.store.code_index import SymbolHit
-from retrievo.surfaces.mcp.answers import document_uri
 from retrievo.surfaces.mcp.calls import call
 from retrievo.surfaces.mcp.schemas import (
     EdgeOut,
@@ -25,6 +24,7 @@ from retrievo.surfaces.mcp.schemas import (
     SymbolOut,
 )
 from retrievo.surfaces.mcp.scope import Scope, head_only
+from retrievo.surfaces.serialize import located_to_dict
 
 Collection = Annotated[str | None, Field(max_length=200)]
 
@@ -99,12 +99,9 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         read_context: ReadContext | None = None,
     ) -> LocateOutput:
         head_only("locate", read_context)
-        files = await call(engine.locate, text, collection=scope.check(collection), limit=limit)
-        return LocateOutput(files=[
-            LocatedFile(
-                path=f.path, score=round(f.score, 3), role=f.role, why=list(f.why),
-                symbols=[f"{e.symbol or 'passage'} {e.line_start}-{e.line_end}" for e in f.evidence],
-                uri=document_uri(f.document_id, None),
-            )
-            for f in files
-        ])  # fmt: skip
+        name = scope.check(collection)
+        files = await call(engine.locate, text, collection=name, limit=limit)
+        roots = await call(engine.roots, name)
+        return LocateOutput(
+            files=[LocatedFile(**located_to_dict(f, roots)) for f in files], roots=roots or None
+        )

@@ -13,7 +13,7 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.search.grouping import by_file
 from retrievo.search.library import first_per_document
-from retrievo.surfaces.mcp.answers import document_uri, page_of, parse_uri, search_output
+from retrievo.surfaces.mcp.answers import page_of, parse_uri, search_output
 from retrievo.surfaces.mcp.calls import call, search_call
 from retrievo.surfaces.mcp.schemas import (
     ContextOutput,
@@ -35,6 +35,7 @@ from retrievo.surfaces.mcp.scope import (
     _query,
     point_of,
 )
+from retrievo.surfaces.serialize import document_uri
 
 
 def register_docs_tools(server: MCPServer, engine: Engine, scope: Scope) -> None:

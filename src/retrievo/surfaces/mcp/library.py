@@ -15,10 +15,11 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.engine.library import LibraryResult
 from retrievo.search.highlight import highlight
-from retrievo.surfaces.mcp.answers import BRIEF_EXCERPT, document_uri
+from retrievo.surfaces.mcp.answers import BRIEF_EXCERPT
 from retrievo.surfaces.mcp.calls import search_call
 from retrievo.surfaces.mcp.schemas import LibraryDocument, LibraryOutput, ReadContext
 from retrievo.surfaces.mcp.scope import Query, Scope, point_of
+from retrievo.surfaces.serialize import document_uri
 
 MAX_OFFSET = 10_000
 MARKDOWN = frozenset({".md", ".markdown"})  # a file that is its own Markdown (seed 003's markdown_path)

@@ -12,7 +12,6 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.models import Filters, Kind
 from retrievo.search.records import FACETS, RecordContext, element_hit, element_scores, facet_values
-from retrievo.surfaces.mcp.answers import document_uri
 from retrievo.surfaces.mcp.calls import search_call
 from retrievo.surfaces.mcp.schemas import (
     ElementResult,
@@ -23,7 +22,7 @@ from retrievo.surfaces.mcp.schemas import (
     SemanticSearchOutput,
 )
 from retrievo.surfaces.mcp.scope import Query, Scope, point_of
-from retrievo.surfaces.serialize import matched_via_of
+from retrievo.surfaces.serialize import document_uri, matched_via_of
 
 T = TypeVar("T")
 MAX_DEPTH = 110  # elements asked of the search for top_k 50

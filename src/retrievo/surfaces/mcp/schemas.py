@@ -245,8 +245,11 @@ class SymbolGraphOutput(BaseModel):
 
 
 class LocatedFile(BaseModel):
-    path: str
-    score: float = Field(description="Relative to the first file's words, plus its evidence.")
+    path: str = Field(description="Relative to the indexed root (roots).")
+    score: float = Field(
+        description="Evidence, comparable within one answer: its words relative to the best file's (0-1), "
+        "plus what it defines, names or a traceback frame adds, times its role's weight."
+    )
     role: str = Field(description="source, test, docs, changelog or other.")
     why: list[str] = Field(description="The evidence: words, symbols it defines, traceback frames.")
     symbols: list[str] = Field(description="Its best passages: symbol (or 'passage') and lines.")
@@ -255,6 +258,7 @@ class LocatedFile(BaseModel):
 
 class LocateOutput(BaseModel):
     files: list[LocatedFile]
+    roots: list[str] | None = None  # what was indexed: paths are shown relative to these
     baseline_id: str | None = cited_baseline()
 
 

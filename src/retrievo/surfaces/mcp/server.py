@@ -22,7 +22,7 @@ from retrievo.engine import Engine
 from retrievo.errors import RetrievoError
 from retrievo.secrets import redact
 from retrievo.surfaces.mcp.admin import register_admin_tools
-from retrievo.surfaces.mcp.answers import document_uri, holdings
+from retrievo.surfaces.mcp.answers import holdings
 from retrievo.surfaces.mcp.code import register_code_tools
 from retrievo.surfaces.mcp.docs import register_docs_tools
 from retrievo.surfaces.mcp.library import register_library_tools
@@ -34,6 +34,7 @@ from retrievo.surfaces.mcp.scope import (
 from retrievo.surfaces.mcp.similar import register_similar_tools
 from retrievo.surfaces.mcp.toolsets import Offer, parse_toolsets, toolset_of
 from retrievo.surfaces.mcp.wire import RetrievoMCPServer
+from retrievo.surfaces.serialize import document_uri
 
 log = logging.getLogger("retrievo.mcp")
 
