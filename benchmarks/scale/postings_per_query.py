@@ -13,7 +13,7 @@ import numpy as np
 import psycopg
 
 from benchmarks.common import synthetic_texts
-from retrievo.store.postgres.search import _prune, query_stems
+from retrievo.store.postgres.search import prune, query_stems
 
 
 def main() -> None:
@@ -29,7 +29,7 @@ def main() -> None:
         collection_id = conn.execute("SELECT id FROM collections WHERE name = 'bench'").fetchone()[0]  # type: ignore[index]
         for i in range(args.queries):
             text = " ".join(words[i].split()[: int(rng.integers(2, 6))])
-            stems = _prune(conn, collection_id, query_stems(text))
+            stems = prune(conn, collection_id, query_stems(text))
             row = conn.execute(
                 "SELECT COALESCE(sum(df), 0) FROM term_stats WHERE collection_id = %s AND term = ANY(%s)",
                 (collection_id, stems),
