@@ -122,6 +122,7 @@ def test_a_key_sees_only_its_collections(server: Server, team: dict[str, Any]) -
         f"{server.url}/api/status", headers={"Authorization": f"Bearer {hr}"}, timeout=30
     ).json()
     assert [c["name"] for c in status["collections"]] == ["hr"]
+    assert str(team["db"]) not in json.dumps(status) and status["db"] == "(not shown to remote callers)"
     # A document of the other tenant reads as missing, exactly like a made-up id.
     it_hit = post(server, "/api/search", {"query": "password"}, team["it"]).json()["results"][0]
     it_hit["document_id"] = it_hit["uri"].split("/")[3]
@@ -388,3 +389,20 @@ def test_several_workers_answer_rest_and_mcp_alike(team: dict[str, Any]) -> None
         tools, over_mcp = mcp_call(running, team["hr"], "search", {"query": QUESTION, "limit": 3})
         assert "search" in tools and over_mcp["results"][0]["path"].endswith("leave-policy.md")
         assert "2 worker(s)" in running.logs() and "Traceback" not in running.logs()
+
+
+def test_status_is_served_under_the_default_tools_and_names_no_server_path(team: dict[str, Any]) -> None:
+    """`GET /api/status` is documented whatever `--tools` offers over MCP (before: 400 "Unknown tool:
+    index_status" under the default `auto`); neither it nor MCP's index_status tells a key where the index is."""
+    with serving(team["where"]) as default_tools:
+        answer = httpx.get(
+            f"{default_tools.url}/api/status", headers={"Authorization": f"Bearer {team['hr']}"}, timeout=30
+        )
+        assert answer.status_code == 200, answer.text
+        assert [c["name"] for c in answer.json()["collections"]] == ["hr"]
+        assert str(team["db"]) not in answer.text and str(team["db"].parent) not in answer.text
+        tools, found = mcp_call(default_tools, team["hr"], "search", {"query": QUESTION})
+        assert found["results"], "the MCP side answers under the same server"
+        assert "index_status" not in tools, "auto leaves the admin toolset out of MCP"
+        rest = post(default_tools, "/api/index_status", {}, team["admin"])
+        assert rest.status_code == 200 and str(team["db"]) not in rest.text

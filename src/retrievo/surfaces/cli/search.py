@@ -17,6 +17,7 @@ from retrievo.surfaces.cli.base import (
     _print_result,
     collection_option,
     db_option,
+    err,
     filters_from_pairs,
     json_option,
     point_options,
@@ -88,6 +89,11 @@ def search(
             click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:
             _print_result(result, explain, load_ms, engine.roots())
+            if not result.hits and min_score is not None:
+                err.print(
+                    f"[yellow]note:[/] no hit reached --min-score {min_score:g}; lower it (or leave it out) to "
+                    "see the best hits", highlight=False,
+                )  # fmt: skip
 
 
 @main.command()

@@ -98,7 +98,8 @@ def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = No
 
     @app.get("/api/status", tags=["tools"], summary="index_status (GET form).")
     async def status(request: Request) -> Response:
-        server = servers.server(_rights(request, servers))
+        # The REST server has every toolset, whatever MCP's `tools` offers: index_status is always here.
+        server = servers.rest_server(_rights(request, servers))
         return await call_tool(server, "index_status", {})
 
     @app.get("/api/keys", tags=["keys"], summary="Keys, without secrets (admin).")

@@ -63,7 +63,7 @@ class McpServers:
         if rights not in self._rest:
             collections = sorted(rights[0]) if rights[0] is not None else None
             self._rest[rights] = build_server(
-                self.engine, collections, allow_refresh=rights[1], toolsets=["all"]
+                self.engine, collections, allow_refresh=rights[1], toolsets=["all"], shows_store=False
             )
         return self._rest[rights]
 
@@ -73,7 +73,11 @@ class McpServers:
         if rights not in self._servers:
             collections: Sequence[str] | None = sorted(rights[0]) if rights[0] is not None else None
             server = build_server(
-                self.engine, collections, allow_refresh=rights[1], toolsets=self.settings.tools
+                self.engine,
+                collections,
+                allow_refresh=rights[1],
+                toolsets=self.settings.tools,
+                shows_store=False,
             )
             security = security_for(self.settings)
             manager = StreamableHTTPSessionManager(

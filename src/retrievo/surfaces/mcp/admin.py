@@ -19,6 +19,8 @@ from retrievo.surfaces.mcp.scope import Scope
 from retrievo.surfaces.mcp.toolsets import Offer
 from retrievo.surfaces.serialize import report_to_dict, status_to_dict
 
+HIDDEN_STORE = "(not shown to remote callers)"
+
 
 class VerifyOutput(BaseModel):
     collection: str
@@ -38,14 +40,14 @@ class RegenerateOutput(BaseModel):
 
 
 def register_admin_tools(
-    server: MCPServer, engine: Engine, scope: Scope, offer: Offer, may_write: bool
+    server: MCPServer, engine: Engine, scope: Scope, offer: Offer, may_write: bool, shows_store: bool = True
 ) -> None:
     @server.tool(description="Collections (counts, model, last indexed), baselines to read at, recent jobs.")
     async def index_status(
         collection: Annotated[str | None, Field(max_length=200)] = None,
     ) -> StatusOutput:
         state = status_to_dict(await call(engine.status))
-        state["db"] = redact(state["db"])
+        state["db"] = redact(state["db"]) if shows_store else HIDDEN_STORE
         state["baselines"] = [asdict(b) for b in await call(engine.history.list)]
         state["jobs"] = [
             {k: v for k, v in asdict(j).items() if k in JobOut.model_fields}

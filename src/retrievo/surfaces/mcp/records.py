@@ -79,7 +79,13 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         query: Query,
         top_k: Annotated[int, Field(strict=True, ge=1, le=50)] = 10,
         min_score: Annotated[
-            float, Field(strict=True, ge=0, le=1, description="On score: 0.5 is a cosine of 0.")
+            float,
+            Field(
+                strict=True,
+                ge=0,
+                le=1,
+                description="On score (the relevance, 0-1): 0.5 drops unlikely answers.",
+            ),
         ] = 0.5,
         read_context: ReadContext | None = None,
         filters: RecordFilters | None = None,

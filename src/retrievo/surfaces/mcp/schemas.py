@@ -276,7 +276,7 @@ class ElementResult(BaseModel):
     element_type: str
     layer: str
     score: float = Field(
-        description="Similarity (1 + cosine) / 2 in rank order; a relationship answer takes the named element's."
+        description="The relevance on the final order (0-1, never rising down the list): what min_score keeps."
     )
     relevance: float = Field(description="Calibrated probability of being relevant.")
     context: str = Field(description="The contextual chunk that matched.")

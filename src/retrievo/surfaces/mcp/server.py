@@ -44,8 +44,12 @@ def build_server(
     collections: Sequence[str] | None = None,
     allow_refresh: bool = True,
     toolsets: Iterable[str] | None = None,
+    shows_store: bool = True,
 ) -> MCPServer:
     """``collections``: the only ones any tool or resource may touch (default: all).
+
+    ``shows_store=False`` (a server reached over the network) leaves where the index lives out of
+    ``index_status``: a caller learns its collections, never the server's paths.
 
     ``allow_refresh=False`` leaves the tools that write (``refresh_index``, ``create_baseline``,
     ``regenerate_embeddings``) out entirely. ``toolsets`` (``retrievo.surfaces.mcp.toolsets``): the
@@ -78,7 +82,7 @@ def build_server(
     register_record_tools(server, engine, scope)
     register_registry_tools(server, engine, scope)
     register_library_tools(server, engine, scope)
-    register_admin_tools(server, engine, scope, offer, may_write=allow_refresh)
+    register_admin_tools(server, engine, scope, offer, may_write=allow_refresh, shows_store=shows_store)
 
     for tool in server._tool_manager.list_tools():
         if toolset_of(tool.name) not in picked:
