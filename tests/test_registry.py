@@ -159,6 +159,13 @@ def test_a_path_several_files_claim_loses_no_tool_and_a_re_add_changes_nothing(t
     assert [e["tools"] for e in listed if e["path"] == "/currenttime/"] == [1]
     found = json.loads(cli("registry", "search", "current time in a timezone", "--db", db, "--json").stdout)
     assert any(t["server_path"] == "/currenttime/" for t in found["tools"]), "the tool has its server"
+    table = cli("registry", "search", "current time in a timezone", "--db", db).stdout
+    tools = table.split("tools:\n", 1)[1].splitlines()
+    first = next(t for t in found["tools"] if t["server_path"] == "/currenttime/")
+    assert any(
+        line.split()[1] == first["tool_name"] and f"on {first['server_name']} at /currenttime/" in line
+        for line in tools
+    ), "a tool row is labelled with the tool's name, then its server's"
 
     def revisions() -> int:
         with sqlite3.connect(db) as connection:
@@ -170,3 +177,20 @@ def test_a_path_several_files_claim_loses_no_tool_and_a_re_add_changes_nothing(t
     assert again["unchanged"] == report["added"] and revisions() == before
     text = cli("registry", "list", "--db", db)
     assert "Flight Booking Agent  (5 skills)" in text.stdout and "(1 tool)" in text.stdout
+
+
+def test_a_tool_named_exactly_as_asked_comes_first_and_a_path_finds_its_entry(loaded: Path) -> None:
+    """`registry search` (CLI, JSON): "create a Jira issue" puts ``jira_create_issue`` ahead of
+    ``jira_create_issue_link`` and ``jira_batch_create_issues``; a path's word ("mcpgw") finds the entry at
+    ``/mcpgw/`` with the model and without it (neither arm reads paths; the seed's boost weighs them most)."""
+    from serving import cli
+
+    found = json.loads(cli("registry", "search", "create a Jira issue", "--type", "tool", "--db", str(loaded),
+                           "--json").stdout)  # fmt: skip
+    assert found["tools"][0]["tool_name"] == "jira_create_issue", [t["tool_name"] for t in found["tools"]]
+    assert found["tools"][0]["relevance_score"] > found["tools"][1]["relevance_score"]
+    by_path = json.loads(cli("registry", "search", "mcpgw", "--db", str(loaded), "--json").stdout)
+    assert by_path["servers"][0]["path"] == "/mcpgw/"
+    with Engine(Config(db=loaded, embedder="none")) as engine:
+        lexical = engine.registry.search("mcpgw")
+    assert lexical.search_mode == "lexical-only" and lexical.servers[0].meta["path"] == "/mcpgw/"

@@ -2,8 +2,10 @@
 
 The ``seed`` profile (default): relevance = (cos + 1) / 2 + 0.1 × boost, where the boost
 adds, per query keyword, +5 if it is in the entity's path, +3 in its name, +2 in its description, +1.5 in
-a tag and +1 for each of a server's tools that mentions it. Keywords: word characters only, stop-words
-and words under 3 characters dropped. Candidates: the vector arm's top k = max(3 × limit, 50) merged with
+a tag and +1 for each of a server's tools that mentions it; and once, +5 when the entity's name is exactly
+the query's keywords (``jira_create_issue`` for "create a Jira issue", ahead of ``jira_create_issue_link``:
+an extension of the seed's boost, issue 56). Keywords: word characters only, stop-words and words under 3
+characters dropped. Candidates: the vector arm's top k = max(3 × limit, 50) merged with
 the keyword arm's (an entity found by both is scored once). Every candidate is scored before the
 top-``limit``-per-type cut. Without the model (lexical-only): relevance = boost / 12.5, said in
 ``search_mode``. The ``hybrid`` profile ranks by retrievo's own fusion instead (docs/benchmarks.md).
@@ -33,7 +35,7 @@ STOPWORDS = frozenset(
     "the and for with that this from into what which who how are was were can you your have has not but all any "
     "use using get find need want does do".split()
 )
-BOOSTS = {"path": 5.0, "name": 3.0, "description": 2.0, "tag": 1.5, "tool": 1.0}
+BOOSTS = {"path": 5.0, "name": 3.0, "description": 2.0, "tag": 1.5, "tool": 1.0, "exact_name": 5.0}
 LEXICAL_DIVISOR = 12.5
 
 
@@ -52,6 +54,11 @@ def keywords(query: str) -> list[str]:
     return list(dict.fromkeys(w for w in words if len(w) >= 3 and w not in STOPWORDS))
 
 
+def name_words(name: str) -> set[str]:
+    """A name's words as keywords reads them: ``jira_create_issue``, ``JiraCreateIssue`` → {jira, create, issue}."""
+    return set(keywords(re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).replace("_", " ")))
+
+
 def boost_of(meta: dict[str, Any], words: Sequence[str]) -> tuple[float, list[dict[str, str]]]:
     """The seed's cumulative text boost, and (servers) the tools that matched a keyword."""
     total = 0.0
@@ -60,6 +67,8 @@ def boost_of(meta: dict[str, Any], words: Sequence[str]) -> tuple[float, list[di
     description = str(meta.get("description", "")).lower()
     tags = [str(t).lower() for t in meta.get("tags", []) or []]
     tools = meta.get("tools", []) or []
+    if words and name_words(str(meta.get("name", ""))) == set(words):
+        total += BOOSTS["exact_name"]
     for word in words:
         total += BOOSTS["path"] * (word in path) + BOOSTS["name"] * (word in name)
         total += BOOSTS["description"] * (word in description) + BOOSTS["tag"] * any(word in t for t in tags)
@@ -110,6 +119,30 @@ def once_each(hits: list[RegistryHit], kind: str) -> list[RegistryHit]:
     return list(kept.values())
 
 
+PAGE = 1000
+MAX_PATH_CANDIDATES = 200
+
+
+def path_candidates(store: Store, collection: str, words: Sequence[str], as_of: str | None) -> list[int]:
+    """Entries whose path holds a keyword ("mcpgw" → ``/mcpgw/`` and its tools): neither arm reads paths
+    (the keyword index holds the embedded text), yet the seed's boost weighs a path match most."""
+    if as_of is not None or not words:  # at a point in time the arms' candidates are what there is
+        return []
+    found: list[int] = []
+    offset = 0
+    while len(found) < MAX_PATH_CANDIDATES:
+        page = store.list_documents(collection, limit=PAGE, offset=offset)
+        for document in page:
+            # registry:server:/path/#tool:name or registry:agent:https://… — the entry's own path
+            path = document.path.split(":", 2)[-1].split("#tool:", 1)[0].lower()
+            if any(word in path for word in words):
+                found += store.current_chunk_ids(document.document_id)
+        if len(page) < PAGE:
+            break
+        offset += PAGE
+    return found[:MAX_PATH_CANDIDATES]
+
+
 def search_registry(
     store: Store,
     collection: str,
@@ -143,7 +176,9 @@ def search_registry(
             reason, vector = str(exc), None
     lexical = vector is None
     keyword_ids = [h.chunk_id for h in store.keyword_search(collection, " ".join(words) or query, scope, k)]
-    candidates = list(dict.fromkeys([*cosines, *keyword_ids]))
+    candidates = list(
+        dict.fromkeys([*cosines, *keyword_ids, *path_candidates(store, collection, words, as_of)])
+    )
     if not lexical and vector is not None:
         missing = [c for c in candidates if c not in cosines]
         info = store.get_collection(collection)

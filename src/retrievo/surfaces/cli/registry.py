@@ -116,6 +116,8 @@ def registry_search(
     for group in ("servers", "agents", "tools"):
         click.echo(f"{group}:")
         for item in data[group]:
-            where = item.get("path") or item.get("server_path")
-            name = item.get("server_name") or item.get("tool_name") or item.get("name")
-            click.echo(f"  {item['relevance_score']:.3f}  {name}  ({where})")
+            if group == "tools":  # a tool by its own name, then the server that offers it
+                shown = f"{item['tool_name']}  (on {item.get('server_name')} at {item.get('server_path')})"
+            else:
+                shown = f"{item.get('server_name') or item.get('name')}  ({item.get('path')})"
+            click.echo(f"  {item['relevance_score']:.3f}  {shown}")
