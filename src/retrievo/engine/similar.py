@@ -27,16 +27,19 @@ class SimilarQueries:
         collections: Collection[str] | None = None,
         baseline: str | None = None,
         as_of: str | None = None,
+        collection: str | None = None,
     ) -> SearchResult:
-        """Chunks in other documents most similar to a chunk (or to a whole document's mean vector).
+        """Chunks in other documents most similar to a chunk (or to a whole document's mean vector), in its
+        own collection.
 
         ``collections`` (an allow-list) hides every chunk and document outside it; ``baseline`` or
-        ``as_of`` compares with the chunks valid then.
+        ``as_of`` compares with the chunks valid then; ``collection``, when named, must be the one the
+        chunk or document is in (a clear error says where it is).
         """
         store = self._open_store(create=False)
         return similar_chunks(
             store, chunk_id, document_id, limit, filters or Filters(), collections,
-            lambda name: resolve(store, name, baseline, as_of),
+            lambda name: resolve(store, name, baseline, as_of), collection,
         )  # fmt: skip
 
     def neighbours(

@@ -31,8 +31,11 @@ def similar_chunks(
     filters: Filters,
     collections: Collection[str] | None,
     read_point: Callable[[str], ReadPoint] | None = None,
+    collection_asked: str | None = None,
 ) -> SearchResult:
-    """``read_point`` resolves the caller's read context once the collection is known."""
+    """``read_point`` resolves the caller's read context once the collection is known;
+    ``collection_asked``: the collection the caller named, refused with where the chunk is when it is
+    elsewhere (after the allow-list: a collection the caller may not see is never named)."""
     started = time.perf_counter()
     if (chunk_id is None) == (document_id is None):
         raise ConfigError("give exactly one of chunk_id or document_id")
@@ -51,6 +54,12 @@ def similar_chunks(
         collections,
         f"chunk {chunk_id}" if chunk_id is not None else f"document {document_id!r}",
     )
+    if collection_asked is not None and collection_asked != collection:
+        what = f"chunk {chunk_id}" if chunk_id is not None else f"document {document_id!r}"
+        raise ConfigError(
+            f"{what} is in collection {collection!r}, not {collection_asked!r}: similar passages are found in "
+            f"its own collection; name {collection!r} or leave the collection out"
+        )
     point = read_point(collection) if read_point else None
     if point is not None and point.filter_as_of is not None:
         filters = replace(filters, as_of=point.filter_as_of)

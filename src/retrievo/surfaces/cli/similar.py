@@ -40,8 +40,9 @@ def similar(
         if (chunk_id is None) == (document_id is None):
             raise ConfigError("give a CHUNK_ID or --document ID (one of them)")
         result = engine.similar(
-            chunk_id=chunk_id, document_id=document_id, limit=limit, baseline=baseline, as_of=as_of
-        )
+            chunk_id=chunk_id, document_id=document_id, limit=limit, baseline=baseline, as_of=as_of,
+            collection=collection,
+        )  # fmt: skip
     if as_json:
         click.echo(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
     else:

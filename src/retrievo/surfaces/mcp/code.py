@@ -23,10 +23,8 @@ from retrievo.surfaces.mcp.schemas import (
     SymbolGraphOutput,
     SymbolOut,
 )
-from retrievo.surfaces.mcp.scope import Scope, head_only
+from retrievo.surfaces.mcp.scope import Collection, Scope, head_only
 from retrievo.surfaces.serialize import located_to_dict
-
-Collection = Annotated[str | None, Field(max_length=200)]
 
 
 def symbol_out(symbol: SymbolHit) -> SymbolOut:

@@ -16,7 +16,7 @@ from retrievo.engine import Engine
 from retrievo.engine.library import LibraryResult
 from retrievo.search.highlight import highlight
 from retrievo.surfaces.mcp.answers import BRIEF_EXCERPT
-from retrievo.surfaces.mcp.calls import search_call
+from retrievo.surfaces.mcp.calls import call, search_call
 from retrievo.surfaces.mcp.schemas import LibraryDocument, LibraryOutput, ReadContext
 from retrievo.surfaces.mcp.scope import Query, Scope, point_of
 from retrievo.surfaces.serialize import document_uri
@@ -88,12 +88,21 @@ def register_library_tools(server: MCPServer, engine: Engine, scope: Scope) -> N
         date_to: Annotated[str | None, Field(max_length=40)] = None,
         cursor: Annotated[str | None, Field(max_length=200)] = None,
         read_context: ReadContext | None = None,
+        collection: Annotated[
+            str | None,
+            Field(
+                max_length=1000,
+                description="Comma-separated for several; default: all with documents.",
+            ),
+        ] = None,
     ) -> LibraryOutput:
         asked = {"query": query, "min_similarity": min_similarity, "tags": tags, "date_from": date_from,
-                 "date_to": date_to, "read_context": read_context.model_dump() if read_context else None}  # fmt: skip
+                 "date_to": date_to, "read_context": read_context.model_dump() if read_context else None,
+                 "collection": collection}  # fmt: skip
         offset = read_cursor(cursor, asked) if cursor else 0
+        name = scope.holding("document", collection, await call(engine.content_kinds))
         result = await search_call(
-            engine.library, query, collection=scope.check(None), limit=limit, min_similarity=min_similarity,
+            engine.library, query, collection=name, limit=limit, min_similarity=min_similarity,
             tags=tuple(tags or ()), date_from=date_from, date_to=date_to, offset=offset, **point_of(read_context),
         )  # fmt: skip
         following = make_cursor(result.next_offset, asked) if result.next_offset is not None else None

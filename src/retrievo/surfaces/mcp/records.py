@@ -12,7 +12,7 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.models import Filters, Kind
 from retrievo.search.records import FACETS, RecordContext, element_hit, element_scores, facet_values
-from retrievo.surfaces.mcp.calls import search_call
+from retrievo.surfaces.mcp.calls import call, search_call
 from retrievo.surfaces.mcp.schemas import (
     ElementResult,
     GetContextOutput,
@@ -21,7 +21,7 @@ from retrievo.surfaces.mcp.schemas import (
     RecordSourceOut,
     SemanticSearchOutput,
 )
-from retrievo.surfaces.mcp.scope import Query, Scope, point_of
+from retrievo.surfaces.mcp.scope import Collection, Query, Scope, point_of
 from retrievo.surfaces.serialize import document_uri, matched_via_of
 
 T = TypeVar("T")
@@ -41,8 +41,11 @@ def checked_filters(
     asked = {facet: getattr(raw, facet) for facet in FACETS if raw is not None and getattr(raw, facet)}
     if raw is None or not asked:
         return raw
-    store, name = engine.collection_store(collection)
-    known = facet_values(store, name)
+    known: dict[str, list[str]] = {facet: [] for facet in FACETS}
+    for one in (collection or "").split(",") if collection else [None]:  # several: what any of them has
+        store, name = engine.collection_store(one.strip() if one else None)
+        for facet, values in facet_values(store, name).items():
+            known[facet] = sorted({*known[facet], *values})
     fixed: dict[str, str] = {}
     for facet, value in asked.items():
         match = next((v for v in known[facet] if v.casefold() == value.casefold()), None)
@@ -89,8 +92,15 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         ] = 0.5,
         read_context: ReadContext | None = None,
         filters: RecordFilters | None = None,
+        collection: Annotated[
+            str | None,
+            Field(
+                max_length=1000,
+                description="Comma-separated for several; default: all with models.",
+            ),
+        ] = None,
     ) -> SemanticSearchOutput:
-        collection = scope.check(None)
+        collection = scope.holding("record", collection, await call(engine.content_kinds))
         return await facet_checked(
             engine, collection, filters, lambda f: elements(query, collection, top_k, min_score, read_context, f),
             lambda answer: not answer.results,
@@ -150,8 +160,10 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         ] = True,
         read_context: ReadContext | None = None,
         filters: RecordFilters | None = None,
+        collection: Collection = None,
     ) -> GetContextOutput:
-        collection = scope.check(None)
+        kinds = await call(engine.content_kinds)
+        collection = scope.holding("record", collection, kinds, several=False)
 
         async def context(f: RecordFilters | None) -> RecordContext:
             return await search_call(

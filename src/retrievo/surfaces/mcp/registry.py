@@ -10,9 +10,9 @@ from pydantic import Field
 from retrievo.engine import Engine
 from retrievo.engine.registry import REGISTRY_COLLECTION
 from retrievo.search.registry import ENTITY_TYPES
-from retrievo.surfaces.mcp.calls import search_call
+from retrievo.surfaces.mcp.calls import call, search_call
 from retrievo.surfaces.mcp.schemas import ReadContext, SearchRegistryOutput
-from retrievo.surfaces.mcp.scope import Query, Scope, point_of
+from retrievo.surfaces.mcp.scope import Collection, Query, Scope, point_of
 from retrievo.surfaces.serialize import registry_result_to_dict
 
 EntityType = Literal["server", "agent", "tool"]
@@ -29,8 +29,12 @@ def register_registry_tools(server: MCPServer, engine: Engine, scope: Scope) -> 
         tags: Annotated[list[str] | None, Field(max_length=20)] = None,
         include_disabled: Annotated[bool, Field(strict=True)] = False,
         read_context: ReadContext | None = None,
+        collection: Collection = None,
     ) -> SearchRegistryOutput:
-        collection = scope.check(REGISTRY_COLLECTION if scope.allowed is None else None)
+        kinds = await call(engine.content_kinds)
+        if collection is None and not any("registry" in held for held in kinds.values()):
+            collection = REGISTRY_COLLECTION if scope.allowed is None else None  # its error says what to load
+        collection = scope.holding("registry", collection, kinds, several=False)
         result = await search_call(
             engine.registry.search, query, collection=collection, limit=limit,
             types=tuple(entity_types or ENTITY_TYPES), tags=tuple(tags or ()), include_disabled=include_disabled,

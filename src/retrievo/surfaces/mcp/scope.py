@@ -55,6 +55,25 @@ class Scope:
             )
         return name
 
+    def holding(
+        self, kind: str, collection: str | None, kinds: dict[str, frozenset[str]], several: bool = True
+    ) -> str:
+        """The collection(s) a tool over one kind of content reads: the one(s) named, checked; else the
+        served collections that hold ``kind`` (comma-joined when ``several``: the search fans out; else
+        the default when it holds the kind, or the first that does). With none holding it, the default
+        (whose answer or error says what to index)."""
+        if collection is not None:
+            return self.check(collection)
+        held = [
+            name for name, has in sorted(kinds.items())
+            if kind in has and (self.allowed is None or name in self.allowed)
+        ]  # fmt: skip
+        if not held:
+            return self.check(None)
+        if several:
+            return ",".join(held)
+        return self.default if self.default in held else held[0]
+
     def filters(self, raw: SearchFilters | None) -> tuple[str, Filters]:
         if raw is None:
             return self.check(None), Filters()
@@ -99,3 +118,7 @@ Detail = Annotated[
 Mode = Annotated[Literal["hybrid", "keyword", "semantic"], Field()]
 Offset = Annotated[int | None, Field(strict=True, ge=0)]  # slices of a text: any size is safe
 Line = Annotated[int | None, Field(strict=True, ge=1)]
+# One collection by name (default: the server's default one).
+Collection = Annotated[
+    str | None, Field(max_length=200, description="A collection by name (default: the server's).")
+]

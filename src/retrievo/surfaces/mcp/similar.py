@@ -12,7 +12,7 @@ from retrievo.models import Filters, Kind
 from retrievo.surfaces.mcp.answers import parse_uri, search_output
 from retrievo.surfaces.mcp.calls import call
 from retrievo.surfaces.mcp.schemas import KindName, ReadContext, SearchOutput
-from retrievo.surfaces.mcp.scope import MAX_ID, Detail, Limit, Scope, point_of
+from retrievo.surfaces.mcp.scope import MAX_ID, Collection, Detail, Limit, Scope, point_of
 
 
 def register_similar_tools(server: MCPServer, engine: Engine, scope: Scope) -> None:
@@ -28,12 +28,14 @@ def register_similar_tools(server: MCPServer, engine: Engine, scope: Scope) -> N
         path: Annotated[str | None, Field(max_length=1000)] = None,
         read_context: ReadContext | None = None,
         detail: Detail = "brief",
+        collection: Collection = None,
     ) -> SearchOutput:
         if uri is not None:
             document_id = parse_uri(uri, document_id)[0]
         parsed = Filters(kinds=tuple(Kind(k) for k in kind or ()), path_glob=path)
+        named = scope.check(collection) if collection is not None else None
         result = await call(
             engine.similar, chunk_id=chunk_id, document_id=document_id, limit=limit, filters=parsed,
-            collections=scope.allowed, **point_of(read_context),
+            collections=scope.allowed, collection=named, **point_of(read_context),
         )  # fmt: skip
         return search_output(result, "", detail)

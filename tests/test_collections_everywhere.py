@@ -1,0 +1,89 @@
+"""Every MCP tool that reads takes `collection`, and the tools over one kind of content find the collections
+that hold it: over an index with a `models` and a `docs` collection and no `default` one, `semanticSearch`,
+`getContext` and `search_library` answer without being told where (before: "collection 'default' does not
+exist"), and answer from the collection named; `find_similar` and `retrievo similar -c` honour the
+collection named or say where the chunk is."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from conftest import HANDBOOK, SHARED_DATA
+from retrievo import Config, Engine
+from retrievo.embed.local import MiniLMEmbedder
+from test_mcp import call, run_client
+
+ARCHISURANCE = SHARED_DATA / "archimate" / "opengroup-xmlexchange" / "archisurance.xml"
+
+
+@pytest.fixture(scope="module")
+def two_collections(tmp_path_factory: pytest.TempPathFactory, minilm: MiniLMEmbedder) -> Path:
+    base = tmp_path_factory.mktemp("two")
+    (base / "models").mkdir()
+    shutil.copy(ARCHISURANCE, base / "models" / "archisurance.xml")
+    (base / "docs").mkdir()
+    for name in ("leave-policy.md", "expenses.md", "security.md"):
+        shutil.copy(HANDBOOK / name, base / "docs" / name)
+    db = base / "two.db"
+    with Engine(Config(db=db, collection="models"), embedder=minilm) as engine:
+        engine.index([base / "models"])
+        engine.index([base / "docs"], collection="docs")
+        assert sorted(engine.collections() or []) == ["docs", "models"]
+    return db
+
+
+def test_the_tools_over_one_kind_find_its_collections_and_honour_the_one_named(two_collections: Path) -> None:
+    async def ask(client: Client) -> None:
+        listed = (await client.list_tools()).tools
+        schemas = {t.name: t.output_schema for t in listed}
+        for tool in listed:
+            if tool.name != "get_document":  # a document is named by its id, unique across collections
+                assert "collection" in json.dumps(tool.input_schema), f"{tool.name} takes no collection"
+        found: dict[str, Any] = await call(client, "semanticSearch", {"query": "customer"}, schemas)
+        assert found["results"], "answered from the collection holding the model"
+        context = await call(client, "getContext", {"query": "insurance claim"}, schemas)
+        assert context["sources"]
+        named = await call(client, "semanticSearch", {"query": "customer", "collection": "models"}, schemas)
+        assert [r["element_id"] for r in named["results"]] == [r["element_id"] for r in found["results"]]
+        library = await call(
+            client, "search_library", {"query": "parental leave", "min_similarity": 0}, schemas
+        )
+        assert library["results"] and all("docs" in r["source_path"] for r in library["results"])
+        hit = (await call(client, "search", {"query": "parental leave", "filters": {"collection": "docs"}},
+                          schemas))["results"][0]  # fmt: skip
+        same = await call(client, "find_similar", {"uri": hit["uri"], "collection": "docs"}, schemas)
+        assert same["results"]
+        elsewhere = await client.call_tool("find_similar", {"uri": hit["uri"], "collection": "models"})
+        assert elsewhere.is_error
+        assert "is in collection 'docs', not 'models'" in elsewhere.content[0].text  # type: ignore[union-attr]
+
+    run_client(
+        StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(two_collections), "--tools", "all"],
+        ),
+        ask,
+    )
+
+
+def test_similar_on_the_cli_honours_the_collection_named(two_collections: Path) -> None:
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "retrievo.surfaces.cli", *args, "--db", str(two_collections)],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+
+    hit = json.loads(cli("search", "parental leave", "-c", "docs", "--json").stdout)["results"][0]
+    same = cli("similar", str(hit["chunk_id"]), "-c", "docs", "--json")
+    assert same.returncode == 0 and json.loads(same.stdout)["results"], same.stderr
+    refused = cli("similar", str(hit["chunk_id"]), "-c", "models")
+    assert refused.returncode == 1
+    assert f"chunk {hit['chunk_id']} is in collection 'docs', not 'models'" in refused.stderr
