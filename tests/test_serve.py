@@ -406,3 +406,35 @@ def test_status_is_served_under_the_default_tools_and_names_no_server_path(team:
         assert "index_status" not in tools, "auto leaves the admin toolset out of MCP"
         rest = post(default_tools, "/api/index_status", {}, team["admin"])
         assert rest.status_code == 200 and str(team["db"]) not in rest.text
+
+
+def test_a_key_can_expire_and_is_refused_from_then_on_like_a_revoked_one(
+    server: Server, team: dict[str, Any]
+) -> None:
+    from retrievo.models import ApiKey
+    from retrievo.surfaces.access import _HASHER
+
+    made = cli("keys", "create", "--name", "contractor", "--expires", "30d", "--json", *team["where"])
+    assert made.returncode == 0, made.stderr
+    key = json.loads(made.stdout)
+    assert key["expires_at"] > key["created_at"] and key["expires_at"].startswith("20")
+    status = httpx.get(
+        f"{server.url}/api/status", headers={"Authorization": f"Bearer {key['key']}"}, timeout=30
+    )
+    assert status.status_code == 200
+    listed = cli("keys", "list", *team["where"]).stdout
+    assert "contractor" in listed and key["expires_at"][:10] in listed
+    # A key whose time has passed, as the store keeps it: the same 401 as a wrong or revoked key.
+    with Engine(Config(db=team["db"], embedder="none")) as engine:
+        token = "rtv_0ddba11c0ffe.expired-secret"
+        past = ApiKey(
+            "0ddba11c0ffe", "last-year", "read", (), "2025-01-01T00:00:00Z", None, "2025-02-01T00:00:00Z"
+        )
+        engine.open_store().save_key(past, _HASHER.hash(token))
+    refused = httpx.get(f"{server.url}/api/status", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    assert refused.status_code == 401
+    for wrong in ("yesterday", "2020-01-01"):
+        bad = cli("keys", "create", "--name", "never", "--expires", wrong, *team["where"])
+        assert bad.returncode == 1 and "--expires" in bad.stderr and "Traceback" not in bad.stderr
+    api = post(server, "/api/keys", {"name": "api-made", "expires": "12h"}, team["admin"])
+    assert api.status_code == 201 and api.json()["expires_at"]

@@ -372,6 +372,7 @@ class ApiKey:
     collections: tuple[str, ...]
     created_at: str
     revoked_at: str | None = None
+    expires_at: str | None = None  # refused from this time on (ISO, UTC); None: never
 
 
 @dataclass(frozen=True)

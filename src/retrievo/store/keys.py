@@ -28,8 +28,14 @@ CREATE TABLE api_keys (
 CREATE UNIQUE INDEX api_keys_active_name ON api_keys (name) WHERE revoked_at IS NULL;
 """
 
-COLUMNS = "key_id, name, scope, collections, created_at, revoked_at"
-INSERT = "INSERT INTO api_keys (key_id, name, scope, collections, secret_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+# A key may expire (``keys create --expires``): refused from then on, like a revoked one.
+EXPIRY = "ALTER TABLE api_keys ADD COLUMN expires_at TEXT;"
+
+COLUMNS = "key_id, name, scope, collections, created_at, revoked_at, expires_at"
+INSERT = (
+    "INSERT INTO api_keys (key_id, name, scope, collections, secret_hash, created_at, expires_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
 SELECT_ALL = f"SELECT {COLUMNS} FROM api_keys ORDER BY created_at, key_id"
 SELECT_ONE = f"SELECT {COLUMNS}, secret_hash FROM api_keys WHERE key_id = ?"
 SELECT_BY_NAME = f"SELECT {COLUMNS} FROM api_keys WHERE (key_id = ? OR name = ?) AND revoked_at IS NULL"
@@ -54,7 +60,7 @@ USAGE_UPSERT = (
 def _key(row: Sequence[Any]) -> ApiKey:
     return ApiKey(
         key_id=row[0], name=row[1], scope=row[2], collections=tuple(json.loads(row[3])),
-        created_at=row[4], revoked_at=row[5],
+        created_at=row[4], revoked_at=row[5], expires_at=row[6],
     )  # fmt: skip
 
 
@@ -79,6 +85,7 @@ class ApiKeys:
                     json.dumps(list(key.collections)),
                     secret_hash,
                     key.created_at,
+                    key.expires_at,
                 ),
             )
         except ConfigError as exc:
@@ -91,7 +98,7 @@ class ApiKeys:
     def key_secret(self, key_id: str) -> tuple[ApiKey, str] | None:
         """The key and its secret's hash, revoked or not (the caller checks ``revoked_at``)."""
         rows = self._key_rows(SELECT_ONE, (key_id,))
-        return (_key(rows[0]), rows[0][6]) if rows else None
+        return (_key(rows[0]), rows[0][7]) if rows else None
 
     def revoke_key(self, key_id_or_name: str, at: str) -> ApiKey:
         rows = self._key_rows(SELECT_BY_NAME, (key_id_or_name, key_id_or_name))

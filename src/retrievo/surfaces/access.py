@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -62,6 +62,7 @@ def _now() -> str:
 class _Remembered:
     principal: Principal
     checked: float
+    expires: float | None = None  # epoch seconds
 
 
 class KeyRing:
@@ -72,13 +73,25 @@ class KeyRing:
         self._lock = threading.Lock()
         self._known: dict[str, _Remembered] = {}
 
-    def create(self, name: str, scope: str = "read", collections: tuple[str, ...] = ()) -> tuple[ApiKey, str]:
-        """A new key and its token; the token is shown to the person once and never stored."""
+    def create(
+        self, name: str, scope: str = "read", collections: tuple[str, ...] = (), expires: str | None = None
+    ) -> tuple[ApiKey, str]:
+        """A new key and its token; the token is shown to the person once and never stored. ``expires``:
+        a lifetime (``30d``, ``12h``, ``90m``) or an ISO time; refused from then on."""
         if scope not in SCOPES:
             raise ConfigError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
         if not name.strip() or len(name) > 200:
             raise ConfigError("a key needs a name of 1-200 characters (who or what uses it)")
-        key = ApiKey(secrets.token_hex(6), name.strip(), scope, tuple(sorted(set(collections))), _now())
+        expires_at = expiry(expires) if expires is not None else None
+        key = ApiKey(
+            secrets.token_hex(6),
+            name.strip(),
+            scope,
+            tuple(sorted(set(collections))),
+            _now(),
+            None,
+            expires_at,
+        )
         token = f"{PREFIX}{key.key_id}.{secrets.token_urlsafe(32)}"
         self._store().save_key(key, _HASHER.hash(token))
         return key, token
@@ -119,7 +132,7 @@ class KeyRing:
             return remembered.principal
         key_id = token[len(PREFIX) :].split(".", 1)[0]
         found = self._store().key_secret(key_id)
-        if found is None or found[0].revoked_at is not None:
+        if found is None or found[0].revoked_at is not None or expired(found[0]):
             raise denied
         key, secret_hash = found
         if remembered is None:
@@ -129,12 +142,44 @@ class KeyRing:
                 raise denied from None
         principal = principal_of(key)
         with self._lock:
-            self._known[digest] = _Remembered(principal, now)
+            self._known[digest] = _Remembered(principal, now, _epoch(key.expires_at))
         return principal
 
 
 def _fresh(remembered: _Remembered, now: float) -> bool:
-    return now - remembered.checked < RECHECK_S
+    alive = remembered.expires is None or time.time() < remembered.expires
+    return alive and now - remembered.checked < RECHECK_S
+
+
+UNITS = {"m": 60, "h": 3600, "d": 86400}
+
+
+def expiry(expires: str, now: datetime | None = None) -> str:
+    """``30d`` / ``12h`` / ``90m`` from now, or an ISO date or time, as the ISO UTC time a key expires."""
+    text = expires.strip()
+    start = now or datetime.now(UTC)
+    if len(text) > 1 and text[-1] in UNITS and text[:-1].isdigit():
+        at = start + timedelta(seconds=int(text[:-1]) * UNITS[text[-1]])
+    else:
+        try:
+            at = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise ConfigError(
+                f"--expires {expires!r}: give a lifetime (30d, 12h, 90m) or an ISO date or time (2027-01-31)"
+            ) from None
+        at = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+    if at <= start:
+        raise ConfigError(f"--expires {expires!r} is not in the future")
+    return at.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _epoch(iso: str | None) -> float | None:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() if iso else None
+
+
+def expired(key: ApiKey) -> bool:
+    at = _epoch(key.expires_at)
+    return at is not None and time.time() >= at
 
 
 @dataclass

@@ -124,6 +124,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m010_job_owners", jobs.OWNERS),
     ("m011_rate_usage", keys.USAGE_SCHEMA),
     ("m012_embed_batches", shared_embedding.SCHEMA),
+    ("m013_key_expiry", keys.EXPIRY),
 )
 
 

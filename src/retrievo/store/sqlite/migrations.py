@@ -101,6 +101,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m008_fts_hashsize", M008_FTS_HASHSIZE),
     ("m009_job_owners", jobs.OWNERS),
     ("m010_rate_usage", keys.USAGE_SCHEMA),
+    ("m011_key_expiry", keys.EXPIRY),
 )
 
 

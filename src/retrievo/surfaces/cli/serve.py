@@ -139,21 +139,24 @@ def keys() -> None:
 @click.option(
     "--collection", "collections", multiple=True, help="Only this collection (repeatable; default all)."
 )
+@click.option("--expires", help="Refuse the key after this: a lifetime (30d, 12h, 90m) or an ISO date/time.")
 @db_option
 @json_option
 def keys_create(
-    name: str, scope: str, collections: tuple[str, ...], db: Path | None, store: str | None, as_json: bool
-) -> None:
+    name: str, scope: str, collections: tuple[str, ...], expires: str | None, db: Path | None, store: str | None,
+    as_json: bool,
+) -> None:  # fmt: skip
     """Create a key. Its secret is printed once and stored only as a hash: keep it somewhere safe."""
     with _errors(), _engine(db, None, store=store, embedder="none") as engine:
-        key, token = KeyRing(lambda: engine.open_store(create=True)).create(name, scope, collections)
+        key, token = KeyRing(lambda: engine.open_store(create=True)).create(name, scope, collections, expires)
     if as_json:
         click.echo(json.dumps({**dataclasses.asdict(key), "key": token}))
         return
     click.echo(token)
     err.print(
-        f"key {key.key_id} ({key.name}, {key.scope}, {', '.join(key.collections) or 'all collections'}) "
-        "— shown once; send it as `Authorization: Bearer …`", highlight=False, markup=False,
+        f"key {key.key_id} ({key.name}, {key.scope}, {', '.join(key.collections) or 'all collections'}"
+        f"{f', expires {key.expires_at}' if key.expires_at else ''}) — shown once; send it as "
+        "`Authorization: Bearer …`", highlight=False, markup=False,
     )  # fmt: skip
 
 
@@ -168,11 +171,12 @@ def keys_list(include_revoked: bool, db: Path | None, store: str | None, as_json
     if as_json:
         click.echo(json.dumps({"keys": [dataclasses.asdict(k) for k in found]}))
         return
-    table = Table("id", "name", "scope", "collections", "created", "revoked")
+    table = Table("id", "name", "scope", "collections", "created", "expires", "revoked")
     for k in found:
         table.add_row(
-            k.key_id, k.name, k.scope, ", ".join(k.collections) or "all", k.created_at, k.revoked_at or ""
-        )
+            k.key_id, k.name, k.scope, ", ".join(k.collections) or "all", k.created_at, k.expires_at or "never",
+            k.revoked_at or "",
+        )  # fmt: skip
     out.print(table)
 
 

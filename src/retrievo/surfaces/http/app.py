@@ -117,15 +117,20 @@ def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = No
         if isinstance(body, JSONResponse):
             return body
         name, scope, collections = body.get("name"), body.get("scope", "read"), body.get("collections", [])
+        expires = body.get("expires")
         if (
             not isinstance(name, str)
             or scope not in SCOPES
             or not isinstance(collections, list)
             or not all(isinstance(c, str) for c in collections)
+            or not isinstance(expires, str | None)
         ):
-            return error(400, f"send {{name: str, scope: {'|'.join(SCOPES)}, collections: [str]}}")
+            return error(
+                400,
+                f"send {{name: str, scope: {'|'.join(SCOPES)}, collections: [str], expires: 30d|ISO time}}",
+            )
         try:
-            key, token = await anyio.to_thread.run_sync(keys.create, name, scope, tuple(collections))
+            key, token = await anyio.to_thread.run_sync(keys.create, name, scope, tuple(collections), expires)
         except RetrievoError as exc:
             return error(400, str(exc))
         return JSONResponse({**asdict(key), "key": token}, status_code=201)
