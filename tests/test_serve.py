@@ -438,3 +438,25 @@ def test_a_key_can_expire_and_is_refused_from_then_on_like_a_revoked_one(
         assert bad.returncode == 1 and "--expires" in bad.stderr and "Traceback" not in bad.stderr
     api = post(server, "/api/keys", {"name": "api-made", "expires": "12h"}, team["admin"])
     assert api.status_code == 201 and api.json()["expires_at"]
+
+
+def test_failed_logins_are_throttled_per_key_id_and_per_client(team: dict[str, Any]) -> None:
+    """Each wrong secret costs an argon2 hash: after ten failures for one key id (or from one client) the
+    server answers 429 with Retry-After before hashing; a token it accepted before is never held up."""
+    with serving(team["where"]) as fresh:
+
+        def status(token: str) -> httpx.Response:
+            return httpx.get(
+                f"{fresh.url}/api/status", headers={"Authorization": f"Bearer {token}"}, timeout=30
+            )
+
+        assert status(team["hr"]).status_code == 200
+        key_id = team["hr"].split(".", 1)[0]
+        codes = [status(f"{key_id}.wrong-secret-{n}").status_code for n in range(14)]
+        assert codes[:10] == [401] * 10 and set(codes[10:]) == {429}, codes
+        throttled = status(f"{key_id}.wrong-again")
+        assert throttled.status_code == 429 and int(throttled.headers["Retry-After"]) >= 1
+        assert "failed logins" in throttled.json()["error"]
+        assert status(team["hr"]).status_code == 200, "its owner, accepted before, is not locked out"
+        other_key = status("rtv_0123456789ab.made-up")  # another id, the same client: held up too
+        assert other_key.status_code == 429

@@ -113,6 +113,11 @@ class KeyRing:
         with self._lock:
             return digest, self._known.get(digest)
 
+    def vouched(self, token: str) -> bool:
+        """Whether this token was accepted before (in this process): failure throttling never holds it up."""
+        recalled = self._recall(token)
+        return recalled is not None and recalled[1] is not None
+
     def remembered(self, token: str) -> Principal | None:
         """The principal of a token ``authenticate`` accepted less than RECHECK_S ago, else None: no store
         read and no slow hash, so a server checks it on its event loop (a worker thread cost more)."""
@@ -211,6 +216,37 @@ class TokenBucket:
         with self._lock:
             served, self.served = self.served, {}
         return served
+
+
+class FailureThrottle:
+    """Failed logins cost the server an argon2 hash each (~24 ms of CPU): after ``burst`` failures for one
+    key id, or from one client, more attempts wait (429 with Retry-After) while the allowance refills at
+    ``rate`` a second. Only failures are counted, and a token accepted before is never held up, so someone
+    guessing at a key cannot lock its owner out."""
+
+    def __init__(self, rate: float = 1.0, burst: float = 10.0) -> None:
+        self.rate, self.burst = rate, burst
+        self._left: dict[str, tuple[float, float]] = {}  # who -> (allowance, when it was last counted)
+        self._lock = threading.Lock()
+
+    def _allowance(self, who: str, now: float) -> float:
+        left, last = self._left.get(who, (self.burst, now))
+        return min(self.burst, left + (now - last) * self.rate)
+
+    def wait(self, *who: str) -> float:
+        """0 when an attempt for all of ``who`` may be checked now, else the seconds until it could."""
+        now = time.monotonic()
+        with self._lock:
+            short = max((1 - self._allowance(w, now) for w in who), default=0.0)
+        return max(0.0, short / self.rate)
+
+    def failed(self, *who: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for w in who:
+                self._left[w] = (max(0.0, self._allowance(w, now) - 1), now)
+            if len(self._left) > 100_000:  # bounded: a flood of made-up ids forgets the fully refilled ones
+                self._left = {w: v for w, v in self._left.items() if self._allowance(w, now) < self.burst}
 
 
 class SharedRate:

@@ -2,6 +2,8 @@
 
 - No key, a malformed key, an unknown or revoked key: 401 with the same words, whatever was wrong.
 - Over the key's rate: 429 with ``Retry-After``.
+- Failed logins are throttled per key id and per client (``FailureThrottle``): after 10 failures, one
+  attempt a second, the rest answered 429 with ``Retry-After`` before any hash is computed.
 - The log line has method, path (never the query string), status, duration and the key's *name*;
   never a secret, never query text (unless ``log_queries``, and then only from the REST layer).
 """
@@ -17,7 +19,7 @@ import anyio.to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from retrievo.errors import AccessDenied, RetrievoError
-from retrievo.surfaces.access import KeyRing, Principal, TokenBucket
+from retrievo.surfaces.access import FailureThrottle, KeyRing, Principal, TokenBucket
 from retrievo.surfaces.http.settings import ServeSettings
 
 log = logging.getLogger("retrievo.http")
@@ -61,8 +63,10 @@ class Gate:
         self.keys = keys
         self.settings = settings
         self.bucket = bucket or TokenBucket(settings.rate, settings.burst)
+        self.failures = FailureThrottle()
 
-    async def _principal(self, scope: Scope) -> Principal | None:
+    async def _principal(self, scope: Scope) -> Principal | float | None:
+        """The caller; None when refused; the seconds to wait when its failures are being throttled."""
         if self.settings.no_auth:
             return OPERATOR
         token = bearer(scope)
@@ -71,9 +75,14 @@ class Gate:
         known = self.keys.remembered(token)  # checked a moment ago: no thread hop
         if known is not None:
             return known
+        client = scope.get("client")
+        who = (f"key:{token.split('.', 1)[0][:40]}", f"client:{client[0] if client else '-'}")
+        if not self.keys.vouched(token) and (wait := self.failures.wait(*who)) > 0:
+            return wait
         try:
             return await anyio.to_thread.run_sync(self.keys.authenticate, token)
         except AccessDenied:
+            self.failures.failed(*who)
             return None
         except RetrievoError:
             log.exception("the key store could not be read")
@@ -97,6 +106,12 @@ class Gate:
                 principal = await self._principal(scope)
                 if principal is None:
                     await respond(sending, 401, {"error": UNAUTHORIZED}, {"WWW-Authenticate": "Bearer"})
+                    return
+                if isinstance(principal, float):
+                    retry = str(math.ceil(principal))
+                    await respond(
+                        sending, 429, {"error": f"too many failed logins; retry in {retry} s"}, {"Retry-After": retry}
+                    )  # fmt: skip
                     return
                 who = principal.name
                 wait = self.bucket.take(principal.key_id or "operator")
