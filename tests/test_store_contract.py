@@ -351,3 +351,16 @@ def test_documents_are_listed_past_one_page_and_paged_on_request(
     assert [d.path for d in engine.documents("p", limit=4, offset=1)] == sources[1:5]
     with pytest.raises(Exception, match="offset 0 or more"):
         engine.documents("p", offset=-1)
+
+
+def test_a_document_listing_says_how_many_lines_each_file_has(make_engine: Any) -> None:
+    """Seed 002's ``files.line_count``, on both stores: the current revision's lines, a last line without a
+    newline counted too (`retrievo docs` and `docs --json` show it)."""
+    engine = make_engine()
+    texts = {"mem://three": "a\nb\nc\n", "mem://open": "a\nb", "mem://one": "only"}
+    engine.add_documents(
+        [LoadedDocument(source=s, text=t, title=s) for s, t in texts.items()], "c", embed=False
+    )
+    engine.add_documents([LoadedDocument(source="mem://one", text="now\ntwo", title="one")], "c", embed=False)
+    counted = {d.path: d.line_count for d in engine.documents("c")}
+    assert counted == {"mem://three": 3, "mem://open": 2, "mem://one": 2}

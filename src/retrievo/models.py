@@ -261,6 +261,7 @@ class DocumentSummary:
     title: str
     kind: Kind
     revision_id: str
+    line_count: int | None = None  # lines of the current revision's text (seed 002's files.line_count)
 
 
 @dataclass(frozen=True)

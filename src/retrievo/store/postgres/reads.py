@@ -89,13 +89,17 @@ class PostgresReads:
         self, collection: str | None = None, limit: int = 1000, offset: int = 0
     ) -> list[DocumentSummary]:
         rows = self._rows(
-            """SELECT d.id, col.name, d.source, d.title, d.kind, d.current_revision_id FROM documents d
+            """SELECT d.id, col.name, d.source, d.title, d.kind, d.current_revision_id,
+                      length(r.text) - length(replace(r.text, E'\n', ''))
+                      + CASE WHEN r.text <> '' AND right(r.text, 1) <> E'\n' THEN 1 ELSE 0 END
+               FROM documents d
                JOIN collections col ON col.id = d.collection_id
+               LEFT JOIN revisions r ON r.id = d.current_revision_id
                WHERE d.deleted_at IS NULL AND (%s::text IS NULL OR col.name = %s)
                ORDER BY d.source, d.id LIMIT %s OFFSET %s""",
             (collection, collection, limit, offset),
         )
-        return [DocumentSummary(r[0], r[1], r[2], r[3], Kind(r[4]), r[5]) for r in rows]
+        return [DocumentSummary(r[0], r[1], r[2], r[3], Kind(r[4]), r[5], r[6]) for r in rows]
 
     def coverage(self, collection: str) -> tuple[int, int]:
         rows = self._rows(format_style(queries.COVERAGE), (collection,))

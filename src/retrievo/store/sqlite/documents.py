@@ -74,9 +74,13 @@ def list_documents(
 ) -> list[DocumentSummary]:
     where = "AND col.name = ?" if collection else ""
     rows = db.execute(
-        f"""SELECT d.id, col.name, d.source, d.title, d.kind, d.current_revision_id FROM documents d
+        f"""SELECT d.id, col.name, d.source, d.title, d.kind, d.current_revision_id,
+                   length(r.text) - length(replace(r.text, char(10), ''))
+                   + (r.text <> '' AND substr(r.text, -1) <> char(10))
+            FROM documents d
             JOIN collections col ON col.id = d.collection_id
+            LEFT JOIN revisions r ON r.id = d.current_revision_id
             WHERE d.deleted_at IS NULL {where} ORDER BY d.source, d.id LIMIT ? OFFSET ?""",
         [collection, limit, offset] if collection else [limit, offset],
     ).fetchall()
-    return [DocumentSummary(r[0], r[1], r[2], r[3], Kind(r[4]), r[5]) for r in rows]
+    return [DocumentSummary(r[0], r[1], r[2], r[3], Kind(r[4]), r[5], r[6]) for r in rows]

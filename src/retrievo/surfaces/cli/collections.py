@@ -63,10 +63,11 @@ def docs(
         click.echo(json.dumps([dataclasses.asdict(d) for d in found], indent=2, ensure_ascii=False))
         return
     table = Table(title=f"{len(found)} document(s)")
-    for column in ("document_id", "collection", "kind", "title", "path"):
+    for column in ("document_id", "collection", "kind", "title", "path", "lines"):
         table.add_column(column, overflow="fold")
     for d in found:
-        table.add_row(d.document_id, d.collection, str(d.kind), d.title, d.path)
+        lines = str(d.line_count) if d.line_count is not None else "-"
+        table.add_row(d.document_id, d.collection, str(d.kind), d.title, d.path, lines)
     out.print(table)
 
 
