@@ -33,9 +33,22 @@ NOTEBOOK_SUFFIXES = frozenset({".ipynb"})
 MARKUP_SUFFIXES = RST_SUFFIXES | ADOC_SUFFIXES | NOTEBOOK_SUFFIXES
 HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
 PDF_SUFFIXES = frozenset({".pdf"})
+# A repository's configuration is where many answers are (scripts, engines, CI steps, the licence): read as
+# text, each chunk carrying the file's path. Lock files are generated and long: skipped with that reason.
+CONFIG_SUFFIXES = frozenset({".json", ".jsonc", ".json5", ".yaml", ".yml", ".toml", ".ini", ".cfg"})
+CONFIG_NAMES = frozenset({
+    "license", "licence", "copying", "notice", "authors", "contributors", "codeowners", "makefile",
+    "dockerfile", "procfile", "gemfile", "pipfile", ".gitignore", ".editorconfig", ".npmrc", ".nvmrc",
+})  # fmt: skip
+LOCK_NAMES = frozenset({
+    "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "composer.lock", "cargo.lock",
+    "poetry.lock", "pipfile.lock", "gemfile.lock", "uv.lock", "bun.lockb",
+})  # fmt: skip
+CONFIG_PATH_PARTS = 3
 SUPPORTED_SUFFIXES = (
     MARKDOWN_SUFFIXES | TEXT_SUFFIXES | MARKUP_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES | CODE_SUFFIXES
-)
+    | CONFIG_SUFFIXES
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -63,7 +76,9 @@ def load_file(
     same bytes are ``Unchanged`` without parsing them again.
     """
     suffix = path.suffix.lower()
-    if suffix not in SUPPORTED_SUFFIXES and not explicit:
+    if path.name.lower() in LOCK_NAMES and not explicit:
+        return Skip("lock file: generated, not read (name the file itself to index it)")
+    if suffix not in SUPPORTED_SUFFIXES and not is_config(path) and not explicit:
         return Skip(f"unsupported type: {suffix or 'no extension'}")
     try:
         size = path.stat().st_size
@@ -102,7 +117,26 @@ def load_file(
 NESTED_TOO_DEEPLY = "nested too deeply: more levels than the parser allows; nothing of it was indexed"
 
 
+def is_config(path: Path) -> bool:
+    name = path.name.lower()
+    return name in CONFIG_NAMES or name in LOCK_NAMES or path.suffix.lower() in CONFIG_SUFFIXES
+
+
+def load_config(path: Path, source: str, text: str) -> LoadedDocument:
+    """A configuration or licence file as text; its path (the last few parts) is its title and every
+    chunk's context, so "which node versions" finds ``package.json`` by what it is as well as what it says."""
+    shown = "/".join(path.parts[-CONFIG_PATH_PARTS:])
+    media = {".json": "application/json", ".yaml": "application/yaml", ".yml": "application/yaml",
+             ".toml": "application/toml"}.get(path.suffix.lower(), "text/plain")  # fmt: skip
+    return LoadedDocument(
+        source=source, text=text, title=shown, media_type=media,
+        sections=(Section(0, len(text), context=shown),), metadata={"file_role": "config"},
+    )  # fmt: skip
+
+
 def _parse(path: Path, source: str, text: str, suffix: str) -> LoadedDocument | Skip:
+    if is_config(path) and suffix not in MARKDOWN_SUFFIXES and suffix not in TEXT_SUFFIXES:
+        return load_config(path, source, text)
     if suffix in MARKDOWN_SUFFIXES:
         return load_markdown(source, text)
     if suffix in HTML_SUFFIXES:

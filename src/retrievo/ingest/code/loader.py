@@ -136,7 +136,9 @@ def _sections(text: str, symbols: list[CodeSymbol], language: str, path: str, mo
     sections: list[Section] = []
 
     def emit(owner: int, start: int, end: int) -> None:
-        if end <= start or not text[start:end].strip():
+        # Between and after symbols: nothing but punctuation and space (the "," between an object literal's
+        # methods, a closing "};") is no passage: indexed and embedded, it would only crowd answers.
+        if end <= start or not any(character.isalnum() for character in text[start:end]):
             return
         if owner < 0:
             context = _header(language, path, "module", module, "", "")

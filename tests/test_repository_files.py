@@ -1,0 +1,75 @@
+"""A JavaScript/TypeScript repository as `retrievo index` reads it: its configuration and licence are
+indexed as text with their paths as context (before: "unsupported type"), lock files are skipped with
+their reason, and no chunk is only punctuation (before: "," and "}" between an object literal's methods)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from retrievo import Config, Engine
+
+CLIENT_TS = """import {fetchJson} from './net';
+
+export const client = {
+\tget(url: string) {
+\t\treturn fetchJson(url, {method: 'GET'});
+\t},
+\tpost(url: string, body: unknown) {
+\t\treturn fetchJson(url, {method: 'POST', body});
+\t},
+};
+
+export class Paginator {
+\tasync *pages() {
+\t\tlet next: string | undefined = this.url;
+\t\twhile (next) {
+\t\t\tconst response = await client.get(next);
+\t\t\tnext = response.next;
+\t\t}
+\t}
+}
+"""
+
+
+def repository(root: Path) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / "src" / "client.ts").write_text(CLIENT_TS)
+    (root / "package.json").write_text(json.dumps({"name": "tiny-client", "engines": {"node": ">=20"}}))
+    (root / "package-lock.json").write_text(json.dumps({"lockfileVersion": 3, "packages": {}}))
+    (root / "tsconfig.json").write_text('{"compilerOptions": {"strict": true, "target": "ES2022"}}\n')
+    (root / ".github" / "workflows" / "ci.yml").write_text(
+        "name: CI\non: [push]\njobs:\n  test:\n    steps:\n      - run: npm test\n"
+    )
+    (root / "license").write_text(
+        "MIT License\n\nCopyright (c) Someone\n\nPermission is hereby granted, free of charge.\n"
+    )
+    return root
+
+
+def test_config_and_licence_files_are_indexed_and_no_chunk_is_only_punctuation(tmp_path: Path) -> None:
+    root = repository(tmp_path / "tiny-client")
+    db = tmp_path / "index.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", "index", str(root), "--db", str(db), "--no-embed", "--json"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    skipped = {Path(s["path"]).name: s["reason"] for s in report["skipped_files"]}
+    assert list(skipped) == ["package-lock.json"] and skipped["package-lock.json"].startswith("lock file")
+    with Engine(Config(db=db, embedder="none")) as engine:
+        listed = {Path(d.path).name: d for d in engine.documents()}
+        assert set(listed) == {"client.ts", "package.json", "tsconfig.json", "ci.yml", "license"}
+        store = engine.open_store()
+        chunks = [store.get_chunks(store.current_chunk_ids(d.document_id)) for d in listed.values()]
+        texts = [c.text for found in chunks for c in found.values()]
+        assert all(any(ch.isalnum() for ch in text) for text in texts), [t for t in texts if len(t) < 4]
+        found = engine.search("node engines", mode="keyword", limit=3)
+        assert Path(found.hits[0].chunk.path).name == "package.json"
+        assert "tiny-client/package.json" in found.hits[0].chunk.context
+        ci = engine.search("workflows ci npm test", mode="keyword", limit=3)
+        assert ".github/workflows/ci.yml" in ci.hits[0].chunk.context
