@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -84,3 +85,41 @@ def test_context_cli_prints_the_same_assembly_as_json(engine: Any) -> None:
     direct = engine.context("lost laptop", max_tokens=150)
     assert data["text"] == direct.text and data["tokens"] <= 150
     assert [s["chunk_ids"] for s in data["sources"]] == [list(s.chunk_ids) for s in direct.sources]
+
+
+def test_a_code_block_cut_to_fit_ends_at_a_line_with_a_mark_and_is_labelled_by_its_opening_symbol(
+    tmp_path: Path,
+) -> None:
+    """Cut to fit the budget, a block ends at a line's end with a last line "…" (before: mid-line, no mark);
+    its label is the symbol its text opens with, the passage found named beside it; the kept-free budget is
+    the one docs/code.md and docs/benchmarks.md state."""
+    from retrievo import Config, Engine
+    from retrievo.search.context import CUT_MARK, RESERVED_DIVISOR, RESERVED_MAX, CodeBudget
+
+    body = "\n".join(f"    total += item.price * {n}  # line {n} of the sum" for n in range(120))
+    source = (
+        "def helper(items):\n    return [i for i in items if i]\n\n\n"
+        f"def invoice_total(items):\n    total = 0\n    for item in items:\n{body}\n    return total\n"
+    )
+    (tmp_path / "billing.py").write_text(source)
+    with Engine(Config(db=tmp_path / "i.db", embedder="none")) as engine:
+        engine.index([tmp_path / "billing.py"])
+        assembled = engine.context("invoice_total sum of item price", max_tokens=300, neighbors=1)
+    assert assembled.tokens <= 300 and assembled.sources
+    block = assembled.text.split("\n\n")[0]
+    lines = block.split("\n")
+    assert lines[-1] == CUT_MARK, block[-200:]
+    assert lines[-2].endswith("of the sum") or lines[-2].endswith(":"), "cut at a line's end"
+    first = assembled.sources[0]
+    opening = lines[1].strip()
+    assert first.symbol is not None and first.symbol.rsplit(".", 1)[-1] in opening.split("(")[0]
+    assert (first.found is None) == (first.symbol.endswith("invoice_total"))
+    assert (
+        CodeBudget.for_code(400).reserved_tokens == 100 and CodeBudget.for_code(8000).reserved_tokens == 1000
+    )
+    assert (RESERVED_DIVISOR, RESERVED_MAX) == (4, 1000)
+    from conftest import ROOT
+
+    for page in ("code.md", "benchmarks.md"):
+        text = " ".join((ROOT / "docs" / page).read_text(encoding="utf-8").split())
+        assert "a quarter of the budget, at most 1,000 tokens" in text, page

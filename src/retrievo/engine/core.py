@@ -370,11 +370,11 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
             raise ConfigError("context reads one collection; search several with search (collection 'a,b')")
         result = self.search(query, collection, limit, filters=filters, baseline=baseline, as_of=as_of)
         store = self._open_store(create=False, collection=collection or self.config.collection)
-        # Code answers follow seed 002's budget manager: 1,000 tokens kept free (500 project context, 200
-        # task context, 300 buffer; a quarter of a smaller budget), a penalty per repeated file, a floor;
-        # docs beside code take at most half of the rest, so a code question's answer carries code.
+        # Code answers follow seed 002's budget manager (CodeBudget.for_code: tokens kept free, a penalty
+        # per repeated file, a floor); docs beside code take at most half of the rest, so a code question's
+        # answer carries code.
         code = any(hit.chunk.kind == Kind.CODE for hit in result.hits)
-        budget = CodeBudget(reserved_tokens=min(1000, max_tokens // 4), prose_share=0.5) if code else None
+        budget = CodeBudget.for_code(max_tokens) if code else None
         assembled = assemble(
             store, query, result.hits, result.search_mode, max_tokens, neighbors, self._tokens.count, budget
         )

@@ -1,7 +1,7 @@
 """Context assembly: search → neighbours → merged spans → packed best-first under a token budget.
 
-The budget is a hard limit: the final text is counted as a whole and blocks are dropped (or the
-first one cut at a whitespace boundary) until it fits. Each block cites exact offsets into the
+The budget is a hard limit: the final text is counted as a whole and blocks are dropped (or one cut at a
+line's end, marked with a last line ``…``) until it fits. Each block cites exact offsets into the
 revision it came from, so ``revision_text[start:end]`` is the quoted text.
 """
 
@@ -31,6 +31,8 @@ class Source:
     relevance: float
     symbol: str | None = None  # code: the qualified name and signature of the block's first chunk
     signature: str | None = None
+    found: str | None = None  # code: the symbol of the passage the search found, when another one
+    cut: bool = False  # the block ends before its span did (budget): rendered with a last line "…"
     kind: str = "document"
     chunk_type: str = "documentation"  # symbol (code with a symbol), code, documentation, record
     token_count: int = 0  # tokens of the block as packed (heading line included)
@@ -47,6 +49,16 @@ class CodeBudget:
     same_file_penalty: float = 0.7  # per earlier block of the same file
     relevance_floor: float = 0.3
     prose_share: float = 1.0  # of the budget, what blocks that are not code may take (docs beside code)
+
+    @classmethod
+    def for_code(cls, max_tokens: int) -> CodeBudget:
+        """The one budget for an answer with code (docs/code.md): ``RESERVED_MAX`` tokens kept free — seed
+        002's 500 project context + 200 task context + 300 buffer — or a quarter of a smaller budget; prose
+        beside code takes at most half of the rest."""
+        return cls(reserved_tokens=min(RESERVED_MAX, max_tokens // RESERVED_DIVISOR), prose_share=0.5)
+
+
+RESERVED_MAX, RESERVED_DIVISOR = 1000, 4
 
 
 @dataclass(frozen=True)
@@ -131,15 +143,22 @@ def _source(store: Store, span: _Span, n: int, chunk_ids: tuple[int, ...]) -> So
     core_id = core_id if core_id in chunk_ids else chunk_ids[0]
     chunks = store.get_chunks([chunk_ids[0], chunk_ids[-1], core_id])
     first, last, core = chunks[chunk_ids[0]], chunks[chunk_ids[-1]], chunks[core_id]
-    # A block is labelled with the symbol of the passage the search found, not of its first neighbour.
-    symbol, signature = core.metadata.get("symbol"), core.metadata.get("signature")
+    # A block is labelled with the symbol its text opens with; the passage the search found is named
+    # beside it when that is another symbol (a neighbour came first).
+    symbol, signature = first.metadata.get("symbol"), first.metadata.get("signature")
+    found = (
+        core.metadata.get("symbol")
+        if core.kind == Kind.CODE and core.metadata.get("symbol") != symbol
+        else None
+    )
     return Source(
         n=n, chunk_ids=chunk_ids, document_id=span.revision.document_id, path=span.revision.path,
         title=span.revision.title, start=first.start, end=last.end, line_start=first.line_start,
         line_end=last.line_end, revision_id=span.revision.revision_id, relevance=round(span.relevance, 4),
-        symbol=str(symbol) if symbol and core.kind == Kind.CODE else None,
-        signature=str(signature) if signature and core.kind == Kind.CODE else None, kind=str(first.kind),
-        chunk_type=CHUNK_TYPES[first.kind] if not (symbol and core.kind == Kind.CODE) else "symbol",
+        symbol=str(symbol) if symbol and first.kind == Kind.CODE else None,
+        signature=str(signature) if signature and first.kind == Kind.CODE else None, kind=str(first.kind),
+        chunk_type=CHUNK_TYPES[first.kind] if not (symbol and first.kind == Kind.CODE) else "symbol",
+        found=str(found) if found else None,
     )  # fmt: skip
 
 
@@ -207,20 +226,26 @@ def assemble(
     )  # fmt: skip
 
 
+CUT_MARK = "…"  # the last line of a block cut to fit the budget
+
+
 def _render(source: Source, text: str) -> str:
     where = f"{source.path}:{source.line_start}-{source.line_end}"
+    tail = f"\n{CUT_MARK}" if source.cut else ""
     if source.symbol:
         # The signature is said when the block does not open with it (a later part of a long symbol).
         shown = source.signature and not text.lstrip().startswith(source.signature[:40])
         signature = f"\n{source.signature}" if shown else ""
-        return f"[{source.n}] {source.symbol} — {where}{signature}\n{text}"
-    return f"[{source.n}] {source.title} — {where}\n{text}"
+        found = f" (found: {source.found})" if source.found else ""
+        return f"[{source.n}] {source.symbol}{found} — {where}{signature}\n{text}{tail}"
+    return f"[{source.n}] {source.title} — {where}\n{text}{tail}"
 
 
 def _cut_to_fit(
     source: Source, revision_text: str, budget: int, count_tokens: Callable[[str], int]
 ) -> tuple[Source, str] | None:
-    """The longest prefix of the span, ending at whitespace, whose block fits the budget.
+    """The longest prefix of the span, ending at a line's end (at whitespace only when its first line alone
+    is too long), whose block — with its last line "…" — fits the budget.
 
     None when that prefix is too short to be evidence (fewer than ``MIN_EVIDENCE_TOKENS`` tokens of
     text: a lone heading or word) — the budget is then left unused rather than spent on noise.
@@ -230,15 +255,26 @@ def _cut_to_fit(
     while low < high:
         middle = (low + high + 1) // 2
         end = source.start + middle
-        while end > source.start and not revision_text[end - 1].isspace() and end < source.end:
-            end -= 1
-        end = end if end > source.start else source.start + middle
+        newline = revision_text.rfind("\n", source.start, end) if end < source.end else end
+        if newline > source.start:
+            end = newline
+        else:  # one long first line: at whitespace
+            while end > source.start and not revision_text[end - 1].isspace() and end < source.end:
+                end -= 1
+            end = end if end > source.start else source.start + middle
         text = revision_text[source.start : end].rstrip()
         if not text:
             low = middle
             continue
         line_end = source.line_start + text.count("\n")
-        trimmed = Source(**{**source.__dict__, "end": source.start + len(text), "line_end": line_end})
+        trimmed = Source(
+            **{
+                **source.__dict__,
+                "end": source.start + len(text),
+                "line_end": line_end,
+                "cut": source.start + len(text) < source.end,
+            }
+        )
         block = _render(trimmed, text)
         if count_tokens(block) <= budget:
             best, low = (trimmed, block), middle
