@@ -74,11 +74,17 @@ def test_kill_9_mid_job_then_resume_loses_nothing(tmp_path: Path, embedding_serv
     os.kill(running["pid"], signal.SIGKILL)
     interrupted = wait_for(db, job_id, lambda j: j["status"] != "running", timeout_s=30)
     assert interrupted["status"] == "interrupted" and interrupted["done"] < interrupted["total"]
+    assert f"pid {running['pid']}" in interrupted["error"] and "job resume" in interrupted["error"], "with why"
     embedding_server.released.set()
     resumed = cli(db, "job", "resume", job_id, "--json", env=env)
     assert resumed.returncode == 0, resumed.stderr
     done = wait_for(db, job_id, lambda j: j["status"] in ("done", "failed", "interrupted"))
     assert done["status"] == "done", done
+    # The record keeps its first run: when it started, and how and why it ended.
+    assert done["started_at"] == running["started_at"] and done["error"] is None
+    (first,) = done["result"]["runs"]
+    assert first["status"] == "interrupted" and first["started_at"] == running["started_at"]
+    assert first["error"] == interrupted["error"] and first["done"] == interrupted["done"]
     # Nothing lost, nothing twice: every file once, every chunk with its vector, every check clean.
     report = json.loads(cli(db, "verify", "--json", env=env).stdout)
     assert report["ok"] and report["problems"]["missing_vector"] == 0

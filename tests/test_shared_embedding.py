@@ -5,6 +5,7 @@ PostgreSQL, one killed with SIGKILL mid-batch; an HTTP embedder with several req
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import Counter
@@ -76,9 +77,13 @@ def test_two_servers_embed_one_job_and_a_server_killed_mid_batch_loses_only_that
         assert job is not None and job.owner is not None and job.owner.endswith(f":{survivor.process.pid}")
         assert job.attempts == 2, "taken once by each server"
         assert store.coverage("default") == (chunks, chunks), "every chunk has its vector"
-        # the taken-over job planned what was still missing then (nothing, if the survivor had closed
-        # the batches meanwhile): every batch of its plan is closed, none left open
+        # the taken-over job planned what was still missing then, after the batches already closed:
+        # every batch is closed, none left open, and the result says what each server embedded
         assert all(done_at is not None for _, _, _, done_at, _ in _batches(postgres_url))
+        shares = job.result["embedded_by"] if job.result else {}
+        assert set(shares) == {f"{socket.gethostname()}:{first.process.pid}",
+                               f"{socket.gethostname()}:{second.process.pid}"}, shares  # fmt: skip
+        assert sum(shares.values()) == job.result["chunks_embedded"] == chunks  # type: ignore[index]
     sent = Counter(text for body in embedding_server.requests for text in body["input"]
                    if text.startswith("Note "))  # the chunks' inputs (not the servers' warm-up query)  # fmt: skip
     twice = [text for text, count in sent.items() if count > 1]

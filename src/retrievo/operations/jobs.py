@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from retrievo.errors import Cancelled, ConfigError, RetrievoError
 from retrievo.models import Job
+from retrievo.secrets import redact
 
 if TYPE_CHECKING:
     from retrievo.engine import Engine
@@ -196,11 +197,19 @@ class Jobs:
         stale = datetime.now(UTC) - beat > timedelta(seconds=STALE_AFTER_S)
         if job.owner is not None and job.status == "running":
             return job  # a tier job: another server takes it over (JobTaker), it is not interrupted
-        if (here and job.pid is not None and not _alive(job.pid)) or stale:
+        gone = here and job.pid is not None and not _alive(job.pid)
+        if gone or stale:
             status = "cancelled" if job.status == "cancelling" else "interrupted"
-            self._store().update_job(
-                job.job_id, only_if=("running", "cancelling"), status=status, finished_at=now()
+            why = (
+                f"its worker (pid {job.pid}) ended without finishing it (killed or crashed)"
+                if gone
+                else f"its worker stopped beating at {beat.isoformat(timespec='seconds')} (killed, crashed or "
+                "its host went down)"
             )
+            self._store().update_job(
+                job.job_id, only_if=("running", "cancelling"), status=status, finished_at=now(),
+                error=f"{why}; `retrievo job resume {job.job_id}` carries on from where it stopped",
+            )  # fmt: skip
             return self._store().get_job(job.job_id) or job
         return job
 
@@ -216,8 +225,12 @@ class Jobs:
             raise ConfigError(
                 f"job {job_id} is {job.status}; only interrupted, failed or cancelled jobs can be resumed"
             )
+        # The record keeps its history: each earlier run (when it started and ended, how, why) in ``runs``.
+        earlier = {"started_at": job.started_at, "finished_at": job.finished_at, "status": job.status,
+                   "error": job.error, "done": job.done, "total": job.total}  # fmt: skip
+        result = {**(job.result or {}), RUNS: [*runs_of(job), earlier]}
         self._store().update_job(
-            job_id, status="queued", error=None, finished_at=None, pid=None,
+            job_id, status="queued", error=None, finished_at=None, pid=None, result=result,
             owner="" if self._taker is not None else None,
         )  # fmt: skip
         job = self.get(job_id)
@@ -227,12 +240,14 @@ class Jobs:
     def run(self, job_id: str) -> Job:
         """The worker: take the queued job, do it, record how it ended."""
         store = self._store()
+        first = store.get_job(job_id)
         if not store.update_job(
             job_id,
             only_if=("queued",),
             status="running",
             pid=os.getpid(),
-            started_at=now(),
+            started_at=(first.started_at if first is not None else None)
+            or now(),  # a resumed job's first run
             heartbeat_at=now(),
         ):
             return self.get(job_id)  # cancelled before it started, or another worker has it
@@ -266,11 +281,21 @@ class Jobs:
         except RetrievoError as exc:
             progress.stop()
             store.update_job(job_id, status="failed", error=str(exc), finished_at=now())
-        else:
+        except (
+            Exception
+        ) as exc:  # a bug: the job says so (never a bare "interrupted"), the worker's log has it
             progress.stop()
             store.update_job(
-                job_id, status="done", result=asdict(report), finished_at=now(),
-                done=progress.total or progress.done, total=progress.total,
+                job_id, status="failed", finished_at=now(),
+                error=f"internal error ({type(exc).__name__}): {redact(str(exc))[:500]}; nothing it wrote is lost",
+            )  # fmt: skip
+            raise
+        else:
+            progress.stop()
+            earlier = runs_of(job)
+            store.update_job(
+                job_id, status="done", result={**asdict(report), **({RUNS: earlier} if earlier else {})},
+                finished_at=now(), done=progress.total or progress.done, total=progress.total,
             )  # fmt: skip
         return self.get(job_id)
 
@@ -336,6 +361,14 @@ class JobTaker:
 
 
 _TAKERS: weakref.WeakKeyDictionary[Engine, JobTaker] = weakref.WeakKeyDictionary()
+
+
+RUNS = "runs"  # in a resumed job's result: its earlier runs, oldest first
+
+
+def runs_of(job: Job) -> list[dict[str, Any]]:
+    runs = (job.result or {}).get(RUNS)
+    return list(runs) if isinstance(runs, list) else []
 
 
 def recent_jobs(engine: Engine, limit: int = 10) -> list[Job]:

@@ -74,21 +74,34 @@ class SharedEmbedding:
     ) -> None: ...  # fmt: skip
 
     def plan_embed_batches(self, job_id: str, collection: str, model_id: str, size: int) -> int:
-        """The job's batches anew: what still lacks a vector, ``size`` keys a batch; how many chunks.
+        """The job's batches: what still lacks a vector, ``size`` keys a batch, after the batches an earlier
+        attempt closed (a job taken over keeps them, so its result says what every server embedded); how
+        many chunks the job's batches hold in all.
 
         Batches other servers are embedding right now are waited for (their rows are locked), so no
         key is planned while it is being embedded."""
         collection_id = self._collection_id(collection)
         with self._transaction() as conn:
-            conn.execute("DELETE FROM embed_batches WHERE job_id = %s", (job_id,))
+            conn.execute("DELETE FROM embed_batches WHERE job_id = %s AND done_at IS NULL", (job_id,))
+            after = conn.execute(
+                "SELECT COALESCE(MAX(batch_no) + 1, 0) FROM embed_batches WHERE job_id = %s", (job_id,)
+            ).fetchone()
             # Numbered and cut into batches in the database: no key list in this process.
             conn.execute(
                 f"""INSERT INTO embed_batches (job_id, batch_no, collection_id, model_id, first_key,
                        last_key, chunks)
-                    SELECT %s, b, %s, %s, MIN(k), MAX(k), COUNT(*) FROM (
+                    SELECT %s, %s + b, %s, %s, MIN(k), MAX(k), COUNT(*) FROM (
                       SELECT k, (row_number() OVER (ORDER BY k) - 1) / %s AS b FROM ({MISSING_KEYS}) AS m (k)
                     ) AS numbered GROUP BY b""",
-                (job_id, collection_id, model_id, size, model_id, collection_id),
+                (
+                    job_id,
+                    int(after[0]) if after else 0,
+                    collection_id,
+                    model_id,
+                    size,
+                    model_id,
+                    collection_id,
+                ),
             )
             planned = conn.execute(
                 "SELECT COALESCE(SUM(chunks), 0) FROM embed_batches WHERE job_id = %s", (job_id,)
@@ -121,7 +134,7 @@ class SharedEmbedding:
         return str(job), len(work)
 
     def embed_batches_progress(self, job_id: str) -> tuple[int, int, int]:
-        """(chunks planned, chunks embedded, batches still open) of a job's current plan."""
+        """(chunks planned, chunks embedded, batches still open) of a job, over every attempt at it."""
         rows = self._rows(
             """SELECT COALESCE(SUM(chunks), 0), COALESCE(SUM(embedded), 0),
                       COUNT(*) FILTER (WHERE done_at IS NULL) FROM embed_batches WHERE job_id = %s""",
@@ -130,7 +143,7 @@ class SharedEmbedding:
         return int(rows[0][0]), int(rows[0][1]), int(rows[0][2])
 
     def embed_batches_done_by(self, job_id: str) -> dict[str, int]:
-        """Chunks embedded per server in the job's current plan."""
+        """Chunks embedded per server in the job, over every attempt at it."""
         rows = self._rows(
             "SELECT done_by, SUM(embedded) FROM embed_batches WHERE job_id = %s AND done_at IS NOT NULL "
             "GROUP BY done_by",
