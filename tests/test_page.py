@@ -64,6 +64,12 @@ def site(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[tupl
         {"id": "svc", "type": "BusinessService", "name": "Invoice Delivery Service"},
         {"id": "app", "type": "ApplicationComponent", "name": "Billing Engine"},
     ], "relationships": [{"id": "r1", "type": "Realization", "source": "app", "target": "svc"}]}))  # fmt: skip
+    # Markdown as a project's docs write it: it must read as Markdown, never as its raw marks.
+    (corpus / "options.md").write_text(
+        "# Options\n\n#### `request`\n\n**Type:** `Function`\n\nThe request hook sends the HTTP request with "
+        "the *merged* options; see [the hooks guide](hooks.md).\n",
+        encoding="utf-8",
+    )
     # Code beside the prose: a code hit is titled by its symbol and shown as numbered lines.
     (corpus / "billing").mkdir()
     (corpus / "billing" / "invoice.py").write_text(INVOICE, encoding="utf-8")
@@ -278,3 +284,68 @@ def test_code_hits_read_as_code_grouped_by_file_with_bands(
     search(page, "xqzv wlmrt plokj")
     assert "nothing strong" in page.inner_text("#state") or page.locator("#results li.hit").count() == 0
     page.close()
+
+
+def test_the_page_works_without_javascript_and_renders_markdown(
+    site: tuple[Server, str, list[str]], browser: Any
+) -> None:
+    """No script at all: the form posts the key in its body (never the address) and the answer comes back
+    rendered by the server — Markdown as Markdown, the question's words marked, a no-key refusal said."""
+    server, token, _ = site
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(server.url + "/")
+    assert page.is_visible("#key-box"), "the key box is there without the script"
+    page.fill("#key", "rtv_wrong.key")
+    page.fill("#q", "request hook type")
+    page.click("#search-form button[type=submit]")
+    page.wait_for_load_state()
+    assert "valid API key" in page.inner_text("#state") and page.locator("#results li").count() == 0
+    page.fill("#key", token)
+    page.fill("#q", "request hook type")
+    page.click("#search-form button[type=submit]")
+    page.wait_for_load_state()
+    assert "?" not in page.url and "rtv_" not in page.url, "the key never goes in the address"
+    assert "hybrid" in page.inner_text("#state")
+    hit = next(
+        h for h in page.locator("#results li.hit").all() if "options.md" in h.locator("a.cite").inner_text()
+    )
+    shown = hit.locator(".excerpt").inner_text()
+    assert "**" not in shown and "####" not in shown and "`" not in shown and "](" not in shown, shown
+    assert hit.locator(".excerpt code").count() >= 1 and hit.locator(".excerpt strong").count() >= 1
+    assert hit.locator(".excerpt mark").count() >= 1
+    shot(page, "search-page-no-script.png")
+    context.close()
+
+
+def test_code_takes_the_page_width_and_the_page_has_an_icon(
+    site: tuple[Server, str, list[str]], browser: Any
+) -> None:
+    server, token, _ = site
+    assert httpx.get(f"{server.url}/favicon.ico", timeout=30).status_code == 200
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.add_init_script(f"sessionStorage.setItem('retrievo-key', {token!r})")
+    page.goto(server.url + "/?q=invoice+amount+due+total")
+    page.wait_for_selector("#results li.code-hit pre.code")
+    width = page.evaluate(
+        "document.querySelector('#results li.code-hit pre.code').getBoundingClientRect().width"
+    )
+    assert width > 1100, f"code is {width} px wide in a 1,400 px window"
+    page.close()
+
+
+def test_the_question_s_words_are_marked_where_words_start_and_stop_words_never() -> None:
+    from retrievo.surfaces.http.answer_html import excerpt, marked, query_words
+
+    assert query_words("What is the theme of the parser?") == ["theme", "parser"]
+    assert (
+        marked("the theme, then the themes", ["the"])
+        == "<mark>the</mark> theme, then <mark>the</mark> themes"
+    )
+    assert marked("parse parsed parses reparse", ["parse"]) == (
+        "<mark>parse</mark> <mark>parsed</mark> <mark>parses</mark> reparse"
+    )
+    assert marked("<code>a&amp;b</code> amp", ["amp", "code"]) == "<code>a&amp;b</code> <mark>amp</mark>"
+    shown = excerpt("#### `request`\n\n**Type:** `Function` <img src=x>", "request type")
+    assert "<img" not in shown and "&lt;img" in shown
+    assert "<code><mark>request</mark></code>" in shown and "<strong><mark>Type</mark>:</strong>" in shown

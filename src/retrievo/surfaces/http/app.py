@@ -23,7 +23,7 @@ from retrievo.engine import Engine
 from retrievo.errors import RetrievoError
 from retrievo.operations.jobs import JobTaker
 from retrievo.secrets import redact
-from retrievo.surfaces.access import SCOPES, KeyRing, Principal, SharedRate, TokenBucket
+from retrievo.surfaces.access import SCOPES, FailureThrottle, KeyRing, Principal, SharedRate, TokenBucket
 from retrievo.surfaces.http import page
 from retrievo.surfaces.http import settings as serve_settings
 from retrievo.surfaces.http.embeddings import add_embedding_routes
@@ -56,6 +56,7 @@ def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = No
     keys = keys or KeyRing(lambda: engine.open_store(create=True))
     servers = McpServers(engine, settings)
     bucket = TokenBucket(settings.rate, settings.burst)  # per key; shared by the tier on PostgreSQL
+    failures = FailureThrottle()  # failed logins, per key id and per client: the API's, MCP's and the page's
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -147,9 +148,9 @@ def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = No
 
     add_embedding_routes(app, engine)
     app.router.routes.append(Route("/mcp", McpEndpoint(servers), methods=["GET", "POST", "DELETE"]))
-    page.add_page_routes(app, auth_required=not settings.no_auth)
+    page.add_page_routes(app, servers, keys, failures, bucket)
     install_openapi(app)
-    app.add_middleware(Gate, keys=keys, settings=settings, bucket=bucket)
+    app.add_middleware(Gate, keys=keys, settings=settings, bucket=bucket, failures=failures)
     if engine.config.read_stores:  # read replicas: positions in headers (surfaces/http/positions.py)
         app.add_middleware(Positions, position=engine.position)
     if settings.cors_origins:

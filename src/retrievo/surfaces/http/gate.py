@@ -55,15 +55,37 @@ def bearer(scope: Scope) -> str | None:
     return None
 
 
+async def check_key(
+    keys: KeyRing, failures: FailureThrottle, token: str, client: str
+) -> Principal | float | None:
+    """The key's principal; None when refused; the seconds to wait while its failures are throttled (per key
+    id and per client). The one check for every door: the API, MCP, and the page's form."""
+    known = keys.remembered(token)  # checked a moment ago: no thread hop
+    if known is not None:
+        return known
+    who = (f"key:{token.split('.', 1)[0][:40]}", f"client:{client}")
+    if not keys.vouched(token) and (wait := failures.wait(*who)) > 0:
+        return wait
+    try:
+        return await anyio.to_thread.run_sync(keys.authenticate, token)
+    except AccessDenied:
+        failures.failed(*who)
+        return None
+    except RetrievoError:
+        log.exception("the key store could not be read")
+        raise
+
+
 class Gate:
     def __init__(
-        self, app: ASGIApp, keys: KeyRing, settings: ServeSettings, bucket: TokenBucket | None = None
-    ) -> None:
+        self, app: ASGIApp, keys: KeyRing, settings: ServeSettings, bucket: TokenBucket | None = None,
+        failures: FailureThrottle | None = None,
+    ) -> None:  # fmt: skip
         self.app = app
         self.keys = keys
         self.settings = settings
         self.bucket = bucket or TokenBucket(settings.rate, settings.burst)
-        self.failures = FailureThrottle()
+        self.failures = failures or FailureThrottle()
 
     async def _principal(self, scope: Scope) -> Principal | float | None:
         """The caller; None when refused; the seconds to wait when its failures are being throttled."""
@@ -72,21 +94,8 @@ class Gate:
         token = bearer(scope)
         if not token:
             return None
-        known = self.keys.remembered(token)  # checked a moment ago: no thread hop
-        if known is not None:
-            return known
         client = scope.get("client")
-        who = (f"key:{token.split('.', 1)[0][:40]}", f"client:{client[0] if client else '-'}")
-        if not self.keys.vouched(token) and (wait := self.failures.wait(*who)) > 0:
-            return wait
-        try:
-            return await anyio.to_thread.run_sync(self.keys.authenticate, token)
-        except AccessDenied:
-            self.failures.failed(*who)
-            return None
-        except RetrievoError:
-            log.exception("the key store could not be read")
-            raise
+        return await check_key(self.keys, self.failures, token, client[0] if client else "-")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
