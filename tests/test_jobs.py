@@ -74,7 +74,9 @@ def test_kill_9_mid_job_then_resume_loses_nothing(tmp_path: Path, embedding_serv
     os.kill(running["pid"], signal.SIGKILL)
     interrupted = wait_for(db, job_id, lambda j: j["status"] != "running", timeout_s=30)
     assert interrupted["status"] == "interrupted" and interrupted["done"] < interrupted["total"]
-    assert f"pid {running['pid']}" in interrupted["error"] and "job resume" in interrupted["error"], "with why"
+    assert f"pid {running['pid']}" in interrupted["error"] and "job resume" in interrupted["error"], (
+        "with why"
+    )
     embedding_server.released.set()
     resumed = cli(db, "job", "resume", job_id, "--json", env=env)
     assert resumed.returncode == 0, resumed.stderr

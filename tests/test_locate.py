@@ -131,6 +131,10 @@ def test_locate_answers_the_same_on_the_cli_and_over_mcp(embedded_repo_db: Path)
         assert done.returncode == 0, done.stderr[-2000:]
         printed.append(json.loads(done.stdout))
     assert printed[0]["files"][0]["path"] == "tool/parser.py"
+    nonsense = json.loads(cli_locate(embedded_repo_db, "xqzv wlmrt plokj", "--json").stdout)["files"]
+    scores = [f["score"] for answer in [*printed, {"files": nonsense}] for f in answer["files"]]
+    assert all(0 <= s <= 1 for s in scores), "one stated scale, 0-1"
+    assert all(nonsense[0]["score"] < answer["files"][0]["score"] for answer in printed), "nonsense ranks low"
     assert printed[0]["roots"] == [str(embedded_repo_db.parent / "tool")]
     assert all(f["uri"].startswith("retrievo://document/") and f["symbols"] for f in printed[0]["files"][:1])
     table = cli_locate(embedded_repo_db, ISSUE)

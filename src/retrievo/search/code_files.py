@@ -46,6 +46,10 @@ DEPTH = 1000  # chunks the keyword arm returns for the aggregation
 DENSE_DEPTH = 300  # chunks the dense arm returns for it
 TOP_CHUNKS = 3
 DEFINES, MODULE, FRAME, INNERMOST, NAMED, SEMANTIC = 0.2, 0.2, 0.25, 1.0, 0.3, 1.0
+# The most evidence a file can show: its words at the best file's level, full meaning, three rare names it
+# defines, its module named, the innermost traceback frame, its file name. Surfaces show a file's score over
+# this, one scale for every query (0-1): a question with no evidence but meaning stays low.
+MAX_EVIDENCE = 1.0 + SEMANTIC + 3 * DEFINES + MODULE + INNERMOST + NAMED
 SHORT_WORDS = 30  # a question up to this many words is short (file names count); an issue's text is longer
 ROLE = {"source": 1.0, "test": 0.5, "example": 0.5, "docs": 0.3, "changelog": 0.2, "other": 0.3}
 _TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.[a-z]+$|(^|/)conftest\.py$")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from retrievo.models import Chunk, Hit, IndexReport, IndexStatus, Kind, SearchResult
-from retrievo.search.code_files import FileHit
+from retrievo.search.code_files import MAX_EVIDENCE, FileHit
 from retrievo.search.registry import RegistryHit, RegistryResult
 from retrievo.surfaces.present import shown_path
 
@@ -156,10 +156,11 @@ def document_uri(document_id: str, revision_id: str | None = None) -> str:
 
 def located_to_dict(found: FileHit, roots: Sequence[str]) -> dict[str, Any]:
     """One file of a ``locate`` answer, the same on every surface (CLI ``--json``, MCP, REST): its path
-    relative to the indexed root, its evidence score, its role, why, its best passages and its uri."""
+    relative to the indexed root, its score (its evidence over the most a file can show, 0-1, the same scale
+    for every query), its role, why, its best passages and its uri."""
     return {
         "path": shown_path(found.path, roots),
-        "score": round(found.score, 3),
+        "score": round(min(1.0, found.score / MAX_EVIDENCE), 3),
         "role": found.role,
         "why": list(found.why),
         "symbols": [f"{e.symbol or 'passage'} {e.line_start}-{e.line_end}" for e in found.evidence],

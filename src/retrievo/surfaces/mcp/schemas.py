@@ -245,11 +245,8 @@ class SymbolGraphOutput(BaseModel):
 
 
 class LocatedFile(BaseModel):
-    path: str = Field(description="Relative to the indexed root (roots).")
-    score: float = Field(
-        description="Evidence, comparable within one answer: its words relative to the best file's (0-1), "
-        "plus what it defines, names or a traceback frame adds, times its role's weight."
-    )
+    path: str = Field(description="Relative to roots.")
+    score: float = Field(description="0-1 on every query: its evidence over the most a file can show.")
     role: str = Field(description="source, test, docs, changelog or other.")
     why: list[str] = Field(description="The evidence: words, symbols it defines, traceback frames.")
     symbols: list[str] = Field(description="Its best passages: symbol (or 'passage') and lines.")
