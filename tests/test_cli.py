@@ -62,6 +62,10 @@ def test_readable_table_and_filters(tmp_path: Path, handbook: Path) -> None:
     table = run("search", "stolen laptop", "--filter", "tag=security", db=db).stdout
     assert "security.md" in table and "relevance" in table
     assert "onboarding" not in run("search", "first week checklist", "--mode", "keyword", db=db).stdout
+    # A threshold that leaves nothing says so, and how to see the best hits anyway.
+    nothing = run("search", "stolen laptop", "--mode", "keyword", "--min-score", "1", db=db)
+    assert "0 result(s)" in nothing.stdout
+    assert "no hit reached --min-score 1; lower it (or leave it out)" in nothing.stderr
 
 
 def test_missing_and_corrupt_index_files_are_clear_errors(tmp_path: Path) -> None:

@@ -47,6 +47,9 @@ def test_the_tools_over_one_kind_find_its_collections_and_honour_the_one_named(t
         for tool in listed:
             if tool.name != "get_document":  # a document is named by its id, unique across collections
                 assert "collection" in json.dumps(tool.input_schema), f"{tool.name} takes no collection"
+        semantic = next(t for t in listed if t.name == "semanticSearch")
+        said = semantic.input_schema["properties"]["min_score"]["description"]
+        assert "cosine" not in said and "relevance" in said, said  # what min_score reads, said as it is
         found: dict[str, Any] = await call(client, "semanticSearch", {"query": "customer"}, schemas)
         assert found["results"], "answered from the collection holding the model"
         context = await call(client, "getContext", {"query": "insurance claim"}, schemas)

@@ -68,3 +68,39 @@ def test_registry_add_refuses_a_file_nested_too_deeply_and_loads_the_good_one(tm
     assert len(report["errors"]) == 1
     assert report["errors"][0].startswith(f"{tmp_path / 'deep.json'}: nested too deeply")
     assert report["added"] >= 1
+
+
+def test_a_refresh_over_mcp_skips_the_hostile_file_and_says_what_changed(tmp_path: Path) -> None:
+    """The server's refresh_index (foreground) over a folder where a hostile file appeared: an answer, not
+    "internal error", naming the file skipped and what was added; the index verifies clean."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Leave\n\nRequest leave from your manager.\n")
+    db = tmp_path / "index.db"
+    assert run("index", str(folder), "--db", str(db), "--no-embed").returncode == 0
+    hostile_folder(tmp_path / "more")
+    for name in ("deep-model.json", "deep.ipynb"):
+        (folder / name).write_bytes((tmp_path / "more" / name).read_bytes())
+    (folder / "new.md").write_text("# Travel\n\nBook trains through the travel desk.\n")
+
+    async def refresh() -> dict[str, object]:
+        target = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db), "--tools", "all"],
+            env={"RETRIEVO_EMBEDDER": "none"},
+        )
+        with anyio.fail_after(120):
+            async with Client(target) as client:
+                answer = await client.call_tool("refresh_index", {"path": str(folder)})
+                assert not answer.is_error, answer.content
+                assert answer.structured_content is not None
+                return dict(answer.structured_content)
+
+    report = anyio.run(refresh)
+    assert report["documents_added"] == 1 and report["documents_unchanged"] == 1
+    assert report["skipped"] == {"nested too deeply": 2}, report["skipped"]
+    verified = run("verify", "--db", str(db), "--json")
+    assert json.loads(verified.stdout)["ok"], verified.stdout
