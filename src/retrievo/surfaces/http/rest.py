@@ -54,7 +54,10 @@ async def call_tool(server: MCPServer, name: str, arguments: dict[str, Any]) -> 
         result = await server.call_tool(name, arguments)
     except UnexpectedToolError:
         log.exception("unexpected error in REST call of %s", name)
-        return error(500, "internal error; nothing was changed by it, the server's log has the details")
+        return error(
+            500, "internal error; the server's log has the details. What the call wrote before it stopped is "
+            "kept, never half-written: /api/status and /api/verify_index say what the index holds",
+        )  # fmt: skip
     except ToolError as exc:
         return error(status_of(exc), str(exc).removeprefix(f"Error executing tool {name}: "))
     data = getattr(result, "structured_content", None)

@@ -68,5 +68,6 @@ async def _in_thread(
     except Exception as exc:
         log.exception("unexpected error in a tool call")
         raise ToolError(
-            f"internal error ({type(exc).__name__}); nothing was changed by it, the server's log has the details"
+            f"internal error ({type(exc).__name__}); the server's log has the details. What the call wrote before "
+            "it stopped is kept, never half-written: index_status and verify_index say what the index holds"
         ) from exc
