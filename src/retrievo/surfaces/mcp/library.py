@@ -18,7 +18,7 @@ from retrievo.search.highlight import highlight
 from retrievo.surfaces.mcp.answers import BRIEF_EXCERPT
 from retrievo.surfaces.mcp.calls import call, search_call
 from retrievo.surfaces.mcp.schemas import LibraryDocument, LibraryOutput, ReadContext
-from retrievo.surfaces.mcp.scope import Query, Scope, point_of
+from retrievo.surfaces.mcp.scope import Collections, Query, Scope, point_of
 from retrievo.surfaces.serialize import document_uri
 
 MAX_OFFSET = 10_000
@@ -88,13 +88,7 @@ def register_library_tools(server: MCPServer, engine: Engine, scope: Scope) -> N
         date_to: Annotated[str | None, Field(max_length=40)] = None,
         cursor: Annotated[str | None, Field(max_length=200)] = None,
         read_context: ReadContext | None = None,
-        collection: Annotated[
-            str | None,
-            Field(
-                max_length=1000,
-                description="Comma-separated for several; default: all with documents.",
-            ),
-        ] = None,
+        collection: Collections = None,
     ) -> LibraryOutput:
         asked = {"query": query, "min_similarity": min_similarity, "tags": tags, "date_from": date_from,
                  "date_to": date_to, "read_context": read_context.model_dump() if read_context else None,

@@ -21,7 +21,7 @@ from retrievo.surfaces.mcp.schemas import (
     RecordSourceOut,
     SemanticSearchOutput,
 )
-from retrievo.surfaces.mcp.scope import Collection, Query, Scope, point_of
+from retrievo.surfaces.mcp.scope import Collection, Collections, Query, Scope, point_of
 from retrievo.surfaces.serialize import document_uri, matched_via_of
 
 T = TypeVar("T")
@@ -92,13 +92,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         ] = 0.5,
         read_context: ReadContext | None = None,
         filters: RecordFilters | None = None,
-        collection: Annotated[
-            str | None,
-            Field(
-                max_length=1000,
-                description="Comma-separated for several; default: all with models.",
-            ),
-        ] = None,
+        collection: Collections = None,
     ) -> SemanticSearchOutput:
         collection = scope.holding("record", collection, await call(engine.content_kinds))
         return await facet_checked(

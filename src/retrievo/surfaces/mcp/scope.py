@@ -118,7 +118,7 @@ Detail = Annotated[
 Mode = Annotated[Literal["hybrid", "keyword", "semantic"], Field()]
 Offset = Annotated[int | None, Field(strict=True, ge=0)]  # slices of a text: any size is safe
 Line = Annotated[int | None, Field(strict=True, ge=1)]
-# One collection by name (default: the server's default one).
-Collection = Annotated[
-    str | None, Field(max_length=200, description="A collection by name (default: the server's).")
-]
+# One collection by name (default: the server's default one, or the one holding the tool's kind of content).
+Collection = Annotated[str | None, Field(max_length=200)]
+# One collection or several, comma-separated (a tool over one kind of content: default, all that hold it).
+Collections = Annotated[str | None, Field(max_length=1000, description="Comma-separated for several.")]
