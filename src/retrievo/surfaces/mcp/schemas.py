@@ -245,7 +245,7 @@ class SymbolGraphOutput(BaseModel):
 
 
 class LocatedFile(BaseModel):
-    path: str = Field(description="Relative to roots.")
+    path: str  # relative to roots
     score: float = Field(description="0-1 on every query: its evidence over the most a file can show.")
     role: str = Field(description="source, test, docs, changelog or other.")
     why: list[str] = Field(description="The evidence: words, symbols it defines, traceback frames.")
