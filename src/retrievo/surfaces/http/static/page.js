@@ -49,7 +49,7 @@ function el(tag, className, text) {
 function fields() {
   const out = {};
   for (const node of $("search-form").elements) {
-    if (!node.name) continue;
+    if (!node.name || node.name === "key") continue; // the key goes in the Authorization header only
     if (node.type === "checkbox") out[node.name] = node.checked ? "on" : "";
     else out[node.name] = node.value.trim();
   }
