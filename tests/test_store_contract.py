@@ -364,3 +364,23 @@ def test_a_document_listing_says_how_many_lines_each_file_has(make_engine: Any) 
     engine.add_documents([LoadedDocument(source="mem://one", text="now\ntwo", title="one")], "c", embed=False)
     counted = {d.path: d.line_count for d in engine.documents("c")}
     assert counted == {"mem://three": 3, "mem://open": 2, "mem://one": 2}
+
+
+def test_sources_holding_a_word_are_found_by_any_case_on_both_stores(make_engine: Any) -> None:
+    """The registry's path lookup (``Store.sources_containing``): current sources holding one of the words,
+    any case, by source, at most ``limit``; removed sources and other collections are not found."""
+    engine = make_engine()
+    sources = ["registry:server:/mcpgw/", "registry:server:/mcpgw/#tool:list", "registry:server:/Atlassian/"]
+    engine.add_documents(
+        [LoadedDocument(source=s, text=f"entry {s}", title=s) for s in sources], "r", embed=False
+    )
+    engine.add_documents(
+        [LoadedDocument(source="registry:server:/mcpgw-other/", text="x", title="x")], "o", embed=False
+    )
+    store = engine._open_store(create=False)
+    store.remove_sources("r", ["registry:server:/mcpgw/#tool:list"])
+    found = store.sources_containing("r", ["MCPGW", "atlassian"], 10)
+    assert [source for source, _ in found] == ["registry:server:/Atlassian/", "registry:server:/mcpgw/"]
+    assert all(store.document_state("r", source).document_id == doc for source, doc in found)  # type: ignore[union-attr]
+    assert store.sources_containing("r", ["mcpgw", "atlassian"], 1) == found[:1]
+    assert store.sources_containing("r", [], 10) == []

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _WORD_CHAR = re.compile(r"[^\W_]", re.UNICODE)
 # Never marked inside: Markdown attribute lists and anchors ``{ #id }``, HTML tags, link targets ``](…)``.
 _PROTECTED = re.compile(r"\{[^{}\n]*\}|<[^<>\n]*>|\]\([^()\n]*\)")
-_COMMON = frozenset(
+COMMON_WORDS = frozenset(
     "a an and are as at be by for from how in is it of on or the to was what when who why with".split()
 )
 
@@ -52,7 +52,16 @@ def _words_starting_with(text: str, stems: frozenset[str]) -> Iterator[re.Match[
 
 def query_words(query: str) -> frozenset[str]:
     """The query's words as matched: common ones left out, crudely stemmed."""
-    return frozenset(_stem(w) for w in _WORD.findall(query.lower()) if w not in _COMMON)
+    return frozenset(_stem(w) for w in _WORD.findall(query.lower()) if w not in COMMON_WORDS)
+
+
+def word_spans(text: str, words: Iterable[str]) -> list[tuple[int, int]]:
+    """Where ``text`` holds one of ``words`` as a whole word, or an inflection of it (the crude stem that
+    marking matches by: ``parse`` finds ``parsed``, never ``reparse``; "the" is not in "theme")."""
+    stems = frozenset(_stem(w.lower()) for w in words)
+    if not stems:
+        return []
+    return [m.span() for m in _words_starting_with(text, stems) if _stem(m.group().lower()) in stems]
 
 
 def words_in(text: str, stems: frozenset[str]) -> frozenset[str]:

@@ -119,27 +119,23 @@ def once_each(hits: list[RegistryHit], kind: str) -> list[RegistryHit]:
     return list(kept.values())
 
 
-PAGE = 1000
 MAX_PATH_CANDIDATES = 200
+# The words every registry source holds (``registry:server:/path/#tool:name``): never a path's evidence.
+SOURCE_WORDS = frozenset({"registry", "server", "agent", "tool"})
 
 
 def path_candidates(store: Store, collection: str, words: Sequence[str], as_of: str | None) -> list[int]:
     """Entries whose path holds a keyword ("mcpgw" → ``/mcpgw/`` and its tools): neither arm reads paths
     (the keyword index holds the embedded text), yet the seed's boost weighs a path match most."""
-    if as_of is not None or not words:  # at a point in time the arms' candidates are what there is
+    wanted = [w for w in words if w not in SOURCE_WORDS]
+    if as_of is not None or not wanted:  # at a point in time the arms' candidates are what there is
         return []
     found: list[int] = []
-    offset = 0
-    while len(found) < MAX_PATH_CANDIDATES:
-        page = store.list_documents(collection, limit=PAGE, offset=offset)
-        for document in page:
-            # registry:server:/path/#tool:name or registry:agent:https://… — the entry's own path
-            path = document.path.split(":", 2)[-1].split("#tool:", 1)[0].lower()
-            if any(word in path for word in words):
-                found += store.current_chunk_ids(document.document_id)
-        if len(page) < PAGE:
-            break
-        offset += PAGE
+    for source, document_id in store.sources_containing(collection, wanted, MAX_PATH_CANDIDATES):
+        # registry:server:/path/#tool:name or registry:agent:https://… — the entry's own path
+        path = source.split(":", 2)[-1].split("#tool:", 1)[0].lower()
+        if any(word in path for word in wanted):
+            found += store.current_chunk_ids(document_id)
     return found[:MAX_PATH_CANDIDATES]
 
 

@@ -125,6 +125,11 @@ class Store(Protocol):
         file (``prefix#element``)."""
         ...
 
+    def sources_containing(self, collection: str, words: Sequence[str], limit: int) -> list[tuple[str, str]]:
+        """(source, document id) of up to ``limit`` current documents whose source holds one of ``words``
+        (any case), by source: a registry entry found by its path, which neither arm indexes."""
+        ...
+
     def remove_sources(self, collection: str, sources: Sequence[str]) -> int: ...
 
     def add_root(self, collection: str, path: str) -> None:

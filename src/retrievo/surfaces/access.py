@@ -198,13 +198,17 @@ class TokenBucket:
     rates: dict[str, float] = field(default_factory=dict)  # a key's own refill rate (SharedRate sets it)
     served: dict[str, int] = field(default_factory=dict)  # requests let through since SharedRate last looked
 
+    def _level(self, who: str, now: float) -> float:
+        """``who``'s tokens now (the caller holds the lock)."""
+        tokens, last = self._buckets.get(who, (self.burst, now))
+        return min(self.burst, tokens + (now - last) * self.rates.get(who, self.rate))
+
     def take(self, who: str) -> float:
         """0 when the request may go ahead, else the seconds until it could."""
         now = time.monotonic()
         rate = self.rates.get(who, self.rate)
         with self._lock:
-            tokens, last = self._buckets.get(who, (self.burst, now))
-            tokens = min(self.burst, tokens + (now - last) * rate)
+            tokens = self._level(who, now)
             if tokens >= 1:
                 self._buckets[who] = (tokens - 1, now)
                 self.served[who] = self.served.get(who, 0) + 1
@@ -218,35 +222,30 @@ class TokenBucket:
         return served
 
 
-class FailureThrottle:
+@dataclass
+class FailureThrottle(TokenBucket):
     """Failed logins cost the server an argon2 hash each (~24 ms of CPU): after ``burst`` failures for one
     key id, or from one client, more attempts wait (429 with Retry-After) while the allowance refills at
-    ``rate`` a second. Only failures are counted, and a token accepted before is never held up, so someone
-    guessing at a key cannot lock its owner out."""
+    ``rate`` a second. A token bucket that only failures spend, and a token accepted before is never held
+    up, so someone guessing at a key cannot lock its owner out."""
 
-    def __init__(self, rate: float = 1.0, burst: float = 10.0) -> None:
-        self.rate, self.burst = rate, burst
-        self._left: dict[str, tuple[float, float]] = {}  # who -> (allowance, when it was last counted)
-        self._lock = threading.Lock()
-
-    def _allowance(self, who: str, now: float) -> float:
-        left, last = self._left.get(who, (self.burst, now))
-        return min(self.burst, left + (now - last) * self.rate)
+    rate: float = 1.0
+    burst: float = 10.0
 
     def wait(self, *who: str) -> float:
         """0 when an attempt for all of ``who`` may be checked now, else the seconds until it could."""
         now = time.monotonic()
         with self._lock:
-            short = max((1 - self._allowance(w, now) for w in who), default=0.0)
+            short = max((1 - self._level(w, now) for w in who), default=0.0)
         return max(0.0, short / self.rate)
 
     def failed(self, *who: str) -> None:
         now = time.monotonic()
         with self._lock:
             for w in who:
-                self._left[w] = (max(0.0, self._allowance(w, now) - 1), now)
-            if len(self._left) > 100_000:  # bounded: a flood of made-up ids forgets the fully refilled ones
-                self._left = {w: v for w, v in self._left.items() if self._allowance(w, now) < self.burst}
+                self._buckets[w] = (max(0.0, self._level(w, now) - 1), now)
+            if len(self._buckets) > 100_000:  # bounded: a flood of made-up ids forgets the refilled ones
+                self._buckets = {w: v for w, v in self._buckets.items() if self._level(w, now) < self.burst}
 
 
 class SharedRate:

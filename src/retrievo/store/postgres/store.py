@@ -362,6 +362,18 @@ class PostgresStore(
         )
         return [row[0] for row in rows]
 
+    def sources_containing(self, collection: str, words: Sequence[str], limit: int) -> list[tuple[str, str]]:
+        if not words:
+            return []
+        rows = self._rows(
+            f"""SELECT d.source, d.id FROM documents d JOIN collections col ON col.id = d.collection_id
+               WHERE col.name = %s AND d.deleted_at IS NULL
+                 AND ({" OR ".join("strpos(lower(d.source), %s) > 0" for _ in words)})
+               ORDER BY d.source LIMIT %s""",
+            (collection, *(w.lower() for w in words), limit),
+        )
+        return [(str(row[0]), str(row[1])) for row in rows]
+
     def add_root(self, collection: str, path: str) -> None:
         collection_id = self._collection_id(collection)
         with self._transaction() as conn:

@@ -261,6 +261,18 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         )
         return [row[0] for row in rows]
 
+    def sources_containing(self, collection: str, words: Sequence[str], limit: int) -> list[tuple[str, str]]:
+        if not words:
+            return []
+        rows = self._read(
+            f"""SELECT d.source, d.id FROM documents d JOIN collections col ON col.id = d.collection_id
+               WHERE col.name = ? AND d.deleted_at IS NULL
+                 AND ({" OR ".join("instr(lower(d.source), ?) > 0" for _ in words)})
+               ORDER BY d.source LIMIT ?""",
+            (collection, *(w.lower() for w in words), limit),
+        )
+        return [(row[0], row[1]) for row in rows]
+
     def add_root(self, collection: str, path: str) -> None:
         collection_id = self._collection_id(collection)
         with self._transaction() as db:

@@ -2,9 +2,9 @@
 ``/``) and the page with it (``POST /api/page/results``, a fragment swapped in) get the same HTML.
 
 Everything from the index is escaped before any markup is added; Markdown in a passage reads as Markdown
-(a heading, `code`, **strong**, *emphasis*, a link's text), never as its raw marks; the question's words
-(three letters or more, not inside a tag or an entity) are marked; code keeps its lines, numbered from
-the file's. No inline style: the page's Content-Security-Policy forbids it, so a relevance bar's length is
+(a heading, `code`, **strong**, *emphasis*, a link's text), never as its raw marks; the question's words are
+marked as ``search.highlight`` finds them (whole words and their inflections, common words left out, never
+inside a tag or an entity); code keeps its lines, numbered from the file's. No inline style: the page's Content-Security-Policy forbids it, so a relevance bar's length is
 a class (``s0`` … ``s10``).
 """
 
@@ -16,13 +16,15 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlencode
 
-from retrievo.surfaces.present import shown_path
+from retrievo.search.answer import NO_ANSWER
+from retrievo.search.highlight import COMMON_WORDS, highlight, word_spans
+from retrievo.surfaces.present import band, shown_path
 
-BANDS = ((0.7, "strong"), (0.4, "possible"), (0.0, "weak"))
 CODE_LINES = 14
 EXCERPT_CHARS = 320
-NO_ANSWER = 0.4
+MARK = "\ue000"  # where ``highlight`` marks a word in an excerpt, until it becomes <mark>…</mark>
 _MARKUP = re.compile(r"(<[^>]+>|&[#\w]+;)")
+_MARKED = re.compile(f"{MARK}(.*?){MARK}", re.DOTALL)
 _CODE_SPAN = re.compile(r"(`[^`\n]+`)")
 _STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
 _EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])")
@@ -35,27 +37,25 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-STOP_WORDS = frozenset(
-    "the and for with that this from into what which who how are was were can you your have has not but all "
-    "any does did why when where there their them they its it's".split()
-)
-
-
 def query_words(query: str) -> list[str]:
-    """The question's words worth marking: three letters or more, not stop words ("the" is no match)."""
-    words = re.findall(r"\w{3,}", query.lower())
-    return list(dict.fromkeys(w for w in words if w not in STOP_WORDS))
+    """The question's words worth marking, as ``search.highlight`` reads them (common words left out)."""
+    return list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", query.lower()) if w not in COMMON_WORDS))
 
 
 def marked(fragment: str, words: Sequence[str]) -> str:
-    """``fragment`` (escaped HTML) with ``words`` marked as whole words or their inflections (``parse`` marks
-    ``parses`` and ``parsed``; never inside another word: "the" is not in "theme"), outside tags and entities."""
-    if not words:
-        return fragment
-    alternatives = "|".join(re.escape(w) for w in words)
-    pattern = re.compile(r"\b((?:" + alternatives + r")(?:s|es|d|ed|ing|er|ers)?)\b", re.IGNORECASE)
-    parts = _MARKUP.split(fragment)
-    return "".join(part if odd else pattern.sub(r"<mark>\1</mark>", part) for odd, part in _alternate(parts))
+    """``fragment`` (escaped HTML) with ``words`` marked where ``search.highlight`` finds them (whole words
+    and their inflections), outside tags and entities."""
+    out = []
+    for is_markup, part in _alternate(_MARKUP.split(fragment)):
+        if is_markup:
+            out.append(part)
+            continue
+        cursor = 0
+        for start, end in word_spans(part, words):
+            out.append(f"{part[cursor:start]}<mark>{part[start:end]}</mark>")
+            cursor = end
+        out.append(part[cursor:])
+    return "".join(out)
 
 
 def _alternate(parts: list[str]) -> list[tuple[bool, str]]:
@@ -76,19 +76,15 @@ def inline_markdown(text: str) -> str:
 
 
 def excerpt(text: str, query: str) -> str:
-    """A window of a prose passage around its first matched word, its Markdown rendered, words marked."""
+    """A window of a prose passage around its first matched word (``search.highlight``, as brief MCP hits),
+    its Markdown rendered, the question's words marked."""
     lines = []
-    for line in text.splitlines():
+    for line in text.replace(MARK, "").splitlines():
         heading = _HEADING.match(line)
         lines.append(heading.group(1) + ":" if heading else _BULLET.sub("• ", line))
-    flat = " ".join(" ".join(lines).split())
-    lowered = flat.lower()
-    found = [at for at in (lowered.find(w) for w in query_words(query)) if at >= 0]
-    at = min(found, default=0)
-    start = flat.rfind(" ", 0, at - 80) + 1 if at > 120 else 0
-    shown = flat[start : start + EXCERPT_CHARS]
-    before, after = ("…" if start else ""), ("…" if len(flat) > start + EXCERPT_CHARS else "")
-    return f'<p class="excerpt">{before}{marked(inline_markdown(shown), query_words(query))}{after}</p>'
+    window = highlight(" ".join(lines), query, width=EXCERPT_CHARS, marker=MARK)
+    shown = _MARKED.sub(r"<mark>\1</mark>", inline_markdown(window))
+    return f'<p class="excerpt">{shown}</p>'
 
 
 def code_block(hit: dict[str, Any], query: str) -> str:
@@ -118,11 +114,11 @@ def citation(hit: dict[str, Any], roots: Sequence[str]) -> str:
 
 def relevance(hit: dict[str, Any]) -> str:
     value = float(hit.get("relevance", 0.0))
-    band = next(name for floor, name in BANDS if value >= floor)
+    named = band(value)
     share = max(0, min(10, round(value * 10)))
     return (
-        f'<span class="relevance band-{band}" title="fused score {float(hit.get("score", 0.0)):.4f}">'
-        f'<span class="bar s{share}"></span>{band} · relevance {value:.2f}</span>'
+        f'<span class="relevance band-{named}" title="fused score {float(hit.get("score", 0.0)):.4f}">'
+        f'<span class="bar s{share}"></span>{named} · relevance {value:.2f}</span>'
     )
 
 

@@ -26,6 +26,8 @@ log = logging.getLogger("retrievo.http")
 OPERATOR = Principal("operator (--no-auth)", "admin", None)
 PUBLIC = ("/api/openapi.json", "/api/docs", "/api/docs/oauth2-redirect")
 UNAUTHORIZED = "a valid API key is required (Authorization: Bearer rtv_…)"
+THROTTLED = "too many failed logins; retry in {} s"
+RATE_LIMITED = "rate limit for this key; retry in {} s"
 
 
 def guarded(path: str) -> bool:
@@ -119,14 +121,14 @@ class Gate:
                 if isinstance(principal, float):
                     retry = str(math.ceil(principal))
                     await respond(
-                        sending, 429, {"error": f"too many failed logins; retry in {retry} s"}, {"Retry-After": retry}
+                        sending, 429, {"error": THROTTLED.format(retry)}, {"Retry-After": retry}
                     )  # fmt: skip
                     return
                 who = principal.name
                 wait = self.bucket.take(principal.key_id or "operator")
                 if wait > 0:
                     await respond(
-                        sending, 429, {"error": f"rate limit for this key; retry in {math.ceil(wait)} s"},
+                        sending, 429, {"error": RATE_LIMITED.format(math.ceil(wait))},
                         {"Retry-After": str(math.ceil(wait))},
                     )  # fmt: skip
                     return

@@ -24,7 +24,7 @@ from starlette.staticfiles import StaticFiles
 
 from retrievo.surfaces.access import FailureThrottle, KeyRing, Principal, TokenBucket
 from retrievo.surfaces.http.answer_html import esc, results_html, state_of
-from retrievo.surfaces.http.gate import OPERATOR, UNAUTHORIZED, check_key
+from retrievo.surfaces.http.gate import OPERATOR, RATE_LIMITED, THROTTLED, UNAUTHORIZED, check_key
 from retrievo.surfaces.http.mcp_mount import McpServers, rights_of
 from retrievo.surfaces.http.rest import status_of
 
@@ -106,27 +106,15 @@ def add_page_routes(
 
     async def page_for(principal: Principal | float | None, fields: Mapping[str, str]) -> HTMLResponse:
         q = fields.get("q", "")
+        refused = None
         if principal is None:
-            return _render("index", "search", auth_required, q, UNAUTHORIZED, True)
-        if isinstance(principal, float):
-            return _render(
-                "index",
-                "search",
-                auth_required,
-                q,
-                f"too many failed logins; retry in {math.ceil(principal)} s",
-                True,
-            )
-        wait = bucket.take(principal.key_id or "operator")
-        if wait > 0:
-            return _render(
-                "index",
-                "search",
-                auth_required,
-                q,
-                f"rate limit for this key; retry in {math.ceil(wait)} s",
-                True,
-            )
+            refused = UNAUTHORIZED
+        elif isinstance(principal, float):
+            refused = THROTTLED.format(math.ceil(principal))
+        elif (wait := bucket.take(principal.key_id or "operator")) > 0:
+            refused = RATE_LIMITED.format(math.ceil(wait))
+        if refused is not None or not isinstance(principal, Principal):
+            return _render("index", "search", auth_required, q, refused or UNAUTHORIZED, True)
         status, found = await answer(servers, principal, fields)
         if status != 200:
             return _render("index", "search", auth_required, q, found["error"], True)

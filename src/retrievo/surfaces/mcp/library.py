@@ -94,7 +94,7 @@ def register_library_tools(server: MCPServer, engine: Engine, scope: Scope) -> N
                  "date_to": date_to, "read_context": read_context.model_dump() if read_context else None,
                  "collection": collection}  # fmt: skip
         offset = read_cursor(cursor, asked) if cursor else 0
-        name = scope.holding("document", collection, await call(engine.content_kinds))
+        name = await call(scope.holding, "document", collection)
         result = await search_call(
             engine.library, query, collection=name, limit=limit, min_similarity=min_similarity,
             tags=tuple(tags or ()), date_from=date_from, date_to=date_to, offset=offset, **point_of(read_context),

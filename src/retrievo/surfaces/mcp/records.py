@@ -94,7 +94,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         filters: RecordFilters | None = None,
         collection: Collections = None,
     ) -> SemanticSearchOutput:
-        collection = scope.holding("record", collection, await call(engine.content_kinds))
+        collection = await call(scope.holding, "record", collection)
         return await facet_checked(
             engine, collection, filters, lambda f: elements(query, collection, top_k, min_score, read_context, f),
             lambda answer: not answer.results,
@@ -156,8 +156,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         filters: RecordFilters | None = None,
         collection: Collection = None,
     ) -> GetContextOutput:
-        kinds = await call(engine.content_kinds)
-        collection = scope.holding("record", collection, kinds, several=False)
+        collection = await call(scope.holding, "record", collection, False)
 
         async def context(f: RecordFilters | None) -> RecordContext:
             return await search_call(

@@ -31,10 +31,7 @@ def register_registry_tools(server: MCPServer, engine: Engine, scope: Scope) -> 
         read_context: ReadContext | None = None,
         collection: Collection = None,
     ) -> SearchRegistryOutput:
-        kinds = await call(engine.content_kinds)
-        if collection is None and not any("registry" in held for held in kinds.values()):
-            collection = REGISTRY_COLLECTION if scope.allowed is None else None  # its error says what to load
-        collection = scope.holding("registry", collection, kinds, several=False)
+        collection = await call(scope.holding, "registry", collection, False, REGISTRY_COLLECTION)
         result = await search_call(
             engine.registry.search, query, collection=collection, limit=limit,
             types=tuple(entity_types or ENTITY_TYPES), tags=tuple(tags or ()), include_disabled=include_disabled,

@@ -36,6 +36,7 @@ class Scope:
     default: str
     allowed: frozenset[str] | None = None
     existing: Callable[[], list[str] | None] | None = None  # the index's collections (None: unreadable)
+    held: Callable[[], dict[str, frozenset[str]]] | None = None  # what each served collection holds (Offer)
 
     def check(self, collection: str | None) -> str:
         if collection and "," in collection:  # several (search fans out over them): each checked
@@ -56,20 +57,21 @@ class Scope:
         return name
 
     def holding(
-        self, kind: str, collection: str | None, kinds: dict[str, frozenset[str]], several: bool = True
+        self, kind: str, collection: str | None, several: bool = True, unheld: str | None = None
     ) -> str:
         """The collection(s) a tool over one kind of content reads: the one(s) named, checked; else the
         served collections that hold ``kind`` (comma-joined when ``several``: the search fans out; else
-        the default when it holds the kind, or the first that does). With none holding it, the default
-        (whose answer or error says what to index)."""
+        the default when it holds the kind, or the first that does). With none holding it, the default or
+        ``unheld`` (whose answer or error says what to index). ``held`` is the Offer's cached reading."""
         if collection is not None:
             return self.check(collection)
+        kinds = self.held() if self.held is not None else {}
         held = [
             name for name, has in sorted(kinds.items())
             if kind in has and (self.allowed is None or name in self.allowed)
         ]  # fmt: skip
-        if not held:
-            return self.check(None)
+        if not held:  # ``unheld`` (an unrestricted server): the collection whose error says what to load
+            return self.check(unheld if unheld is not None and self.allowed is None else None)
         if several:
             return ",".join(held)
         return self.default if self.default in held else held[0]

@@ -73,7 +73,7 @@ def build_server(
     default = engine.config.collection
     if allowed is not None and default not in allowed:
         default = sorted(allowed)[0]
-    scope = Scope(default, allowed, engine.collections)
+    scope = Scope(default, allowed, engine.collections, offer.held)
 
     # One module per toolset (toolsets.py names them), registered in the order tools/list shows them.
     register_docs_tools(server, engine, scope)

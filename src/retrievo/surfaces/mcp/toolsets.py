@@ -67,24 +67,27 @@ class Offer:
         self._kinds = kinds
         self._collections = collections
         self._lock = threading.Lock()
-        self._seen: tuple[float, frozenset[str]] | None = None
+        self._seen: tuple[float, dict[str, frozenset[str]]] | None = None
 
-    def kinds(self) -> frozenset[str]:
-        """The kinds of content in the served collections."""
+    def held(self) -> dict[str, frozenset[str]]:
+        """What each served collection holds (``Engine.content_kinds``, read at most every ``KINDS_TTL_S``)."""
         now = time.monotonic()
         with self._lock:
             seen = self._seen
         if seen is not None and now - seen[0] < KINDS_TTL_S:
             return seen[1]
-        found = frozenset(
-            kind
+        found = {
+            name: kinds
             for name, kinds in self._kinds().items()
             if self._collections is None or name in self._collections
-            for kind in kinds
-        )
+        }
         with self._lock:
             self._seen = (now, found)
         return found
+
+    def kinds(self) -> frozenset[str]:
+        """The kinds of content in the served collections."""
+        return frozenset(kind for kinds in self.held().values() for kind in kinds)
 
     def forget(self) -> None:
         with self._lock:
