@@ -367,10 +367,12 @@ def test_a_document_listing_says_how_many_lines_each_file_has(make_engine: Any) 
 
 
 def test_sources_holding_a_word_are_found_by_any_case_on_both_stores(make_engine: Any) -> None:
-    """The registry's path lookup (``Store.sources_containing``): current sources holding one of the words,
-    any case, by source, at most ``limit``; removed sources and other collections are not found."""
+    """The registry's path lookup (``Store.sources_containing``): current whole sources holding one of the
+    words, any case, by source, at most ``limit``; parts (``#``), removed sources and other collections are
+    not found."""
     engine = make_engine()
-    sources = ["registry:server:/mcpgw/", "registry:server:/mcpgw/#tool:list", "registry:server:/Atlassian/"]
+    sources = ["registry:server:/mcpgw/", "registry:server:/mcpgw/#tool:list", "registry:server:/Atlassian/",
+               "registry:server:/Atlassian/#tool:mcpgw_proxy"]  # fmt: skip
     engine.add_documents(
         [LoadedDocument(source=s, text=f"entry {s}", title=s) for s in sources], "r", embed=False
     )

@@ -125,15 +125,14 @@ SOURCE_WORDS = frozenset({"registry", "server", "agent", "tool"})
 
 
 def path_candidates(store: Store, collection: str, words: Sequence[str], as_of: str | None) -> list[int]:
-    """Entries whose path holds a keyword ("mcpgw" → ``/mcpgw/`` and its tools): neither arm reads paths
-    (the keyword index holds the embedded text), yet the seed's boost weighs a path match most."""
+    """Servers and agents whose path holds a keyword ("mcpgw" → ``/mcpgw/``): neither arm reads paths (the
+    keyword index holds the embedded text), yet the seed's boost weighs a path match most."""
     wanted = [w for w in words if w not in SOURCE_WORDS]
     if as_of is not None or not wanted:  # at a point in time the arms' candidates are what there is
         return []
     found: list[int] = []
     for source, document_id in store.sources_containing(collection, wanted, MAX_PATH_CANDIDATES):
-        # registry:server:/path/#tool:name or registry:agent:https://… — the entry's own path
-        path = source.split(":", 2)[-1].split("#tool:", 1)[0].lower()
+        path = source.split(":", 2)[-1].lower()  # registry:server:/path/ or registry:agent:https://…
         if any(word in path for word in wanted):
             found += store.current_chunk_ids(document_id)
     return found[:MAX_PATH_CANDIDATES]

@@ -126,8 +126,9 @@ class Store(Protocol):
         ...
 
     def sources_containing(self, collection: str, words: Sequence[str], limit: int) -> list[tuple[str, str]]:
-        """(source, document id) of up to ``limit`` current documents whose source holds one of ``words``
-        (any case), by source: a registry entry found by its path, which neither arm indexes."""
+        """(source, document id) of up to ``limit`` current whole documents (no ``#``: not a model's element,
+        not a server's tool) whose source holds one of ``words`` (any case), by source: a registry server or
+        agent found by its path, which neither arm indexes."""
         ...
 
     def remove_sources(self, collection: str, sources: Sequence[str]) -> int: ...

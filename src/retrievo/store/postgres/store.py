@@ -367,7 +367,7 @@ class PostgresStore(
             return []
         rows = self._rows(
             f"""SELECT d.source, d.id FROM documents d JOIN collections col ON col.id = d.collection_id
-               WHERE col.name = %s AND d.deleted_at IS NULL
+               WHERE col.name = %s AND d.deleted_at IS NULL AND strpos(d.source, '#') = 0
                  AND ({" OR ".join("strpos(lower(d.source), %s) > 0" for _ in words)})
                ORDER BY d.source LIMIT %s""",
             (collection, *(w.lower() for w in words), limit),

@@ -266,7 +266,7 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
             return []
         rows = self._read(
             f"""SELECT d.source, d.id FROM documents d JOIN collections col ON col.id = d.collection_id
-               WHERE col.name = ? AND d.deleted_at IS NULL
+               WHERE col.name = ? AND d.deleted_at IS NULL AND instr(d.source, '#') = 0
                  AND ({" OR ".join("instr(lower(d.source), ?) > 0" for _ in words)})
                ORDER BY d.source LIMIT ?""",
             (collection, *(w.lower() for w in words), limit),
