@@ -240,14 +240,16 @@ class Jobs:
     def run(self, job_id: str) -> Job:
         """The worker: take the queued job, do it, record how it ended."""
         store = self._store()
-        first = store.get_job(job_id)
+        queued = store.get_job(job_id)
+        started = (
+            queued.started_at if queued is not None else None
+        ) or now()  # a resumed job keeps its first
         if not store.update_job(
             job_id,
             only_if=("queued",),
             status="running",
             pid=os.getpid(),
-            started_at=(first.started_at if first is not None else None)
-            or now(),  # a resumed job's first run
+            started_at=started,
             heartbeat_at=now(),
         ):
             return self.get(job_id)  # cancelled before it started, or another worker has it
@@ -281,9 +283,8 @@ class Jobs:
         except RetrievoError as exc:
             progress.stop()
             store.update_job(job_id, status="failed", error=str(exc), finished_at=now())
-        except (
-            Exception
-        ) as exc:  # a bug: the job says so (never a bare "interrupted"), the worker's log has it
+        except Exception as exc:
+            # A bug: the job says so (never a bare "interrupted"); the worker's log has the traceback.
             progress.stop()
             store.update_job(
                 job_id, status="failed", finished_at=now(),
