@@ -138,6 +138,13 @@ def path_candidates(store: Store, collection: str, words: Sequence[str], as_of: 
     return found[:MAX_PATH_CANDIDATES]
 
 
+def _said(chunk: Chunk) -> str:
+    """An entry's text and, a server's or an agent's, its path, lowered (a tool's path is its server's: the
+    server itself is looked up by it)."""
+    path = chunk.metadata.get("path", "") if chunk.metadata.get("entity_type") != "tool" else ""
+    return f"{chunk.text} {path}".lower()
+
+
 def search_registry(
     store: Store,
     collection: str,
@@ -171,9 +178,15 @@ def search_registry(
             reason, vector = str(exc), None
     lexical = vector is None
     keyword_ids = [h.chunk_id for h in store.keyword_search(collection, " ".join(words) or query, scope, k)]
-    candidates = list(
-        dict.fromkeys([*cosines, *keyword_ids, *path_candidates(store, collection, words, as_of)])
-    )
+    candidates = list(dict.fromkeys([*cosines, *keyword_ids]))
+    chunks = store.get_chunks(candidates)
+    # A word no candidate holds may be an entry's path ("mcpgw"), which neither arm reads: only those words
+    # are looked up, so a question whose words the arms found pays nothing for it.
+    unheard = [w for w in words if not any(w in _said(chunk) for chunk in chunks.values())]
+    extra = [c for c in path_candidates(store, collection, unheard, as_of) if c not in chunks]
+    if extra:
+        chunks.update(store.get_chunks(extra))
+        candidates += extra
     if not lexical and vector is not None:
         missing = [c for c in candidates if c not in cosines]
         info = store.get_collection(collection)
@@ -183,7 +196,6 @@ def search_registry(
                 if len(found):
                     cosines[chunk_id] = float(found[0] @ vector)
     ranked = dict(fused(k)) if profile == "hybrid" and fused is not None and not lexical else {}
-    chunks = store.get_chunks(candidates)
     groups: dict[str, list[RegistryHit]] = {t: [] for t in ENTITY_TYPES}
     wanted_tags = {t.lower() for t in tags}
     for chunk_id in candidates:
