@@ -114,19 +114,27 @@ def write_notes(folder: Path, files: int, words: int = 80) -> Path:
 class FakeEmbeddings:
     """An OpenAI-compatible ``/v1/embeddings`` server on a thread: deterministic low-rank vectors per text.
 
-    It stands in for a second embedding model (a migration target) without a network or a model file;
-    ``delay_s`` slows each request (to catch a job mid-way); ``down`` answers every request 503.
+    It stands in for a second embedding model (a migration target) or for an instant embedding service
+    (the pipeline measured without a model) without a network or a model file; ``delay_s`` slows each
+    request (to catch a job mid-way); ``down`` answers every request 503. A text's vector mixes three rows
+    of a fixed low-rank pool picked by hashes of the text (one vectorised step per request, so the
+    service costs little beside what it serves); ``encoding_format: base64`` is answered as the OpenAI
+    API does (little-endian float32).
     """
 
     def __init__(self, dims: int = 128, delay_s: float = 0.0) -> None:
+        import base64
         import json
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         fake = self
         self.dims, self.delay_s, self.requests, self.down = dims, delay_s, 0, False
+        self.pool = low_rank(8192, dims, seed=7)
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # kept-alive connections, as a real service
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests += 1
@@ -136,7 +144,14 @@ class FakeEmbeddings:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
-                data = [{"index": i, "embedding": fake.vector(t)} for i, t in enumerate(body["input"])]
+                vectors = fake.vectors(body["input"])
+                if body.get("encoding_format") == "base64":
+                    rows: list[Any] = [
+                        base64.b64encode(row.tobytes()).decode() for row in vectors.astype("<f4")
+                    ]
+                else:
+                    rows = vectors.tolist()
+                data = [{"index": i, "embedding": row} for i, row in enumerate(rows)]
                 raw = json.dumps({"data": data, "model": body["model"]}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -148,13 +163,24 @@ class FakeEmbeddings:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def vector(self, text: str) -> list[float]:
+    def vectors(self, texts: list[str]) -> np.ndarray:
         import zlib
 
-        return [float(v) for v in low_rank(1, self.dims, seed=zlib.crc32(text.encode()))[0]]
+        seeds = np.asarray([zlib.crc32(text.encode()) for text in texts], dtype=np.uint64)
+        picks = np.stack([seeds % 8191, (seeds // 8191) % 8179, (seeds // 66_000_000) % 8171], axis=1)
+        mixed = (
+            self.pool[picks.astype(np.int64)] * np.asarray([1.0, 0.6, 0.3], dtype=np.float32)[None, :, None]
+        )
+        summed = mixed.sum(axis=1)
+        normalised: np.ndarray = summed / np.linalg.norm(summed, axis=1, keepdims=True)
+        return normalised
+
+    def vector(self, text: str) -> list[float]:
+        return [float(v) for v in self.vectors([text])[0]]
 
     def close(self) -> None:
         self.server.shutdown()

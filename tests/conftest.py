@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import os
@@ -139,6 +140,13 @@ class JsonServer:
         self.httpd.server_close()
 
 
+def openai_vector(text: str, encoding: str | None) -> Any:
+    """``toy_vector`` as the OpenAI API sends it: a float list, or base64 of little-endian float32."""
+    if encoding == "base64":
+        return base64.b64encode(np.asarray(toy_vector(text), dtype="<f4").tobytes()).decode("ascii")
+    return toy_vector(text)
+
+
 class EmbeddingServer(JsonServer):
     """A local server speaking OpenAI ``/v1/embeddings`` and Ollama ``/api/embed`` shapes."""
 
@@ -148,6 +156,8 @@ class EmbeddingServer(JsonServer):
         self.fail_next = 0
         self.down = False
         self.delay_s = 0.0  # per request
+        self.reply: Any = None  # when set, the body of every /v1/embeddings answer
+        self.refuse_base64 = False  # answer 400 to encoding_format base64, as some OpenAI-shaped servers do
         self.stall_after: int | None = None  # batches (not size probes) past this many wait for ``released``
         self.batches = 0
         self.released = threading.Event()
@@ -164,9 +174,17 @@ class EmbeddingServer(JsonServer):
         if self.down or self.fail_next > 0:
             self.fail_next = max(0, self.fail_next - 1)
             return 503, {"error": "overloaded"}
+        if path == "/v1/embeddings" and self.reply is not None:
+            return 200, self.reply
         if path == "/v1/embeddings":
+            if body.get("encoding_format") == "base64" and self.refuse_base64:
+                return 400, {"error": {"message": "encoding_format: unknown variant base64"}}
             data = [
-                {"object": "embedding", "index": i, "embedding": toy_vector(t)}
+                {
+                    "object": "embedding",
+                    "index": i,
+                    "embedding": openai_vector(t, body.get("encoding_format")),
+                }
                 for i, t in enumerate(body["input"])
             ]
             return 200, {"object": "list", "data": data[::-1], "model": body["model"]}

@@ -43,11 +43,45 @@ def test_openai_compatible_provider_uses_the_real_request_and_reply_shape(
     assert embedding_server.requests[-1] == {
         "model": "text-embedding-3-small",
         "input": ["gamma", "alpha beta"],
+        "encoding_format": "base64",
     }
     assert embedding_server.headers[-1]["Authorization"] == "Bearer sk-secret-123"
     expected = np.asarray(toy_vector("alpha beta"))
     assert np.allclose(vectors[0], expected / np.linalg.norm(expected), atol=1e-6)
     assert embedder.model_id == "openai:text-embedding-3-small" and embedder.dimensions == 8
+
+
+def test_a_provider_that_refuses_base64_vectors_is_asked_for_float_lists_from_then_on(
+    embedding_server: EmbeddingServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Vectors travel as base64 float32 (a quarter of JSON's bytes); a server that answers 400 to it is
+    asked again at once for float lists, and never again for base64 — the vectors are the same."""
+    base64_vectors = OpenAIEmbedder(embedding_server.url + "/v1", "m").embed_documents(
+        ["alpha beta", "gamma"]
+    )
+    embedding_server.refuse_base64 = True
+    embedder = OpenAIEmbedder(embedding_server.url + "/v1", "m")
+    with caplog.at_level(logging.WARNING):
+        first = embedder.embed_documents(["alpha beta", "gamma"])
+        second = embedder.embed_documents(["alpha beta", "gamma"])
+    formats = [request.get("encoding_format") for request in embedding_server.requests[-4:]]
+    assert formats == ["base64", None, None, None]  # the size probe, asked twice; two batches
+    assert np.array_equal(first, base64_vectors) and np.array_equal(second, base64_vectors)
+    assert "refused base64" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [["not base64!"], ["AAAA", "AAAAAAAAAAA="], ["AAAAAAA="]],
+    ids=["not base64", "ragged", "not whole float32s"],
+)
+def test_an_unreadable_base64_reply_is_a_clear_error(
+    embedding_server: EmbeddingServer, rows: list[str]
+) -> None:
+    embedding_server.reply = {"data": [{"index": i, "embedding": row} for i, row in enumerate(rows)]}
+    embedder = OpenAIEmbedder(embedding_server.url + "/v1", "m")
+    with pytest.raises(EmbedderUnavailable, match="sent a reply retrievo cannot read"):
+        embedder.embed_batch(["x"] * len(rows))
 
 
 def test_ollama_provider_uses_api_embed(embedding_server: EmbeddingServer) -> None:

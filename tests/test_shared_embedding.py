@@ -125,8 +125,9 @@ def test_the_servers_of_a_tier_each_embed_a_share_of_one_job(postgres_url: str, 
 def test_an_openai_client_keeps_several_requests_in_flight_to_retrievo_serves_embeddings_api(
     tmp_path: Path, minilm: MiniLMEmbedder
 ) -> None:
-    """`retrievo serve` answers POST /v1/embeddings (OpenAI's shape) over the bundled model behind its keys;
-    retrievo's own OpenAI embedder sends it four batches at once and gets the bundled model's vectors."""
+    """`retrievo serve` answers POST /v1/embeddings (OpenAI's shape, float lists or base64) over the bundled
+    model behind its keys; retrievo's own OpenAI embedder sends it four batches at once and gets the bundled
+    model's vectors."""
     db = tmp_path / "index.db"
     where = ["--db", str(db)]
     assert cli("index", str(write_notes(tmp_path / "docs", 3)), *where).returncode == 0
@@ -138,6 +139,14 @@ def test_an_openai_client_keeps_several_requests_in_flight_to_retrievo_serves_em
         wrong = httpx.post(f"{server.url}/v1/embeddings", json={"input": "x", "model": "gpt-x"},
                            headers={"Authorization": f"Bearer {key}"}, timeout=30)  # fmt: skip
         assert wrong.status_code == 404 and "local" in wrong.json()["error"]["message"]
+        auth = {"Authorization": f"Bearer {key}"}
+        odd = httpx.post(f"{server.url}/v1/embeddings", json={"input": "x", "encoding_format": "int4"},
+                         headers=auth, timeout=30)  # fmt: skip
+        assert odd.status_code == 400 and "base64" in odd.json()["error"]["message"]
+        floats = httpx.post(
+            f"{server.url}/v1/embeddings", json={"input": texts[:2]}, headers=auth, timeout=60
+        )
+        float_rows = np.asarray([row["embedding"] for row in floats.json()["data"]], dtype=np.float32)
         client = OpenAIEmbedder(f"{server.url}/v1", "local", api_key=key, batch_size=4, concurrency=4)
         in_flight, peak, lock = [0], [0], threading.Lock()
         post = client._client.post
@@ -160,4 +169,5 @@ def test_an_openai_client_keeps_several_requests_in_flight_to_retrievo_serves_em
     assert peak[0] >= 2, "several batches in flight"
     assert peak[0] <= 4, "never more than the configured concurrency"
     local = minilm.embed_documents(texts)
-    assert float(np.min(np.sum(vectors * local, axis=1))) > 0.9999
+    assert float(np.min(np.sum(vectors * local, axis=1))) > 0.9999  # base64, what retrievo asks for
+    assert float(np.min(np.sum(float_rows * local[:2], axis=1))) > 0.9999  # float lists, the default

@@ -2,13 +2,16 @@
 
 Several batches in flight at once (``parallel_batches``, RETRIEVO_EMBED_CONCURRENCY, default 4: a
 service on a GPU is never idle between requests; the base class never holds more than that many batches,
-so memory stays bounded). Retries with exponential back-off on connection errors, 429 and 5xx, waiting
+so memory stays bounded). Vectors travel as base64 float32 where the provider speaks it (the OpenAI API's
+``encoding_format: base64``: a quarter of the bytes of a JSON float list and no float parsing; a
+provider that refuses it with 400/422 is asked again, from then on, for float lists). Retries with exponential back-off on connection errors, 429 and 5xx, waiting
 at least what a ``Retry-After`` header asks (at most ``MAX_RETRY_AFTER_S``). The API key travels only
 in the Authorization header; no message, log line or repr ever contains it.
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 import time
 from collections.abc import Sequence
@@ -78,8 +81,14 @@ class HttpEmbedder(Embedder):
     def request_body(self, texts: Sequence[str]) -> dict[str, Any]:
         raise NotImplementedError
 
-    def parse_vectors(self, body: Any) -> list[list[float]]:
+    def parse_vectors(self, body: Any) -> list[Any]:
+        """One row per text, in order: a list of floats or a base64 string of little-endian float32."""
         raise NotImplementedError
+
+    def refused_format(self) -> bool:
+        """Called on a 400/422 answer: True when the request's vector format was dropped for a plainer one
+        (the request is then sent again at once)."""
+        return False
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         return self._embed(texts, self._retries, budget_s=None)
@@ -112,9 +121,7 @@ class HttpEmbedder(Embedder):
                 time.sleep(pause)
             made += 1
             try:
-                response = self._client.post(
-                    url, json=self.request_body(texts), headers=headers, timeout=timeout
-                )
+                response = self._post(url, texts, headers, timeout)
             except httpx.HTTPError as exc:
                 last_problem = f"{type(exc).__name__}: cannot reach {url}"
                 log.warning("embedding request failed (attempt %d): %s", attempt + 1, last_problem)
@@ -130,7 +137,7 @@ class HttpEmbedder(Embedder):
                     "check the model name and API key (RETRIEVO_EMBED_MODEL, RETRIEVO_EMBED_API_KEY)"
                 )
             try:
-                vectors = self.parse_vectors(response.json())
+                vectors = _rows(self.parse_vectors(response.json()))
             except (ValueError, KeyError, TypeError, IndexError) as exc:
                 raise EmbedderUnavailable(
                     f"embedding provider {url} sent a reply retrievo cannot read"
@@ -139,10 +146,17 @@ class HttpEmbedder(Embedder):
                 raise EmbedderUnavailable(
                     f"embedding provider {url} returned {len(vectors)} vectors for {len(texts)} texts"
                 )
-            return np.asarray(vectors, dtype=np.float32)
+            return vectors
         raise EmbedderUnavailable(
             f"embedding provider unavailable after {made} attempt{'' if made == 1 else 's'} ({last_problem})"
         )
+
+    def _post(self, url: str, texts: Sequence[str], headers: dict[str, str], timeout: Any) -> httpx.Response:
+        response = self._client.post(url, json=self.request_body(texts), headers=headers, timeout=timeout)
+        if response.status_code in (400, 422) and self.refused_format():
+            log.warning("%s refused base64 vectors; asking it for float lists from now on", url)
+            response = self._client.post(url, json=self.request_body(texts), headers=headers, timeout=timeout)
+        return response
 
 
 def _retry_after(value: str | None) -> float:
@@ -153,16 +167,36 @@ def _retry_after(value: str | None) -> float:
         return 0.0
 
 
+def _rows(vectors: list[Any]) -> Vectors:
+    """float32 rows from float lists or base64 strings (little-endian float32, the OpenAI API's base64)."""
+    if vectors and isinstance(vectors[0], str):
+        rows = [np.frombuffer(base64.b64decode(row), dtype="<f4") for row in vectors]
+        if len({len(row) for row in rows}) != 1:
+            raise ValueError("base64 vectors of different lengths")
+        return np.stack(rows).astype(np.float32, copy=False)
+    return np.asarray(vectors, dtype=np.float32)
+
+
 class OpenAIEmbedder(HttpEmbedder):
     """OpenAI-compatible: OpenAI, Azure OpenAI, vLLM, TEI, LM Studio (POST {base}/embeddings)."""
 
     provider = "openai"
     path = "/embeddings"
+    base64_vectors = True  # until the provider refuses them
 
     def request_body(self, texts: Sequence[str]) -> dict[str, Any]:
-        return {"model": self.model, "input": list(texts)}
+        body: dict[str, Any] = {"model": self.model, "input": list(texts)}
+        if self.base64_vectors:
+            body["encoding_format"] = "base64"
+        return body
 
-    def parse_vectors(self, body: Any) -> list[list[float]]:
+    def refused_format(self) -> bool:
+        if not self.base64_vectors:
+            return False
+        self.base64_vectors = False
+        return True
+
+    def parse_vectors(self, body: Any) -> list[Any]:
         rows = sorted(body["data"], key=lambda item: item.get("index", 0))
         return [row["embedding"] for row in rows]
 
@@ -176,5 +210,5 @@ class OllamaEmbedder(HttpEmbedder):
     def request_body(self, texts: Sequence[str]) -> dict[str, Any]:
         return {"model": self.model, "input": list(texts)}
 
-    def parse_vectors(self, body: Any) -> list[list[float]]:
+    def parse_vectors(self, body: Any) -> list[Any]:
         return list(body["embeddings"])
