@@ -125,6 +125,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m011_rate_usage", keys.USAGE_SCHEMA),
     ("m012_embed_batches", shared_embedding.SCHEMA),
     ("m013_key_expiry", keys.EXPIRY),
+    ("m014_work_index", embeddings.WORK_INDEX),
 )
 
 

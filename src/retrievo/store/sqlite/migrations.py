@@ -102,6 +102,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m009_job_owners", jobs.OWNERS),
     ("m010_rate_usage", keys.USAGE_SCHEMA),
     ("m011_key_expiry", keys.EXPIRY),
+    ("m012_work_index", embeddings.WORK_INDEX),
 )
 
 
