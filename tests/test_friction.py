@@ -88,6 +88,8 @@ def test_piped_output_keeps_whole_citations_and_reports_say_what_happened(tmp_pa
     )
     events = [json.loads(line) for line in progress.stderr.splitlines() if line.startswith("{")]
     assert events and events[0]["event"] == "progress" and "files" in events[0]
+    stages = [event["stage"] for event in events]
+    assert stages[0] == "reading" and stages[-1] == "building the side indexes", stages
     found = _cli("search", "remote approval", "--db", db, "--mode", "keyword", env=none)
     flat = "".join(found.stdout.split())  # a folded path is whole once line breaks and borders go
     for part in ("a_rather_long_folder_name", "remote_work_policy_for_everyone.md:1-3"):
@@ -494,3 +496,23 @@ def test_query_embeddings_are_cached_and_outages_remembered() -> None:
     with pytest.raises(EmbedderUnavailable):
         queries.embed("delta")
     assert queries.cooling_down() == "down" and queries.embed("alpha")[0] == "counting"  # cached still works
+
+
+def test_progress_says_the_stage_the_rate_and_how_long_embedding_has_left(
+    tmp_path: Path, embedding_server: Any
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(30):
+        (docs / f"n{n}.md").write_text(f"# Note {n}\n\nLeave rule {n} applies.\n", encoding="utf-8")
+    env = {"RETRIEVO_EMBEDDER": "openai", "RETRIEVO_EMBED_URL": embedding_server.url + "/v1",
+           "RETRIEVO_EMBED_MODEL": "m", "RETRIEVO_PROGRESS_EVERY_S": "0"}  # fmt: skip
+    done = _cli("index", str(docs), "--db", str(tmp_path / "i.db"), "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    embedding = [event for event in events if event["stage"] == "embedding" and event["embedded"]]
+    assert embedding and embedding[-1]["to_embed"] == 30 and embedding[-1]["chunks_per_s"] > 0
+    assert embedding[-1]["eta_s"] is not None and embedding[-1]["embedded"] == 30
+    assert events[-1]["stage"] == "building the side indexes" and events[0]["files_per_s"] >= 0
+    plain = _cli("index", str(docs), "--db", str(tmp_path / "j.db"), env=env)
+    assert "embedding:" in plain.stderr and "chunks embedded (" in plain.stderr and "s left)" in plain.stderr

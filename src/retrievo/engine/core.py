@@ -171,18 +171,8 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
             for root in roots:
                 if record_roots:
                     store.add_root(name, str(root))
-                index_root(
-                    store,
-                    report,
-                    root,
-                    name,
-                    chunker,
-                    include,
-                    exclude,
-                    force,
-                    progress,
-                    self.config.max_file_bytes,
-                )
+                index_root(store, report, root, name, chunker, include, exclude, force, progress,
+                           self.config.max_file_bytes)  # fmt: skip
             if lsp:
                 from retrievo.engine.lsp_refine import refine_into_report
 
@@ -204,6 +194,9 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
             if embed:
                 self._embed_missing(store, name, report, progress)
             store.mark_indexed(name)
+            stage = getattr(progress, "stage", None)  # optional: a progress that names the last step
+            if stage is not None:
+                stage("building the side indexes")
             store.sync_search_indexes(name)  # the side indexes now, not at the first search
         report.duration_s = time.perf_counter() - started
 

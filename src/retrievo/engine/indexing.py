@@ -5,7 +5,7 @@ The engine holds the collection's writer lock around these; they never embed (th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
@@ -13,6 +13,7 @@ from typing import Protocol
 from retrievo.errors import SourceError
 from retrievo.ingest.chunkers import chunk_document
 from retrievo.ingest.loaders import Skip, Unchanged, load_file
+from retrievo.ingest.prepare import FileJob, Prepared, PreparePool
 from retrievo.ingest.records.loader import MODEL_SUFFIXES, load_model_file
 from retrievo.ingest.records.readers import sniff
 from retrievo.ingest.sources import included, walk
@@ -56,25 +57,73 @@ def index_root(
     progress: IndexProgress,
     max_file_bytes: int,
 ) -> None:
-    """Every file under ``root``; sources under it that are gone leave search."""
+    """Every file under ``root``; sources under it that are gone leave search.
+
+    Files are read and chunked by a ``PreparePool`` (worker processes once a run passes a few hundred
+    files) in walk order, and written here WRITE_GROUP at a time while the workers read the next ones.
+    """
     seen: set[str] = set()
     explicit = root.is_file()
-    for candidate in walk(root, include, exclude):
-        report.files_seen += 1
-        if candidate.skip:
-            report.skipped.append(SkippedFile(str(candidate.path), candidate.skip))
-            continue
-        source = str(candidate.path)
-        # A file that fails to load keeps what was indexed from it before: nothing is lost.
-        seen.add(source)
-        seen.update(
-            _load_and_ingest(
-                store, report, candidate.path, collection, chunker, force, max_file_bytes, explicit
-            )
-        )
-        progress.file_done(source)
+
+    def jobs() -> Iterator[FileJob]:
+        group: list[Path] = []
+        for candidate in walk(root, include, exclude):
+            report.files_seen += 1
+            if candidate.skip:
+                report.skipped.append(SkippedFile(str(candidate.path), candidate.skip))
+                continue
+            # A file that fails to load keeps what was indexed from it before: nothing is lost.
+            seen.add(str(candidate.path))
+            if candidate.path.suffix.lower() in MODEL_SUFFIXES and _is_model(candidate.path):
+                seen.update(_ingest_model(store, report, candidate.path, collection, force, max_file_bytes))
+                progress.file_done(str(candidate.path))
+                continue
+            group.append(candidate.path)
+            if len(group) >= WRITE_GROUP:
+                yield from _file_jobs(store, collection, group, chunker, force, max_file_bytes, explicit)
+                group = []
+        yield from _file_jobs(store, collection, group, chunker, force, max_file_bytes, explicit)
+
+    ready: list[Prepared] = []
+    with PreparePool() as pool:
+        for prepared in pool.map(jobs()):
+            source = str(prepared.path)
+            if isinstance(prepared.outcome, Unchanged):
+                report.documents_unchanged += 1
+                progress.file_done(source)
+            elif isinstance(prepared.outcome, Skip):
+                report.skipped.append(SkippedFile(source, prepared.outcome.reason))
+                progress.file_done(source)
+            else:
+                ready.append(prepared)
+                if len(ready) >= WRITE_GROUP:
+                    _write_group(store, report, collection, chunker, force, ready, progress.file_done)
+        _write_group(store, report, collection, chunker, force, ready, progress.file_done)
     gone = [source for source in store.sources_under(collection, str(root)) if source not in seen]
     report.documents_removed += store.remove_sources(collection, gone)
+
+
+def _file_jobs(
+    store: Store,
+    collection: str,
+    paths: list[Path],
+    chunker: str,
+    force: bool,
+    max_file_bytes: int,
+    explicit: bool,
+) -> Iterator[FileJob]:
+    """A group of files as jobs, with what is indexed of them (one query for the group)."""
+    states = {} if force or not paths else store.document_states(collection, [str(p) for p in paths])
+    for path in paths:
+        state = states.get(str(path))
+        yield FileJob(
+            path,
+            max_file_bytes,
+            explicit,
+            state.source_hash if state else None,
+            state.file_hash if state else None,
+            chunker,
+        )
 
 
 def update_paths(
@@ -204,40 +253,56 @@ def ingest_documents(
     """``ingest_document`` for each, WRITE_GROUP at a time: their states read in one query
     (``Store.document_states``), the changed ones written together (``Store.write_revisions``); ``done``
     hears each source once it is written or found unchanged."""
-    group: list[LoadedDocument] = []  # distinct sources: a repeated one waits for the group's write
-
-    def write_group() -> None:
-        states = store.document_states(collection, [loaded.source for loaded in group])
-        pending: list[tuple[NewRevision, bool]] = []  # (revision, whether the document is new)
-        for loaded in group:
-            source_hash = sha256_text(loaded.text)
-            state = states.get(loaded.source)
-            if state is not None and state.source_hash == source_hash and not force:
-                report.documents_unchanged += 1
-                if done is not None:
-                    done(loaded.source)
-                continue
-            pending.append(
-                (NewRevision(loaded, source_hash, chunk_document(loaded, chunker), modified), state is None)
-            )
-        if pending:
-            store.write_revisions(collection, [revision for revision, _ in pending])
-        for revision, new in pending:
-            report.chunks_written += len(revision.drafts)
-            if new:
-                report.documents_added += 1
-            else:
-                report.documents_changed += 1
-            if done is not None:
-                done(revision.document.source)
-        group.clear()
-
+    group: list[Prepared] = []  # distinct sources: a repeated one waits for the group's write
     sources: set[str] = set()
     for loaded in documents:
         if loaded.source in sources or len(group) >= WRITE_GROUP:
-            write_group()
+            _write_group(store, report, collection, chunker, force, group, done, modified)
             sources.clear()
-        group.append(loaded)
+        group.append(Prepared(Path(loaded.source), loaded))
         sources.add(loaded.source)
-    if group:
-        write_group()
+    _write_group(store, report, collection, chunker, force, group, done, modified)
+
+
+def _write_group(
+    store: Store,
+    report: IndexReport,
+    collection: str,
+    chunker: str,
+    force: bool,
+    group: list[Prepared],
+    done: Callable[[str], None] | None,
+    modified: str | None = None,
+) -> None:
+    """Write a group of loaded documents (emptied after): unchanged ones counted, changed ones written
+    as new revisions in one call. A prepared file brings its chunks and hash; the others are chunked
+    here, and only if changed. ``modified``: the documents' time, else each file's own."""
+    if not group:
+        return
+    documents = [p.outcome for p in group if isinstance(p.outcome, LoadedDocument)]
+    states = store.document_states(collection, [document.source for document in documents])
+    pending: list[tuple[NewRevision, bool]] = []  # (revision, whether the document is new)
+    for prepared in group:
+        loaded = prepared.outcome
+        assert isinstance(loaded, LoadedDocument)
+        source_hash = prepared.source_hash or sha256_text(loaded.text)
+        state = states.get(loaded.source)
+        if state is not None and state.source_hash == source_hash and not force:
+            report.documents_unchanged += 1
+            if done is not None:
+                done(loaded.source)
+            continue
+        drafts = prepared.drafts if prepared.source_hash else chunk_document(loaded, chunker)
+        when = modified if prepared.source_hash is None else _modified(prepared.path)
+        pending.append((NewRevision(loaded, source_hash, drafts, when), state is None))
+    if pending:
+        store.write_revisions(collection, [revision for revision, _ in pending])
+    for revision, new in pending:
+        report.chunks_written += len(revision.drafts)
+        if new:
+            report.documents_added += 1
+        else:
+            report.documents_changed += 1
+        if done is not None:
+            done(revision.document.source)
+    group.clear()

@@ -26,25 +26,32 @@ PROGRESS_EVERY_S = float(os.environ.get("RETRIEVO_PROGRESS_EVERY_S", "5"))
 
 
 class _LineProgress:
-    """Off a terminal (CI logs, pipes): a line on stderr every few seconds, JSON lines with --json."""
+    """Off a terminal (CI logs, pipes): a line on stderr every few seconds, JSON lines with --json — the
+    stage (reading, embedding, building the side indexes), how far, at what rate, and for embedding how
+    long is left at that rate."""
 
     def __init__(self, as_json: bool, every_s: float = PROGRESS_EVERY_S) -> None:
         self.as_json, self.every_s = as_json, every_s
         self.files = self.embedded_count = 0
         self.to_embed: int | None = None
-        self.started = self.last = time.monotonic()
+        self.started = self.last = self.embedding_since = time.monotonic()
+        self.step = "reading"
 
     def file_done(self, path: str) -> None:
         self.files += 1
         self._maybe_say()
 
     def embedding_started(self, total: int) -> None:
-        self.to_embed = total
+        self.to_embed, self.step, self.embedding_since = total, "embedding", time.monotonic()
         self._say()
 
     def embedded(self, count: int) -> None:
         self.embedded_count += count
         self._maybe_say()
+
+    def stage(self, name: str) -> None:
+        self.step = name
+        self._say()
 
     def _maybe_say(self) -> None:
         if time.monotonic() - self.last >= self.every_s:
@@ -53,13 +60,24 @@ class _LineProgress:
     def _say(self) -> None:
         self.last = time.monotonic()
         elapsed = round(self.last - self.started, 1)
+        files_rate = self.files / max(elapsed, 1e-6)
+        rate = eta = None
+        if self.to_embed:
+            rate = self.embedded_count / max(self.last - self.embedding_since, 1e-6)
+            eta = (self.to_embed - self.embedded_count) / rate if rate > 0 else None
         if self.as_json:
-            event = {"event": "progress", "elapsed_s": elapsed, "files": self.files,
-                     "embedded": self.embedded_count, "to_embed": self.to_embed}  # fmt: skip
+            event = {"event": "progress", "stage": self.step, "elapsed_s": elapsed, "files": self.files,
+                     "files_per_s": round(files_rate, 1), "embedded": self.embedded_count,
+                     "to_embed": self.to_embed, "chunks_per_s": None if rate is None else round(rate, 1),
+                     "eta_s": None if eta is None else round(eta)}  # fmt: skip
             click.echo(json.dumps(event), err=True)
             return
-        embedding = f", {self.embedded_count}/{self.to_embed} chunks embedded" if self.to_embed else ""
-        click.echo(f"retrievo: {elapsed:.0f}s — {self.files} file(s) read{embedding}", err=True)
+        said = f"retrievo: {elapsed:.0f}s — {self.step}: {self.files} file(s) read ({files_rate:.0f}/s)"
+        if self.to_embed:
+            said += f", {self.embedded_count}/{self.to_embed} chunks embedded"
+            if rate and self.step == "embedding":
+                said += f" ({rate:.0f}/s" + (f", about {eta:.0f}s left)" if eta is not None else ")")
+        click.echo(said, err=True)
 
 
 class _RichProgress:
@@ -76,6 +94,9 @@ class _RichProgress:
 
     def embedded(self, count: int) -> None:
         self.progress.advance(self.embed, count)
+
+    def stage(self, name: str) -> None:
+        self.progress.add_task(name, total=None)
 
 
 @main.command()
