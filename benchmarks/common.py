@@ -134,6 +134,8 @@ class FakeEmbeddings:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # kept-alive connections, as a real service
+            wbufsize = -1  # headers and body in one write: no delayed-ACK stall on a kept-alive connection
+            disable_nagle_algorithm = True
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

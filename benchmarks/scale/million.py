@@ -118,6 +118,8 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
                     embed_model=MODEL, embed_concurrency=args.concurrency)  # fmt: skip
     stages = Stages(args.chunks, Path(args.marks) if args.marks else None)
     with Engine(config) as engine:
+        if args.searches_only:
+            return searches(engine, args)
         report = engine.index([Path(args.files)], progress=stages)
         stages.times["side_indexes_s"] = stages._now()
         stages.rss["peak_mb"] = peak_rss_mb()
@@ -296,6 +298,7 @@ def main() -> None:
     for hidden in ("--files", "--db", "--store-url", "--url", "--marks"):
         parser.add_argument(hidden, default="", help=argparse.SUPPRESS)
     parser.add_argument("--no-search", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--searches-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args)))
