@@ -62,6 +62,25 @@ def adjust_statistics(
     )
 
 
+def add_statistics(conn: psycopg.Connection[Any], collection_id: int, counts: list[Counter[str]]) -> None:
+    """``adjust_statistics(+1)`` for chunks just written, from their term counts in hand: the same N,
+    token total and df (over the terms ``write_postings`` kept), without reading the postings back —
+    that read was a third of a bulk load's time."""
+    df = Counter(term for chunk in counts for term in chunk if len(term.encode()) < MAX_LEXEME_BYTES)
+    conn.execute(
+        """UPDATE collection_stats SET chunk_count = chunk_count + %s, token_total = token_total + %s
+           WHERE collection_id = %s""",
+        (len(counts), sum(sum(chunk.values()) for chunk in counts), collection_id),
+    )
+    if df:
+        conn.execute(
+            """INSERT INTO term_stats (collection_id, term, df)
+               SELECT %s, u.term, u.df FROM unnest(%s::text[], %s::bigint[]) AS u(term, df)
+               ON CONFLICT (collection_id, term) DO UPDATE SET df = term_stats.df + excluded.df""",
+            (collection_id, list(df), list(df.values())),
+        )
+
+
 def rebuild_statistics(conn: psycopg.Connection[Any], collection_id: int) -> None:
     conn.execute(
         """UPDATE collection_stats s SET chunk_count = x.n, token_total = x.tokens

@@ -282,7 +282,8 @@ class PostgresStore(
             taken = _id_taken(conn)
             document_id = row[0] if row else ids.new_document_id(collection, document.source, taken)
             stamp = history.tick(conn, collection_id)
-            self._supersede(conn, collection_id, document_id, stamp)
+            if row:  # a document new to the store has nothing to supersede
+                self._supersede(conn, collection_id, document_id, stamp)
             conn.execute(
                 """INSERT INTO documents (id, collection_id, source, kind, title, media_type, metadata,
                        modified_at, created_at)
@@ -326,8 +327,8 @@ class PostgresStore(
                 (document_id, revision_id),
             )]  # fmt: skip
             postings.write_postings(conn, collection_id, zip(chunk_ids, counts, strict=True))
-            # The document's current chunks are now exactly this revision's (chunks_by_document index).
-            postings.adjust_statistics(conn, collection_id, "document_id = %s", document_id, +1)
+            # The document's current chunks are now exactly this revision's.
+            postings.add_statistics(conn, collection_id, counts)
             conn.execute(
                 """UPDATE chunks c SET vector = e.vector FROM embeddings e, collections col
                    WHERE c.document_id = %s AND c.revision_id = %s AND col.id = c.collection_id
