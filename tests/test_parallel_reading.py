@@ -57,7 +57,9 @@ def test_workers_index_what_the_callers_process_would(
     monkeypatch.setattr(prepare_module, "SERIAL_FIRST", 5)  # a pool of workers from the sixth file on
     pooled = _index(tmp_path / "pooled.db", folder)
     assert pooled == alone
-    assert alone["added"] == 41 and alone["chunks"] == 40 * 2 + 2  # two sections a note; a function and a class
+    assert (
+        alone["added"] == 41 and alone["chunks"] == 40 * 2 + 2
+    )  # two sections a note; a function and a class
     reasons = dict(alone["skipped"])  # type: ignore[arg-type]
     assert set(reasons) == {"binary.md", "latin.txt", "deep.ipynb"} and "NUL" in reasons["binary.md"]
     assert _chunks(tmp_path / "pooled.db") == _chunks(tmp_path / "alone.db")
@@ -80,3 +82,53 @@ def test_the_pool_keeps_the_order_given_and_runs_in_other_processes(tmp_path: Pa
         json.dumps([d.text for d in p.drafts]) for p in serial
     ]
     assert sum(isinstance(p.outcome, LoadedDocument) for p in results) == 31
+
+
+def test_workers_leave_when_their_indexer_is_killed(tmp_path: Path) -> None:
+    """SIGKILL gives the indexer no chance to stop its workers: they notice it is gone and leave, so no
+    process lingers holding its pipes (a caller reading its output would wait for ever)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    folder = _corpus(tmp_path / "docs", 12)
+    script = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from retrievo.ingest.prepare import FileJob, PreparePool\n"
+        f"jobs = [FileJob(p, 10**7, False, None, None, 'auto') for p in sorted(Path({str(folder)!r}).iterdir())]\n"
+        "pool = PreparePool(workers=2, serial_first=0)\n"
+        "list(pool.map(jobs))\n"
+        "print(' '.join(str(pid) for pid in pool._pool._processes), flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    indexer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert indexer.stdout is not None
+    workers = [int(pid) for pid in indexer.stdout.readline().split()]
+    assert len(workers) == 2
+    indexer.send_signal(signal.SIGKILL)
+    indexer.wait()
+    indexer.stdout.close()
+    deadline = time.monotonic() + 10
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [pid for pid in workers if _running(pid)]
+    assert not alive, f"workers {alive} outlived their indexer"
+    assert os.getpid() not in workers
+
+
+def _running(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().split()[2] != "Z"  # a zombie has left; its reaper is init
+    except OSError:
+        return False

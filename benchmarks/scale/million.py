@@ -13,12 +13,14 @@ stage ended: every file read, chunked and written (the chunks searchable by keyw
 made and stored, the side indexes (keyword postings, HNSW) built. Then the searches: hybrid latency
 p50/p95 over SciFact's claims, and the ANN arm's recall@10 against exact search over every vector.
 
-``--kill-at F`` instead kills the child with SIGKILL once a fraction F of the chunks are embedded, runs
-``verify``, indexes again (the resume) and runs ``verify`` once more.
+``--kill-at STAGE:X`` instead kills the child with SIGKILL mid-way — ``reading:F`` once a fraction F of
+the files are written, ``embedding:F`` once a fraction F of the chunks are embedded, ``side:S`` S seconds
+into building the side indexes — runs ``verify``, indexes again (the resume: what was written and
+embedded is kept) and runs ``verify`` once more.
 
     .venv/bin/python -m benchmarks.scale.million --chunks 1000000 --json benchmarks/results/million-sqlite-DATE.json
     .venv/bin/python -m benchmarks.scale.million --chunks 1000000 --store postgres --json ...
-    .venv/bin/python -m benchmarks.scale.million --chunks 1000000 --kill-at 0.5 --json ...
+    .venv/bin/python -m benchmarks.scale.million --chunks 1000000 --kill-at embedding:0.5 --json ...
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ class Stages:
         self.to_embed: int | None = None
         self.times: dict[str, float] = {}
         self.rss: dict[str, float] = {}
-        self.last_said = self.started
+        self.last_said = self.last_marked = self.started
+        self.side_since = 0.0
 
     def _now(self) -> float:
         return time.perf_counter() - self.started
@@ -91,8 +94,27 @@ class Stages:
             self.rss["embedded_mb"] = peak_rss_mb()
         self._say()
 
+    def stage(self, name: str) -> None:
+        self.times["embedded_s"] = self.times.get("embedded_s", self._now())
+        self.side_since = time.perf_counter()
+        self._mark()
+
+    def _mark(self) -> None:
+        if self.marks is not None:
+            side = time.perf_counter() - self.side_since if self.side_since else None
+            seen = {
+                "files": self.files,
+                "embedded": self.embedded_count,
+                "to_embed": self.to_embed,
+                "side_s": side,
+            }
+            self.marks.write_text(json.dumps(seen))
+
     def _say(self) -> None:
         now = time.perf_counter()
+        if self.marks is not None and now - self.last_marked >= 1:
+            self.last_marked = now
+            self._mark()
         if now - self.last_said < 15:
             return
         self.last_said = now
@@ -106,8 +128,6 @@ class Stages:
             line = (f"embedding: {self.embedded_count}/{self.to_embed} at {rate:.0f} chunks/s, "
                     f"about {left:.0f} s left")  # fmt: skip
         print(f"[{elapsed:6.0f} s] {line}", file=sys.stderr, flush=True)
-        if self.marks is not None:
-            self.marks.write_text(json.dumps({"embedded": self.embedded_count, "to_embed": self.to_embed}))
 
 
 def child(args: argparse.Namespace) -> dict[str, Any]:
@@ -244,7 +264,7 @@ def disk_mb(db: Path, url: str) -> float:
 
 
 def run_child(args: argparse.Namespace, files: Path, db: Path, url: str, service: FakeEmbeddings,
-              marks: Path | None = None, kill_at: float | None = None, search: bool = True) -> dict[str, Any]:  # fmt: skip
+              marks: Path | None = None, kill_at: str | None = None, search: bool = True) -> dict[str, Any]:  # fmt: skip
     command = [sys.executable, "-m", "benchmarks.scale.million", "--child", "--files", str(files), "--db", str(db),
                "--store-url", url, "--url", service.url, "--chunks", str(args.chunks),
                "--concurrency", str(args.concurrency), "--recall-queries", str(args.recall_queries)]  # fmt: skip
@@ -255,16 +275,22 @@ def run_child(args: argparse.Namespace, files: Path, db: Path, url: str, service
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT / "src"), str(ROOT)))}
     process = subprocess.Popen(command, env=environ, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     if kill_at is not None and marks is not None:
+        stage, _, amount = kill_at.partition(":")
         while process.poll() is None:
-            time.sleep(1)
+            time.sleep(0.5)
             try:
                 seen = json.loads(marks.read_text())
             except (OSError, ValueError):
                 continue
-            if seen["to_embed"] and seen["embedded"] >= kill_at * seen["to_embed"]:
+            due = {
+                "reading": seen["files"] >= float(amount) * args.chunks / args.per_file,
+                "embedding": bool(seen["to_embed"]) and seen["embedded"] >= float(amount) * seen["to_embed"],
+                "side": seen["side_s"] is not None and seen["side_s"] >= float(amount),
+            }[stage]
+            if due:
                 process.send_signal(signal.SIGKILL)
                 process.wait()
-                return {"killed_at_embedded": seen["embedded"], "to_embed": seen["to_embed"]}
+                return {"killed_in": stage, **seen}
     out, _ = process.communicate()
     if process.returncode:
         raise SystemExit(f"the child failed ({process.returncode})")
@@ -292,7 +318,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "retrievo-million")
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--recall-queries", type=int, default=100)
-    parser.add_argument("--kill-at", type=float)
+    parser.add_argument("--kill-at", help="reading:F, embedding:F or side:SECONDS (see the module)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     for hidden in ("--files", "--db", "--store-url", "--url", "--marks"):

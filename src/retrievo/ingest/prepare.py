@@ -15,6 +15,7 @@ import logging
 import multiprocessing
 import os
 import sys
+import threading
 import time
 import types
 from collections import deque
@@ -33,6 +34,7 @@ IN_FLIGHT = 16  # files per worker submitted ahead of the one the caller waits f
 # Files prepared in the caller's process before a pool is started: a small run (a test, a watch update,
 # a handful of notes) never pays for starting workers (~0.5 s each on 2 cores).
 SERIAL_FIRST = 256
+PARENT_CHECK_S = 0.5  # how often a worker looks whether its indexer is still there
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,19 @@ def prepare(job: FileJob) -> Prepared:
     return Prepared(job.path, loaded, sha256_text(loaded.text), chunk_document(loaded, job.chunker))
 
 
+def _outlive_no_parent(parent: int) -> None:
+    """In a worker: leave as soon as the indexer that started it is gone (killed with SIGKILL, it cannot
+    say so; a worker blocked on its task queue would otherwise wait for ever, holding the indexer's
+    output pipes open)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="retrievo-parent-watch", daemon=True).start()
+
+
 def _started(workers: int) -> ProcessPoolExecutor:
     """A pool of ``spawn``-ed workers, all started now with ``__main__`` hidden from them.
 
@@ -71,7 +86,12 @@ def _started(workers: int) -> ProcessPoolExecutor:
     is an empty module and they import nothing of the caller's. A worker is started per task submitted
     while none is idle, so ``workers`` short sleeps submitted at once start every one of them here.
     """
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_outlive_no_parent,
+        initargs=(os.getpid(),),
+    )
     main = sys.modules.get("__main__")
     sys.modules["__main__"] = types.ModuleType("__main__")
     try:
