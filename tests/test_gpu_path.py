@@ -34,15 +34,10 @@ TEXTS = [
 
 def _numpy_vectors(embedder: MiniLMEmbedder, weights: dict[str, np.ndarray], texts: list[str]) -> np.ndarray:
     """The forward pass the GPU runs, in NumPy, over one padded batch (so the mask is exercised)."""
-    embedder._load()
-    encodings = embedder._tokenizer.encode_batch(texts)
-    width = max(len(e.ids) for e in encodings)
-    ids = np.zeros((len(texts), width), dtype=np.int64)
-    mask = np.zeros((len(texts), width), dtype=np.float32)
-    for row, encoding in enumerate(encodings):
-        ids[row, : len(encoding.ids)] = encoding.ids
-        mask[row, : len(encoding.ids)] = 1.0
-    pooled = mean_pool(hidden_states(NumpyOps(), weights, ids, mask), mask)
+    ids, mask = embedder.tokens(texts)
+    pooled = mean_pool(
+        hidden_states(NumpyOps(), weights, ids, mask.astype(np.float32)), mask.astype(np.float32)
+    )
     vectors: np.ndarray = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
     return vectors
 

@@ -166,7 +166,9 @@ class MiniLMEmbedder(Embedder):
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         return self._run(self._load(), texts)
 
-    def _run(self, session: Any, texts: Sequence[str]) -> Vectors:
+    def tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Token ids and their 0/1 attention mask (int64, padded to the longest text) for a batch."""
+        self._load()
         encodings = self._tokenizer.encode_batch(list(texts))
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
@@ -174,6 +176,10 @@ class MiniLMEmbedder(Embedder):
         for row, encoding in enumerate(encodings):
             ids[row, : len(encoding.ids)] = encoding.ids
             mask[row, : len(encoding.ids)] = 1
+        return ids, mask
+
+    def _run(self, session: Any, texts: Sequence[str]) -> Vectors:
+        ids, mask = self.tokens(texts)
         if hasattr(session, "pooled"):  # the GPU's session pools on the device
             pooled_on_device: Vectors = session.pooled(ids, mask)
             return pooled_on_device
