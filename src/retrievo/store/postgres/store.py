@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
@@ -260,13 +261,23 @@ class PostgresStore(
         document held a first load on PostgreSQL to ~45 files a second)."""
         self._kinds = None  # what collections hold may change
         collection_id = self._collection_id(collection)
+        written: list[Counter[str]] = []  # every chunk's term counts: the statistics, added once at the end
         with self._transaction() as conn:
-            return [
+            states = [
                 self._write_revision(
-                    conn, collection, collection_id, r.document, r.source_hash, r.drafts, r.modified_at
+                    conn,
+                    collection,
+                    collection_id,
+                    r.document,
+                    r.source_hash,
+                    r.drafts,
+                    r.modified_at,
+                    written,
                 )
                 for r in revisions
             ]
+            postings.add_statistics(conn, collection_id, written)
+        return states
 
     def write_revision(
         self,
@@ -278,10 +289,13 @@ class PostgresStore(
     ) -> DocumentState:
         self._kinds = None  # what collections hold may change
         collection_id = self._collection_id(collection)
+        written: list[Counter[str]] = []
         with self._transaction() as conn:
-            return self._write_revision(
-                conn, collection, collection_id, document, source_hash, drafts, modified_at
+            state = self._write_revision(
+                conn, collection, collection_id, document, source_hash, drafts, modified_at, written
             )
+            postings.add_statistics(conn, collection_id, written)
+        return state
 
     def _write_revision(
         self,
@@ -292,7 +306,11 @@ class PostgresStore(
         source_hash: str,
         drafts: Sequence[ChunkDraft],
         modified_at: str | None,
+        written: list[Counter[str]],
     ) -> DocumentState:
+        """One revision inside the caller's transaction; its chunks' term counts join ``written``, whose
+        statistics the caller adds once (a row of ``term_stats`` updated once a group, not once a document:
+        repeated updates of the same rows in one transaction each walked a longer chain of versions)."""
         counts = shared_tokenizer().term_counts([keyword_source(d.context, d.text) for d in drafts])
         found = conn.execute(format_style(queries.DOCUMENT_ID_OF_SOURCE), (collection_id, document.source))
         row = found.fetchone()
@@ -344,8 +362,7 @@ class PostgresStore(
             (document_id, revision_id),
         )]  # fmt: skip
         postings.write_postings(conn, collection_id, zip(chunk_ids, counts, strict=True))
-        # The document's current chunks are now exactly this revision's.
-        postings.add_statistics(conn, collection_id, counts)
+        written.extend(counts)  # the document's current chunks are now exactly this revision's
         conn.execute(
             """UPDATE chunks c SET vector = e.vector FROM embeddings e, collections col
                WHERE c.document_id = %s AND c.revision_id = %s AND col.id = c.collection_id
