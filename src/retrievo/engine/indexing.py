@@ -6,14 +6,13 @@ The engine holds the collection's writer lock around these; they never embed (th
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
 from retrievo.errors import SourceError
 from retrievo.ingest.chunkers import chunk_document
-from retrievo.ingest.loaders import Skip, Unchanged, load_file
-from retrievo.ingest.prepare import FileJob, Prepared, PreparePool
+from retrievo.ingest.loaders import Unchanged
+from retrievo.ingest.prepare import FileJob, Prepared, PreparePool, modified_time, prepare
 from retrievo.ingest.records.loader import MODEL_SUFFIXES, load_model_file
 from retrievo.ingest.records.readers import sniff
 from retrievo.ingest.sources import included, walk
@@ -87,20 +86,26 @@ def index_root(
     ready: list[Prepared] = []
     with PreparePool() as pool:
         for prepared in pool.map(jobs()):
-            source = str(prepared.path)
-            if isinstance(prepared.outcome, Unchanged):
-                report.documents_unchanged += 1
-                progress.file_done(source)
-            elif isinstance(prepared.outcome, Skip):
-                report.skipped.append(SkippedFile(source, prepared.outcome.reason))
-                progress.file_done(source)
-            else:
+            if _loaded(report, prepared, progress.file_done):
                 ready.append(prepared)
                 if len(ready) >= WRITE_GROUP:
                     _write_group(store, report, collection, chunker, force, ready, progress.file_done)
         _write_group(store, report, collection, chunker, force, ready, progress.file_done)
     gone = [source for source in store.sources_under(collection, str(root)) if source not in seen]
     report.documents_removed += store.remove_sources(collection, gone)
+
+
+def _loaded(report: IndexReport, prepared: Prepared, done: Callable[[str], None] | None) -> bool:
+    """Whether a prepared file is to be written; an unchanged or skipped one is counted here (and done)."""
+    if isinstance(prepared.outcome, LoadedDocument):
+        return True
+    if isinstance(prepared.outcome, Unchanged):
+        report.documents_unchanged += 1
+    else:
+        report.skipped.append(SkippedFile(str(prepared.path), prepared.outcome.reason))
+    if done is not None:
+        done(str(prepared.path))
+    return False
 
 
 def _file_jobs(
@@ -161,33 +166,15 @@ def _load_and_ingest(
     force: bool,
     max_file_bytes: int,
     explicit: bool,
-) -> list[str]:
-    """Load and write one file; returns the sources it accounts for (a model file: one per element)."""
+) -> None:
+    """Load and write one file (a model file: each of its elements), in this process."""
     if path.suffix.lower() in MODEL_SUFFIXES and _is_model(path):
-        return _ingest_model(store, report, path, collection, force, max_file_bytes)
-    state = None if force else store.document_state(collection, str(path))
-    loaded = load_file(
-        path,
-        max_file_bytes,
-        explicit,
-        state.source_hash if state else None,
-        state.file_hash if state else None,
-    )
-    if isinstance(loaded, Unchanged):
-        report.documents_unchanged += 1
-        return [str(path)]
-    if isinstance(loaded, Skip):
-        report.skipped.append(SkippedFile(str(path), loaded.reason))
-        return [str(path)]
-    ingest_document(store, report, loaded, collection, chunker, force, _modified(path))
-    return [str(path)]
-
-
-def _modified(path: Path) -> str | None:
-    try:
-        return datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat()
-    except OSError:
-        return None
+        _ingest_model(store, report, path, collection, force, max_file_bytes)
+        return
+    for job in _file_jobs(store, collection, [path], chunker, force, max_file_bytes, explicit):
+        prepared = prepare(job)
+        ready = [prepared] if _loaded(report, prepared, None) else []
+        _write_group(store, report, collection, chunker, force, ready, None)
 
 
 def _is_model(path: Path) -> bool:
@@ -219,7 +206,7 @@ def _ingest_model(
     except OSError as exc:
         report.skipped.append(SkippedFile(str(path), f"unreadable: {exc.strerror or exc}"))
         return existing
-    modified = _modified(path)
+    modified = modified_time(path)
     ingest_documents(store, report, documents, collection, "whole", force, modified)
     current = [d.source for d in documents]
     wanted = set(current)
@@ -276,7 +263,8 @@ def _write_group(
 ) -> None:
     """Write a group of loaded documents (emptied after): unchanged ones counted, changed ones written
     as new revisions in one call. A prepared file brings its chunks and hash; the others are chunked
-    here, and only if changed. ``modified``: the documents' time, else each file's own."""
+    here, and only if changed. ``modified``: the time of documents given as such (a prepared file
+    brings its own)."""
     if not group:
         return
     documents = [p.outcome for p in group if isinstance(p.outcome, LoadedDocument)]
@@ -293,7 +281,7 @@ def _write_group(
                 done(loaded.source)
             continue
         drafts = prepared.drafts if prepared.source_hash else chunk_document(loaded, chunker)
-        when = modified if prepared.source_hash is None else _modified(prepared.path)
+        when = prepared.modified if prepared.source_hash else modified
         pending.append((NewRevision(loaded, source_hash, drafts, when), state is None))
     if pending:
         store.write_revisions(collection, [revision for revision, _ in pending])

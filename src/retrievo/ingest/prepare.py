@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from retrievo.ingest.chunkers import chunk_document
@@ -55,13 +56,22 @@ class Prepared:
     outcome: LoadedDocument | Skip | Unchanged
     source_hash: str | None = None
     drafts: list[ChunkDraft] = field(default_factory=list)
+    modified: str | None = None  # the file's modification time (ISO, UTC)
 
 
 def prepare(job: FileJob) -> Prepared:
     loaded = load_file(job.path, job.max_bytes, job.explicit, job.known_hash, job.known_file_hash)
     if not isinstance(loaded, LoadedDocument):
         return Prepared(job.path, loaded)
-    return Prepared(job.path, loaded, sha256_text(loaded.text), chunk_document(loaded, job.chunker))
+    drafts = chunk_document(loaded, job.chunker)
+    return Prepared(job.path, loaded, sha256_text(loaded.text), drafts, modified_time(job.path))
+
+
+def modified_time(path: Path) -> str | None:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat()
+    except OSError:
+        return None
 
 
 def _outlive_no_parent(parent: int) -> None:
