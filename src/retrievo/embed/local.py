@@ -135,13 +135,15 @@ class MiniLMEmbedder(Embedder):
             return session
 
     def _gpu_session(self, path: Any) -> Any:
-        """The model on the GPU in fp16; batching set for it (many texts a pass, two passes in flight)."""
+        """The model on the GPU in fp16; batching set for it: many texts a pass, four passes in flight, so
+        the tokeniser (the bound: ~10,000 texts/s on 16 cores against the GPU's ~20,000) never waits on
+        the GPU (on an H200, SciFact abstracts: 1,024 × 4 gave 8,500 chunks/s, 512 × 2 6,500)."""
         from retrievo.embed.cuda import TorchSession
 
         session = TorchSession(path, "cuda")
         self.kernels = "cuda-fp16"
-        self.batch_size, self.batch_chars = 512, 512 * 1024
-        self.parallel_batches = 2
+        self.batch_size, self.batch_chars = 1024, 1024 * 1024
+        self.parallel_batches = 4
         return session
 
     def embed_documents(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> Vectors:
