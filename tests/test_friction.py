@@ -120,12 +120,14 @@ def test_excerpt_marks_words_not_anchors_html_or_link_targets() -> None:
         "tagtag tag-tag _tag tag_ 9tag tag9",
     ],
 )
-def test_words_found_by_find_are_the_ones_the_regex_finds(text: str) -> None:
+def test_words_are_matched_as_the_keyword_arm_indexes_them(text: str) -> None:
     from retrievo.search import highlight as excerpts
+    from retrievo.store.tokenizer import shared_tokenizer
 
-    stems = frozenset({"straße", "ärger", "foo", "bar", "keyboa", "tag", "anchor"})
-    found = [m.span() for m in excerpts._words_starting_with(text, stems)]
-    assert found == [m.span() for m in excerpts._candidates(stems).finditer(text)] and found
+    found = excerpts._terms(text)
+    assert [term for _, _, term in found] == shared_tokenizer().tokens(text) and found
+    for start, end, term in found:  # each place holds exactly its term (offsets in characters)
+        assert shared_tokenizer().tokens(text[start:end]) == [term], (text[start:end], term)
 
 
 def test_context_never_ends_with_a_block_too_small_to_be_evidence(make_engine: Any, handbook: Path) -> None:

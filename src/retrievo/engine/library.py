@@ -75,9 +75,10 @@ class LibraryQueries:
     ) -> LibraryResult:
         """Documents (not passages) most similar to ``query`` by the hybrid search, each with its best
         passage, above ``min_similarity`` on the seed's similarity scale (``retrievo.search.library``:
-        by meaning or by words, the larger); a page of ``limit`` from ``offset``. ``date_from`` /
-        ``date_to`` compare against ``processed_at``, when the document's revision was indexed (seed
-        003). Without vectors the similarity is by words only: ``degraded_reason`` says so."""
+        the cosine, lifted by the share of the query's words a passage holds), best first; a page of
+        ``limit`` from ``offset``. ``date_from`` / ``date_to`` compare against ``processed_at``, when the
+        document's revision was indexed (seed 003). Without vectors the similarity is by words only (a
+        cosine of 0 lifted by them, at most 0.75): ``degraded_reason`` says so."""
         if not 1 <= limit <= MAX_LIMIT:
             raise ConfigError(f"limit must be 1-{MAX_LIMIT}; ask for the next page with the cursor")
         if not 0.0 <= min_similarity <= 1.0:
@@ -100,7 +101,8 @@ class LibraryQueries:
         reason = result.degraded_reason
         if result.search_mode == SearchMode.KEYWORD:
             reason = (
-                f"{reason or 'no vectors'}; similarity is the share of the query's words a document holds"
+                f"{reason or 'no vectors'}; similarity is by words only: a cosine of 0 lifted by the share "
+                "of the query's words a document holds, at most 0.75"
             )
         page = documents[offset : offset + limit]
         if not dated:

@@ -22,8 +22,11 @@ are ranked, each from its evidence:
   names the one or two files defining its function.
 - **File names** (short questions only, "where are options parsed"): a file whose name shares a word stem
   with the question adds ``NAMED``. In a long issue text most words match some file name: noise there.
-- **What kind of file**: the sum × ``ROLE``: source as it is, tests and example code × 0.5, docs × 0.3,
-  changelogs × 0.2 — unless a short question asks for them ("test", "changelog", "docs").
+- **What kind of file** (``search/file_role.py``: from the path relative to its indexed root, and for the
+  best ``CONTENT_FILES`` files the start of the text — a generator's mark, a test framework): the sum ×
+  ``ROLE``: source as it is, tests, examples and benchmarks × 0.5, docs and generated files (bundles,
+  ``*.d.ts``, ``dist/``, ``vendor/``) × 0.3, changelogs × 0.2 — unless a short question asks for them
+  ("test", "changelog", "docs", "benchmark", "generated").
 
 The weights are round values chosen on ../shared/data/swe_loc_dev (docs/benchmarks.md "Locating the code an
 issue is about" has each signal's share); the kinds' weights are priors, not fitted.
@@ -38,6 +41,7 @@ from dataclasses import dataclass
 
 from retrievo.errors import EmbedderUnavailable
 from retrievo.models import ArmHit, Chunk, Filters
+from retrievo.search.file_role import relative_path, role
 from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, EmbedQuery, clean_query
 from retrievo.search.structure import query_identifiers
 from retrievo.store.base import Store
@@ -51,22 +55,26 @@ DEFINES, MODULE, FRAME, INNERMOST, NAMED, SEMANTIC = 0.2, 0.2, 0.25, 1.0, 0.3, 1
 # this, one scale for every query (0-1): a question with no evidence but meaning stays low.
 MAX_EVIDENCE = 1.0 + SEMANTIC + 3 * DEFINES + MODULE + INNERMOST + NAMED
 SHORT_WORDS = 30  # a question up to this many words is short (file names count); an issue's text is longer
-ROLE = {"source": 1.0, "test": 0.5, "example": 0.5, "docs": 0.3, "changelog": 0.2, "other": 0.3}
-_TEST = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.[a-z]+$|(^|/)conftest\.py$")
-_DOCS = re.compile(r"(^|/)docs?/|\.(rst|md|txt|adoc)$")
-_EXAMPLES = re.compile(r"(^|/)(examples?|tutorials?|demos?|samples?)/")
-_CHANGES = re.compile(r"(^|/)(CHANGES|CHANGELOG|HISTORY|NEWS|RELEASE)[^/]*$", re.IGNORECASE)
-_SOURCE = re.compile(r"\.(py|pyi|js|jsx|ts|tsx|go|java|cs|c|h|cc|cpp|hpp|rs|rb|php|kt|swift|scala)$")
+ROLE: dict[str, float] = {
+    "source": 1.0, "test": 0.5, "example": 0.5, "benchmark": 0.5, "docs": 0.3, "generated": 0.3,
+    "changelog": 0.2, "other": 0.3,
+}  # fmt: skip
+CONTENT_FILES = 30  # the best files (by their evidence) whose role their text's start may change
 # a traceback's frame: Python's ``File "x.py", line 3, in f`` or IPython's ``x.py in f(self)``
 _FRAME = re.compile(r'File "([^"]+)", line \d+(?:, in ([\w<>]+))?|^\s*(\S+\.py) in ([\w<>]+)\(', re.MULTILINE)
 _DETAILS = re.compile(r"<details>.*?</details>", re.DOTALL | re.IGNORECASE)
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)+(?:\.py)?\b")
 _FILE_SUFFIX = re.compile(r"\.(py|pyi|js|ts|go|java|rs|rb|c|h|cpp|cfg|toml|ini|rst|md|txt)$")
 _ASKS = {
-    "test": re.compile(r"\btests?\b|\btest case|\bunit test", re.IGNORECASE),
+    "test": re.compile(r"\btest(s|ed|ing)?\b|\btest case|\bunit test", re.IGNORECASE),
     "example": re.compile(r"\bexamples?\b|\bsamples?\b|\bdemos?\b", re.IGNORECASE),
     "changelog": re.compile(r"\bchange ?log|\brelease notes?\b|\bchanges\.rst\b", re.IGNORECASE),
-    "docs": re.compile(r"\bdocumentation\b|\bdocs\b", re.IGNORECASE),
+    "docs": re.compile(r"\bdocumentation\b|\bdocs\b|\breadme\b", re.IGNORECASE),
+    "benchmark": re.compile(r"\bbench(mark)?(s|ed|ing)?\b", re.IGNORECASE),
+    "generated": re.compile(
+        r"\bgenerated\b|\bminified\b|\bbundled?\b|\bvendored\b|\.d\.ts\b|\btype (declarations?|definitions?)\b",
+        re.IGNORECASE,
+    ),
 }
 # What makes a text read as a question about code (``read_code_question``).
 _CODE_SIGNS = re.compile(
@@ -82,16 +90,8 @@ _WORD = re.compile(r"[A-Za-z]{3,}")
 
 
 def role_of(path: str) -> str:
-    """source, test, docs, changelog or other, from the path alone."""
-    if _CHANGES.search(path):
-        return "changelog"
-    if _TEST.search(path):
-        return "test"
-    if _DOCS.search(path):
-        return "docs"
-    if _EXAMPLES.search(path):
-        return "example" if _SOURCE.search(path) else "docs"
-    return "source" if _SOURCE.search(path) else "other"
+    """A file's role from its path alone (``file_role.role``)."""
+    return role(path)
 
 
 @dataclass(frozen=True)
@@ -248,7 +248,7 @@ def rank_files(
     framed = _framed(question.frames, candidates, defining)
     candidates |= {path for path, at in framed.items() if at}  # a moved file's function names its new file
     innermost = max((i for found_at in framed.values() for i in found_at), default=-1)  # the last of ours
-    ranked: list[FileHit] = []
+    scored: list[tuple[str, float, list[str]]] = []
     for path in candidates:
         own = sorted(scores.get(path, []), reverse=True)
         score = sum(own[:TOP_CHUNKS]) / top
@@ -269,14 +269,34 @@ def rank_files(
         if question.words and _file_words(path) & question.words:
             score += NAMED
             why.append("file name")
-        role = role_of(path)
-        weight = 1.0 if role in question.asked else ROLE[role]
+        scored.append((path, score, why))
+    roles = file_roles(store, collection, [(p, documents[p], score) for p, score, _ in scored])
+    ranked: list[FileHit] = []
+    for path, score, why in scored:
+        kind = roles[path]
+        weight = 1.0 if kind in question.asked else ROLE[kind]
         ranked.append(
-            FileHit(path, round(score * weight, 4), role, tuple(why), tuple(best.get(path, ())),
+            FileHit(path, round(score * weight, 4), kind, tuple(why), tuple(best.get(path, ())),
                     documents[path], score, weight)
         )  # fmt: skip
     ranked.sort(key=lambda f: (-f.score, f.path))
     return ranked
+
+
+def file_roles(store: Store, collection: str, files: Sequence[tuple[str, str, float]]) -> dict[str, str]:
+    """Each file's role (``file_role.role``) from its path relative to its indexed root; the best
+    ``CONTENT_FILES`` of ``files`` (path, document id, evidence) whose path reads as source also from their
+    first chunk (the header and imports: a generator's mark, a test framework)."""
+    roots = store.roots(collection)
+    relative = {path: relative_path(path, roots) for path, _, _ in files}
+    roles: dict[str, str] = {path: role(relative[path]) for path, _, _ in files}
+    best = sorted((f for f in files if roles[f[0]] == "source"), key=lambda f: -f[2])[:CONTENT_FILES]
+    first = {path: ids[0] for path, document, _ in best if (ids := store.current_chunk_ids(document))}
+    chunks = store.get_chunks(list(first.values())) if first else {}
+    for path, chunk_id in first.items():
+        if chunk_id in chunks:
+            roles[path] = role(relative[path], chunks[chunk_id].text)
+    return roles
 
 
 def _modules(store: Store, collection: str, written: Sequence[str]) -> set[str]:

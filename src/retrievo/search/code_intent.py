@@ -9,9 +9,19 @@ names of a short question). Each hit then scores
     ROLE[its file's kind] × (its fused score, min-max over the answer + FILE × its evidence / the best file's)
 
 with the file's evidence × ``REPEAT`` for each further hit of the same file (more distinct files in the
-answer). ROLE puts source before tests, docs and changelogs unless the text asks for them. An issue's text
-is about files (FILE 4, and the best files the fused answer missed join it with their best keyword chunk);
-a short question is about a passage (FILE 0.25, nothing joins): on the Anthropic code set's questions a
+answer). ROLE (the file's role, ``search/file_role.py``: from its path and the start of its text, in every
+language read) puts source before tests, examples, benchmarks, docs, generated files and changelogs unless
+the text asks for them ("how is X tested", "where are the docs for X"). A function that does no work — its
+body only throws or raises ("option does not exist", ``NotImplementedError``, ``panic!``), it is marked
+deprecated (``@deprecated``, ``[Obsolete]``, ``DeprecationWarning``), or its whole body is one call
+(``return other(…)``: a forwarder) — scores × ``STUB`` (``is_stub``): the code that does the work comes first
+(a deprecated getter that throws was the first hit for "where are redirects followed"). A short "how does /
+where is" question weighs the kinds it does not ask for ``HOW`` × more, and for every code question the best
+``WANTED`` files of the kind it asks for (source unless it says otherwise) join an answer that missed them
+with their best chunk: over a JavaScript or TypeScript repository the fused answer can be all bundles, tests
+and README passages. An issue's text is about files (FILE 4, and the best files the fused answer missed join
+it with their best keyword chunk); a short question is about a passage (FILE 0.25, no other file joins): on
+the Anthropic code set's questions a
 strong file term costs more passages than it places (docs/benchmarks.md). ``explain`` adds the file's rank
 and score as the arm ``file``; every hit says ``why``.
 """
@@ -24,18 +34,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from retrievo.models import ArmHit, Chunk, Filters, Hit, Kind, SearchResult
+from retrievo.search import exact
 from retrievo.search.code_files import (
     DEPTH,
     ROLE,
     CodeQuestion,
     FileHit,
     dense_chunks,
+    file_roles,
     keyword_chunks,
     rank_files,
     read_question,
     reads_as_code_question,
-    role_of,
 )
+from retrievo.search.file_role import role as file_role
 from retrievo.search.rescore import Scope
 
 # An issue's text (more than SHORT_WORDS words) is about files: its file evidence weighs four times a hit's own
@@ -47,9 +59,18 @@ from retrievo.search.rescore import Scope
 FILE = {"issue": 4.0, "question": 0.25, "where": 1.0}
 # of the best files, those the answer missed bring their best chunk
 INJECT = {"issue": 10, "question": 0, "where": 3}
+# of the best files of the kind the text asks for (source, unless it asks for tests, docs, …), those the answer
+# missed bring their best chunk: an answer filled with bundles, tests or a README still shows the code
+WANTED = 3
 REPEAT = 0.7  # the file's evidence for its second, third … hit (seed 002's repeated-file factor)
 # keyword chunks read for the files' evidence: an issue's text as deep as ``locate``; a short question less
 SEARCH_DEPTH = {"issue": DEPTH, "question": 300, "where": 300}
+# a stub's or a forwarder's score (``is_stub``): below the code doing the work, still in the answer
+STUB = 0.25
+# a short "how does / where is" question asks for the code doing the work: the kinds it does not ask for
+# (tests, docs, bundles …) weigh ``HOW`` × their ROLE more
+HOW = 0.5
+_HOW = re.compile(r"^\W*(how|where)\b", re.IGNORECASE)
 _WHERE = re.compile(
     r"^\W*(where\b|which (file|module|class|function)\b|in (which|what) (file|module)\b)", re.IGNORECASE
 )
@@ -88,7 +109,14 @@ class CodeQuestions:
         near = dense_chunks(store, collection, reading.question, filters, embed)
         files = rank_files(store, collection, reading.question, found, near)
         read = [*found, *(pair for dense in near for pair in dense)]
-        ordered = _ordered(result.hits, files, read, FILE[regime], INJECT[regime], question.asked)
+        ranked = {f.path for f in files}
+        unranked = {h.chunk.path: h.chunk.document_id for h in result.hits if h.chunk.path not in ranked}
+        roles = file_roles(store, collection, [(path, doc, 0.0) for path, doc in unranked.items()])
+        how = HOW if regime != "issue" and _HOW.search(question.text) else 1.0
+        ordered = _ordered(
+            result.hits, files, read, FILE[regime], INJECT[regime], question.asked, roles, how,
+            verbatim(result.query, result.hits),
+        )  # fmt: skip
         return replace(result, hits=tuple(ordered))
 
 
@@ -106,11 +134,17 @@ def _ordered(
     weight: float,
     inject: int,
     asked: frozenset[str] = frozenset(),
+    roles: dict[str, str] | None = None,
+    how: float = 1.0,
+    verbatim_ids: frozenset[int] = frozenset(),
 ) -> list[Hit]:
     """Each hit scored ``ROLE × (own + FILE × its file's evidence × REPEAT^(k−1))`` (``own``: its fused score
     min-max scaled over the answer; the evidence relative to the best file's; k: the hit's place in its file),
-    best first; a ranked file the answer missed brings its best chunk (keyword, else dense), on its file
-    evidence alone."""
+    × ``STUB`` for a stub or a forwarder, best first; a ranked file the answer missed (of the first ``inject``,
+    or of the first ``WANTED`` of the kind asked for) brings its best chunk (keyword, else dense), on its file
+    evidence alone. ``how``: the further weight of the kinds not asked for (``HOW`` for "how/where"). ``roles``:
+    the roles of the hits' files the ranking left out (else read from their paths). ``verbatim_ids``: hits that
+    hold the query word for word (``verbatim``): whatever their file, they come first."""
     rank_of = {f.path: (i, f) for i, f in enumerate(files)}
     top_file = max((f.score for f in files), default=0.0) or 1.0
     high, low = max(h.score for h in hits), min(h.score for h in hits)
@@ -120,6 +154,8 @@ def _ordered(
     candidates: list[tuple[Hit, float]] = []
     present = {h.chunk.path for h in hits}
     extra = [f for f in files[:inject] if f.path not in present]
+    wanted = [f for f in files if f.weight == 1.0][:WANTED]  # the best files of the kind asked for
+    extra += [f for f in wanted if f.path not in present and f not in extra]
     floor = min(h.relevance for h in hits)
     for hit in (
         *hits,
@@ -134,9 +170,14 @@ def _ordered(
         evidence = (file.raw if file is not None else 0.0) / top_file
         own = (hit.score - low) / span if path in present and hit.score > low else 0.0
         # a file the ranking left out still weighs as its kind (docs, tests) unless the question asks for it
-        role = role_of(path)
+        role = (roles or {}).get(path) or file_role(path)
         kind = file.weight if file is not None else 1.0 if role in asked else ROLE[role]
-        score = (own + weight * evidence * REPEAT ** seen[path]) * kind
+        kind *= how if kind < 1.0 else 1.0
+        score = (
+            (own + weight * evidence * REPEAT ** seen[path]) * kind * (STUB if is_stub(hit.chunk) else 1.0)
+        )
+        if hit.chunk.chunk_id in verbatim_ids:
+            score += VERBATIM
         seen[path] += 1
         why = (f"file {place + 1}", *file.why) if file is not None else ()
         candidates.append(
@@ -144,3 +185,76 @@ def _ordered(
         )
     candidates.sort(key=lambda c: -c[1])
     return [hit for hit, _ in candidates[: len(hits)]]
+
+
+VERBATIM = 10.0  # above any score a file's evidence gives (its terms are at most ~1 + FILE)
+VERBATIM_WORDS = 3  # a run this long, copied whole, is a quotation rather than a question
+
+
+def verbatim(query: str, hits: Sequence[Hit]) -> frozenset[int]:
+    """The hits that hold the query's quoted phrases, or the whole query of at least ``VERBATIM_WORDS``
+    words, word for word in its order (``search/exact.py``): a passage copied or quoted, not a question."""
+    words = exact.query_words(query)
+    if words.empty or (not words.quoted and len(words.tokens) < VERBATIM_WORDS):
+        return frozenset()
+    held = set()
+    for hit in hits:
+        found = exact.evidence(words, exact.passage_tokens(hit.chunk.context, hit.chunk.text))
+        if (found.quoted == 1.0) if words.quoted else found.phrase == 1.0:
+            held.add(hit.chunk.chunk_id)
+    return frozenset(held)
+
+
+_DEPRECATED = re.compile(
+    r"@deprecated\b|\[Obsolete\b|#\[deprecated\b|\bDeprecationWarning\b|^\s*(//|#)\s*Deprecated:",
+    re.IGNORECASE | re.MULTILINE,
+)
+_COMMENTS = re.compile(
+    r"/\*.*?\*/|(\"\"\"|''').*?\1|(^|\s)//[^\n]*|^\s*#(?![\[!]|include|define)[^\n]*", re.DOTALL | re.M
+)
+_THROWS = re.compile(
+    r"^(throw|raise)\b[^;]*;?$|^(panic!?|unimplemented!|todo!|unreachable!)\s*\(.*\)\s*;?$", re.DOTALL
+)
+_CALL = re.compile(r"^(return\s+)?(await\s+)?(new\s+)?[\w$]+(?:(?:\.|::|->|\?\.)[\w$]+)*\s*\(")
+STUB_LINES = 15  # a function longer than this is no stub, whatever it says
+
+
+def is_stub(chunk: Chunk) -> bool:
+    """A function or method chunk that does no work: marked deprecated, or its body (comments left out) is
+    one ``throw``/``raise``/``panic!`` or one call (``return other(…)``, ``delegate.run(x);``). Regular
+    expressions over the text, the same for every language; a chunk that is no function is never one."""
+    if chunk.metadata.get("symbol_kind") not in ("function", "method"):
+        return False
+    text = _COMMENTS.sub(" ", chunk.text)
+    if len([line for line in text.splitlines() if line.strip()]) > STUB_LINES:
+        return False
+    if _DEPRECATED.search(chunk.text):
+        return True
+    body = " ".join(_body(text).split()).rstrip(";").strip()
+    if not body:
+        return False
+    return bool(_THROWS.match(body)) or _one_call(body)
+
+
+def _body(text: str) -> str:
+    """A function's body: between its first ``{`` and its last ``}``; a Python ``def``'s after the line
+    ending its header; an arrow function's after ``=>``."""
+    python = re.search(r"^\s*(async\s+)?def\b[^\n]*?\)[^\n]*?:[ \t]*(.*)$", text, re.MULTILINE | re.DOTALL)
+    if python:
+        return python.group(2)
+    if "{" in text and text.rstrip().endswith("}"):
+        return text[text.index("{") + 1 : text.rstrip().rindex("}")]
+    return text.split("=>", 1)[1] if "=>" in text else ""
+
+
+def _one_call(body: str) -> bool:
+    """The body is one call from its first ``(`` to the end (``return a(b) + c(d)`` is not)."""
+    start = _CALL.match(body)
+    if not start:
+        return False
+    depth = 0
+    for i in range(start.end() - 1, len(body)):
+        depth += {"(": 1, ")": -1}.get(body[i], 0)
+        if depth == 0:
+            return i == len(body) - 1
+    return False

@@ -31,6 +31,16 @@ MAX_LOG_RATIO = 6.0
 # stays out of the way where one arm dominates. 1.0 is the largest value that cost nothing measurable on
 # any set left out (benchmarks/quality/fusion_lodo.py, docs/benchmarks.md "Fusion, chosen leave-one-dataset-out").
 CONSENSUS = 1.0
+# Exact-match evidence (``search/exact.py``) for what agents send besides questions. A query of at most
+# SHORT_WORDS content words (a name, a rare word, two words) moves the weights towards the keyword arm —
+# the dense arm reads little into one word — by exp(−SHORT·(3 − n)/2), and its candidates gain COVERAGE ×
+# the share of its words they hold; a candidate holding the whole query word for word (a phrase copied
+# from a document) gains PHRASE (z units). Longer questions are left as they were: their words' coverage
+# is noise there (CoSQA dev −0.004 nDCG@10). Chosen on the query-style battery leave-one-set-out and
+# leave-one-style-out (benchmarks/quality/exact_lodo.py; docs/benchmarks.md "Query styles").
+COVERAGE, PHRASE, SHORT = 2.0, 2.0, 4.0
+SHORT_WORDS = 2
+QUOTED = 10.0  # a passage holding the query's quoted phrase(s) whole: above every one that does not
 
 
 def rrf(
@@ -116,12 +126,37 @@ def zscore_fusion(
 
 def adaptive_fusion(
     ranked_lists: Mapping[str, Sequence[ArmHit]],
+    words: int = 0,
+    evidence: Mapping[int, tuple[float, float, float]] | None = None,
 ) -> tuple[list[tuple[int, float]], dict[str, float]]:
     """Z-score fusion under ``adaptive_weights``, with agreement between the arms rewarded as far as the
-    weights are even (``CONSENSUS``); the fused list and the weights used."""
+    weights are even (``CONSENSUS``); the fused list and the weights used.
+
+    ``words``: how many content words the query has (0: not read); ``evidence``: (coverage, phrase, quoted)
+    of the candidates read (``search/exact.py``; the others hold nothing of the query word for word).
+    """
     weights = adaptive_weights(ranked_lists)
+    short = 0 < words <= SHORT_WORDS
+    if short and "semantic" in weights:
+        weights["semantic"] *= math.exp(-SHORT * (SHORT_WORDS + 1 - words) / 2)
     balance = 2 * min(weights.values()) / sum(weights.values())
-    return zscore_fusion(ranked_lists, weights=weights, consensus=CONSENSUS * balance), weights
+    fused = zscore_fusion(ranked_lists, weights=weights, consensus=CONSENSUS * balance)
+    if evidence:
+        fused = sorted(
+            (
+                (chunk_id, score + _exact_bonus(evidence[chunk_id], short))
+                if chunk_id in evidence
+                else (chunk_id, score)
+                for chunk_id, score in fused
+            ),
+            key=lambda item: (-item[1], item[0]),
+        )
+    return fused, weights
+
+
+def _exact_bonus(evidence: tuple[float, float, float], short: bool) -> float:
+    coverage, phrase, quoted = evidence
+    return (COVERAGE * coverage if short else 0.0) + PHRASE * phrase + QUOTED * quoted
 
 
 def zscore_relevance(score: float, arms: int) -> float:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 
 from retrievo.errors import EmbedderUnavailable
 from retrievo.models import AnswerSignals, ArmHit, Chunk, Filters, Hit, Kind, SearchMode, SearchResult
-from retrievo.search import coverage
+from retrievo.search import coverage, exact
 from retrievo.search.calibration import calibrated
 from retrievo.search.fusion import (
     DEFAULT_FUSION,
@@ -49,6 +49,7 @@ LEXICAL_ONLY = coverage.LEXICAL_ONLY
 # Threads that run hybrid searches' keyword and structural arms beside the dense arm (each search
 # waits for its own; more concurrent searches than this queue for a thread, the cores being busy anyway).
 ARM_THREADS = 8
+EXACT_KEYWORD, EXACT_SEMANTIC = 30, 10  # candidates read word for word (search/exact.py)
 CORES = os.cpu_count() or 1
 
 
@@ -192,6 +193,7 @@ def _run_search(
         structural = structure_arm()
     weights = options.weights
     adaptive = options.fusion == "adaptive" and weights is None
+    fetched: dict[int, Chunk] = {}
     if options.fusion == "rrf":
         if structural:
             arms[STRUCTURE] = structural
@@ -202,7 +204,8 @@ def _run_search(
             return min(1.0, score / ceiling) if ceiling else 0.0
     else:
         if adaptive:
-            fused, weights = adaptive_fusion(arms)
+            words, evidence = _exact_evidence(store, query, arms, fetched)
+            fused, weights = adaptive_fusion(arms, words, evidence)
         else:
             fused = zscore_fusion(arms, weights=weights)
         fused = _with_structure(fused, structural)
@@ -221,10 +224,9 @@ def _run_search(
         return calibrate(chunk_id) if calibrate is not None else fallback(score)
 
     ranks = {arm: {hit.chunk_id: hit for hit in hits} for arm, hits in arms.items()}
-    fetched: dict[int, Chunk] = {}
     if options.reranker is not None and fused:
         depth_ids = [chunk_id for chunk_id, _ in fused[: max(options.rerank_depth, options.limit)]]
-        fetched = store.get_chunks(depth_ids)
+        fetched.update(store.get_chunks([i for i in depth_ids if i not in fetched]))
         reranked = rerank(
             options.reranker, query, fused, {i: c.text for i, c in fetched.items()}, options.rerank_depth
         )
@@ -342,6 +344,31 @@ def _select(
             spans.append((chunk.start, chunk.end, chunk.chunker))
             selected.append((chunk_id, score, relevance))
     return selected, fetched
+
+
+def _exact_evidence(
+    store: Store, query: str, arms: Mapping[str, list[ArmHit]], fetched: dict[int, Chunk]
+) -> tuple[int, dict[int, tuple[float, float, float]]]:
+    """The query's content-word count and, for the keyword arm's first ``EXACT_KEYWORD`` and the dense
+    arm's first ``EXACT_SEMANTIC`` candidates, what they hold of it word for word (``search/exact.py``);
+    the chunks read join ``fetched``. Deeper candidates change nothing measurable on the battery."""
+    words = exact.query_words(query)
+    if words.empty:
+        return 0, {}
+    ids = list(dict.fromkeys(
+        [h.chunk_id for h in arms.get(KEYWORD, [])[:EXACT_KEYWORD]]
+        + [h.chunk_id for h in arms.get(SEMANTIC, [])[:EXACT_SEMANTIC]]
+    ))  # fmt: skip
+    missing = [chunk_id for chunk_id in ids if chunk_id not in fetched]
+    if missing:
+        fetched.update(store.get_chunks(missing))
+    evidence = {}
+    for chunk_id in ids:
+        chunk = fetched.get(chunk_id)
+        if chunk is not None:
+            found = exact.evidence(words, exact.passage_tokens(chunk.context, chunk.text))
+            evidence[chunk_id] = (found.coverage, found.phrase, found.quoted)
+    return len(words.content), evidence
 
 
 def _with_structure(fused: list[tuple[int, float]], structural: list[ArmHit]) -> list[tuple[int, float]]:

@@ -1,0 +1,1 @@
+"""Training data for a learned "issue text -> file to edit" ranker (issue #59)."""

@@ -1,0 +1,427 @@
+"""The query-style battery (issue 55): every style of query an agent sends, over every corpus at hand.
+
+Each set is written as files (one document or snippet per file, the way a person's folder holds them) and
+indexed by ``retrievo index`` into its own SQLite file; the queries are generated from the files without
+hand labels, the gold being the file a query was taken from:
+
+- ``word``: one word of the title (or, for code, of an identifier) that no other title has, the rarest in
+  the set; ``two``: two such words; ``title``: the title (first heading) verbatim;
+- ``phrase``: five consecutive words from the body; ``quoted``: the same in double quotes;
+- ``identifier``: a name a file alone defines (``exportSvg``, ``export_svg``); ``split``: its words
+  (``export svg``); ``dotted``: ``Class.method`` (Python);
+- ``question``: the set's own judged questions (SciFact claims, the Anthropic set's questions, CoSQA's
+  queries), gold = the files of their judged passages.
+
+For every query the keyword and dense arms' top 100 (chunk ids and raw scores) and the texts of those
+chunks are cached (``--work``), so fusions and re-scorers are scored offline with retrievo's own functions;
+``engine`` is what ``Engine.search`` answers with every default (re-scorers included). hit@1 / hit@10 by
+file.
+
+    .venv/bin/python -m benchmarks.query_styles build --work /tmp/qs            # files, indexes, arms
+    .venv/bin/python -m benchmarks.query_styles rerun --work /tmp/qs            # the engine's answers again
+    .venv/bin/python -m benchmarks.query_styles report --work /tmp/qs --json benchmarks/results/query-styles-DATE.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+PER_STYLE = 80
+SEED = 55
+STOP = frozenset(
+    "a an and are as at be but by for from has have how i if in into is it its of on or so such that the their "
+    "then there these they this to was we were what when where which while who why will with you your not no "
+    "can do does using use used based self none true false return def class import".split()
+)
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+")
+DEFINES = re.compile(
+    r"^\s*(?:async\s+)?(?:def|class|function|fn|func|struct|interface|type)\s+([A-Za-z_]\w+)", re.M
+)
+
+Query = dict[str, Any]
+
+
+def words_of(text: str) -> list[str]:
+    parts: list[str] = []
+    for token in WORD.findall(text):
+        for piece in re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", token).replace("_", " ").split():
+            parts.append(piece.lower())
+    return parts
+
+
+def split_identifier(name: str) -> str:
+    return " ".join(w.lower() for w in re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).replace("_", " ").split())
+
+
+# ---- the sets, written as files ------------------------------------------------------------------------
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _qrels(path: Path) -> dict[str, set[str]]:
+    judged: dict[str, set[str]] = defaultdict(set)
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+        query_id, doc_id, score = line.split("\t")[:3]
+        if int(score) > 0:
+            judged[query_id].add(doc_id)
+    return judged
+
+
+def write_scifact(folder: Path) -> list[Query]:
+    """600 abstracts as Markdown (``# title`` first): every one a test claim judges, then others."""
+    corpus = {d["_id"]: d for d in _jsonl(DATA / "scifact" / "corpus.jsonl")}
+    judged = _qrels(DATA / "scifact" / "qrels" / "test.tsv")
+    wanted = list(dict.fromkeys(doc for docs in judged.values() for doc in sorted(docs)))
+    wanted += [doc for doc in corpus if doc not in set(wanted)][: max(0, 600 - len(wanted))]
+    for doc in wanted:
+        item = corpus[doc]
+        (folder / f"{doc}.md").write_text(f"# {item['title']}\n\n{item['text']}\n", encoding="utf-8")
+    queries = {q["_id"]: q["text"] for q in _jsonl(DATA / "scifact" / "queries.jsonl")}
+    return [
+        {"style": "question", "text": queries[q], "gold": sorted(f"{d}.md" for d in docs)}
+        for q, docs in judged.items()
+        if q in queries
+    ]
+
+
+def write_cosqa(folder: Path) -> list[Query]:
+    """The dev queries' judged snippets, then others, to 600 Python files."""
+    corpus = {d["_id"]: d for d in _jsonl(DATA / "cosqa_dev" / "corpus.jsonl")}
+    judged = _qrels(DATA / "cosqa_dev" / "qrels" / "dev.tsv")
+    wanted = list(dict.fromkeys(doc for docs in judged.values() for doc in sorted(docs)))[:500]
+    wanted += [doc for doc in corpus if doc not in set(wanted)][: max(0, 600 - len(wanted))]
+    for doc in wanted:
+        (folder / f"{doc}.py").write_text(corpus[doc]["text"] + "\n", encoding="utf-8")
+    queries = {q["_id"]: q["text"] for q in _jsonl(DATA / "cosqa_dev" / "queries.jsonl")}
+    kept = set(wanted)
+    return [
+        {"style": "question", "text": queries[q], "gold": sorted(f"{d}.py" for d in docs)}
+        for q, docs in judged.items()
+        if q in queries and docs <= kept
+    ]
+
+
+def write_anthropic(folder: Path) -> list[Query]:
+    """The 90 whole files under their repositories' paths (from the questions' metadata)."""
+    base = DATA / "anthropic_codebase"
+    documents = json.loads((base / "documents.json").read_text(encoding="utf-8"))
+    judged = _qrels(base / "qrels" / "test.tsv")
+    queries = _jsonl(base / "queries.jsonl")
+    path_of: dict[str, str] = {}
+    for query in queries:
+        meta = query.get("metadata") or {}
+        for chunk in judged.get(query["_id"], ()):
+            doc = chunk.rsplit("_chunk_", 1)[0]
+            if meta.get("relative_path"):
+                repo = str(meta.get("repo_name", "repo")).replace("/", "__")
+                path_of.setdefault(doc, f"{repo}/{meta['relative_path'].lstrip('/')}")
+    for item in documents:
+        relative = path_of.get(item["doc_id"], f"other/{item['doc_id']}.txt")
+        target = folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(item["content"], encoding="utf-8")
+    return [
+        {
+            "style": "question",
+            "text": q["text"],
+            "gold": sorted(
+                {
+                    path_of[c.rsplit("_chunk_", 1)[0]]
+                    for c in judged[q["_id"]]
+                    if c.rsplit("_chunk_", 1)[0] in path_of
+                }
+            ),
+        }
+        for q in queries
+        if q["_id"] in judged
+    ]
+
+
+def write_click(folder: Path) -> list[Query]:
+    """The click repository as it is in ../shared/data/code/click (source, tests, docs, examples)."""
+    source = DATA / "code" / "click"
+    for path in source.rglob("*"):
+        if path.is_file() and ".git" not in path.parts:
+            target = folder / path.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+    return []
+
+
+SETS: dict[str, Callable[[Path], list[Query]]] = {
+    "scifact": write_scifact,
+    "cosqa": write_cosqa,
+    "anthropic": write_anthropic,
+    "click": write_click,
+}
+DOCUMENT_SETS = {"scifact"}  # titles and prose; the others are code
+
+
+# ---- queries generated from the files ------------------------------------------------------------------
+
+
+def generated(folder: Path, prose: bool, rng: random.Random) -> list[Query]:
+    """Queries from the files. Rarity and uniqueness are judged on the words as the keyword arm indexes
+    them (stemmed: "chains" is as common as "chain"), so a query's gold is the one file that holds it."""
+    from retrievo.store.tokenizer import shared_tokenizer
+
+    tokenizer = shared_tokenizer()
+    files = {
+        str(p.relative_to(folder)): p.read_text(encoding="utf-8", errors="replace")
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+        and p.suffix
+        in {".md", ".py", ".rs", ".ts", ".js", ".go", ".java", ".rst", ".txt", ".c", ".cpp", ".cs"}
+    }
+    stems = {name: tokenizer.tokens(" ".join(words_of(text))) for name, text in files.items()}
+    frequency = Counter(w for terms in stems.values() for w in set(terms))
+    flat = {name: " " + " ".join(terms) + " " for name, terms in stems.items()}
+    titles = {
+        name: (text.split("\n", 1)[0].lstrip("# ").strip() if prose else "") for name, text in files.items()
+    }
+    title_frequency = Counter(w for t in titles.values() for w in set(tokenizer.tokens(t)))
+    defined: dict[str, list[str]] = defaultdict(list)
+    for name, text in files.items():
+        for identifier in set(DEFINES.findall(text)):
+            defined[identifier].append(name)
+
+    def stem(word: str) -> str:
+        found = tokenizer.tokens(word)
+        return found[0] if found else word
+
+    queries: dict[str, list[Query]] = defaultdict(list)
+    for name, text in files.items():
+        if prose:
+            pool = [
+                w
+                for w in set(words_of(titles[name]))
+                if w not in STOP and len(w) >= 4 and title_frequency[w] == 1
+            ]
+        else:
+            pool = [w for w in set(words_of(text)) if w not in STOP and len(w) >= 5 and frequency[w] == 1]
+        pool.sort(key=lambda w: (frequency[w], w))
+        if pool:
+            queries["word"].append({"text": pool[0], "gold": [name]})
+        if len(pool) >= 2:
+            queries["two"].append({"text": f"{pool[0]} {pool[1]}", "gold": [name]})
+        if prose and len(titles[name].split()) >= 3:
+            queries["title"].append({"text": titles[name], "gold": [name]})
+        body = text.split("\n", 1)[1] if prose and "\n" in text else text
+        lines = [line.split() for line in body.splitlines() if len(line.split()) >= 5]
+        for _ in range(8 if lines else 0):  # a run of five words no other file holds
+            line = rng.choice(lines)
+            start = rng.randrange(0, len(line) - 4)
+            phrase = " ".join(t.strip(".,;:()[]{}\"'`") for t in line[start : start + 5]).strip()
+            if len(words_of(phrase)) >= 3 and _only_in(
+                " ".join(tokenizer.tokens(" ".join(words_of(phrase)))), name, flat
+            ):
+                queries["phrase"].append({"text": phrase, "gold": [name]})
+                queries["quoted"].append({"text": f'"{phrase}"', "gold": [name]})
+                break
+        if not prose:
+            own = sorted(
+                i
+                for i in set(DEFINES.findall(text))
+                if len(defined[i]) == 1 and len(split_identifier(i).split()) >= 2
+            )
+            if own:
+                identifier = rng.choice(own)
+                queries["identifier"].append({"text": identifier, "gold": [name]})
+                queries["split"].append({"text": split_identifier(identifier), "gold": [name]})
+            if name.endswith(".py"):
+                pairs = _class_methods(text)
+                if pairs:
+                    queries["dotted"].append({"text": rng.choice(pairs), "gold": [name]})
+    out: list[Query] = []
+    for style, items in queries.items():
+        rng.shuffle(items)
+        out += [{"style": style, **item} for item in items[:PER_STYLE]]
+    return out
+
+
+def _only_in(words: str, name: str, flat: dict[str, str]) -> bool:
+    return not any(f" {words} " in text for other, text in flat.items() if other != name)
+
+
+def _class_methods(text: str) -> list[str]:
+    pairs, current = [], None
+    for line in text.splitlines():
+        if match := re.match(r"class\s+([A-Za-z_]\w*)", line):
+            current = match.group(1)
+        elif current and (match := re.match(r"\s+(?:async\s+)?def\s+([a-z]\w*)", line)):
+            if not match.group(1).startswith("__"):
+                pairs.append(f"{current}.{match.group(1)}")
+        elif line and not line[0].isspace():
+            current = None
+    return pairs
+
+
+# ---- build: files, index, arms -------------------------------------------------------------------------
+
+
+def build(work: Path, names: Iterable[str]) -> None:
+    from retrievo.config import Config
+    from retrievo.engine import Engine
+    from retrievo.models import Filters
+
+    for name in names:
+        folder, db, cache = work / name / "files", work / name / "index.db", work / f"{name}.json"
+        if cache.exists():
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        questions = SETS[name](folder)
+        rng = random.Random(f"{SEED}-{name}")
+        questions = sorted(questions, key=lambda q: q["text"])
+        rng.shuffle(questions)
+        queries = generated(folder, name in DOCUMENT_SETS, rng) + questions[:150]
+        engine = Engine(Config(db=db, collection=name))
+        started = time.perf_counter()
+        report = engine.index([folder])
+        print(f"{name}: indexed {report} in {time.perf_counter() - started:.0f} s")
+        store = engine._open_store(create=False)
+        embedder = engine.embedder
+        assert embedder is not None
+        texts: dict[int, str] = {}
+        contexts: dict[int, str] = {}
+        paths: dict[int, str] = {}
+        for query in queries:
+            vector = embedder.embed_query(query["text"])
+            query["keyword"] = [
+                [h.chunk_id, h.score] for h in store.keyword_search(name, query["text"], Filters(), 100)
+            ]
+            query["semantic"] = [
+                [h.chunk_id, h.score]
+                for h in store.vector_search(name, embedder.model_id, vector, Filters(), 100)
+            ]
+            answer = engine.search(query["text"], collection=name, limit=10)
+            query["engine"] = [h.chunk.path for h in answer.hits]
+            query["engine_relevance"] = [h.relevance for h in answer.hits]
+            missing = sorted({c for c, _ in query["keyword"] + query["semantic"]} - set(texts))
+            for chunk_id, chunk in store.get_chunks(missing).items():
+                texts[chunk_id] = chunk.text
+                contexts[chunk_id] = chunk.context
+                paths[chunk_id] = chunk.path
+        engine.close()
+        prefix = str(folder.resolve()) + "/"
+        cache.write_text(
+            json.dumps({
+                "queries": queries,
+                "texts": {str(k): v for k, v in texts.items()},
+                "contexts": {str(k): v for k, v in contexts.items()},
+                "paths": {str(k): v.removeprefix(prefix) for k, v in paths.items()},
+                "engine_prefix": prefix,
+            }),
+            encoding="utf-8",
+        )  # fmt: skip
+        print(f"{name}: {len(queries)} queries cached")
+
+
+def rerun(work: Path, names: Iterable[str]) -> None:
+    """The engine's answers again (after a ranking change), over the indexes and queries already built."""
+    from retrievo.config import Config
+    from retrievo.engine import Engine
+
+    for name in names:
+        cache = work / f"{name}.json"
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        engine = Engine(Config(db=work / name / "index.db", collection=name))
+        for query in data["queries"]:
+            answer = engine.search(query["text"], collection=name, limit=10)
+            query["engine"] = [h.chunk.path for h in answer.hits]
+            query["engine_relevance"] = [h.relevance for h in answer.hits]
+        engine.close()
+        cache.write_text(json.dumps(data), encoding="utf-8")
+        print(f"{name}: {len(data['queries'])} queries searched again")
+
+
+# ---- report --------------------------------------------------------------------------------------------
+
+
+def load(work: Path) -> dict[str, dict[str, Any]]:
+    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(work.glob("*.json"))}
+
+
+def files_in_order(chunk_ids: Iterable[int], paths: dict[str, str]) -> list[str]:
+    seen: list[str] = []
+    for chunk_id in chunk_ids:
+        path = paths.get(str(chunk_id))
+        if path is not None and path not in seen:
+            seen.append(path)
+    return seen
+
+
+def hits(ranked: list[str], gold: list[str]) -> tuple[float, float]:
+    return float(bool(ranked[:1]) and ranked[0] in gold), float(any(f in gold for f in ranked[:10]))
+
+
+def modes(data: dict[str, Any], query: Query) -> dict[str, list[str]]:
+    """The files each mode ranks for ``query``: the arms alone, the engine's answer, offline fusions."""
+    from benchmarks.quality.fusion_adaptive import arms_of
+    from retrievo.search import fusion as f
+
+    paths = data["paths"]
+    arms = arms_of(query, 100)
+    prefix = data["engine_prefix"]
+    return {
+        "keyword": files_in_order((h.chunk_id for h in arms["keyword"]), paths),
+        "semantic": files_in_order((h.chunk_id for h in arms["semantic"]), paths),
+        "engine": [p.removeprefix(prefix) for p in query["engine"]],
+        "adaptive": files_in_order((c for c, _ in f.adaptive_fusion(arms)[0]), paths),
+        "rrf": files_in_order((c for c, _ in f.rrf(arms)), paths),
+    }
+
+
+def report(work: Path) -> dict[str, Any]:
+    table: dict[str, dict[str, dict[str, list[float]]]] = {}
+    for name, data in load(work).items():
+        for query in data["queries"]:
+            ranked = modes(data, query)
+            row = table.setdefault(f"{name}/{query['style']}", {})
+            for mode, files in ranked.items():
+                row.setdefault(mode, []).append(hits(files, query["gold"])[0])
+                row.setdefault(mode + "@10", []).append(hits(files, query["gold"])[1])
+    return {
+        key: {mode: round(sum(v) / len(v), 3) for mode, v in row.items()}
+        | {"n": len(next(iter(row.values())))}
+        for key, row in table.items()
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=["build", "rerun", "report"])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/qs"))
+    parser.add_argument("--sets", default=",".join(SETS))
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    if args.action == "build":
+        build(args.work, args.sets.split(","))
+        return
+    if args.action == "rerun":
+        rerun(args.work, args.sets.split(","))
+        return
+    result = report(args.work)
+    modes_shown = ["keyword", "semantic", "engine", "adaptive", "rrf"]
+    print(f"{'set/style':24} {'n':>4} " + " ".join(f"{m[:8]:>13}" for m in modes_shown))
+    for key, row in result.items():
+        print(
+            f"{key:24} {row['n']:4} "
+            + " ".join(f"{row[m]:.2f}/{row[m + '@10']:.2f}".rjust(13) for m in modes_shown)
+        )
+    if args.json:
+        args.json.write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "rows": result}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""Queries that are not questions (issue 55): one rare word, a quoted phrase, a phrase copied from a document.
+
+Through ``search`` and ``search_library`` on SQLite and PostgreSQL (``make_engine``), and through the MCP
+server with the SDK's real client over stdio. The library's other abstracts are about the same things in
+other words, so the dense arm alone ranks them close; only the exact words tell the passage asked for.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+from retrievo import Config, Engine
+from retrievo.search import exact
+
+ABSTRACTS = {
+    "par2.md": "# Activation of proteinase-activated receptor 2 in the colon\n\nTrypsin cleaves the receptor's "
+    "amino terminus; the new end binds the receptor itself. In the colon this signalling drives "
+    "inflammation and pain in mice.",
+    "thrombin.md": "# Thrombin signalling in platelets\n\nThrombin cuts a G protein-coupled receptor on "
+    "platelets, which then aggregate. Enzymes that cut receptors switch on signalling in many cells.",
+    "protease.md": "# Enzymes that cut proteins in the gut\n\nDigestive enzymes in the intestine cleave "
+    "dietary proteins. Their activity in the colon is controlled by inhibitors made by the epithelium; "
+    "trypsin binds there and the receptor was activated in a few cells only.",
+    "itch.md": "# Itch and pain from skin enzymes\n\nSkin proteases activate sensory neurons and cause itch "
+    "and inflammation. Mice without the receptor scratch less.",
+    "asthma.md": "# Airway inflammation and protease allergens\n\nHouse dust mite allergens are enzymes that "
+    "break barriers in the lung, and the immune response that follows narrows the airways.",
+    "tumour.md": "# Tumour growth in mice fed a high-fat diet\n\nMice on the diet grew larger tumours; the "
+    "tumour cells took up fatty acids and divided faster.",
+}
+RARE = "proteinase"
+PHRASE = "this signalling drives inflammation and pain"  # copied from par2.md's body
+QUOTED = '"receptor was activated"'  # only protease.md holds it as written; others hold the words apart
+
+
+def _corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "abstracts"
+    folder.mkdir()
+    for name, text in ABSTRACTS.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def _first(engine: Engine, query: str) -> str:
+    hits = engine.search(query, limit=5).hits
+    assert hits, query
+    return Path(hits[0].chunk.path).name
+
+
+def test_a_rare_word_a_quoted_phrase_and_a_copied_phrase_find_their_document_on_both_stores(
+    make_engine: Any, tmp_path: Path
+) -> None:
+    engine = make_engine()
+    engine.index([_corpus(tmp_path)])
+    assert _first(engine, RARE) == "par2.md"
+    assert _first(engine, RARE.upper() + "S") == "par2.md"  # any case, any inflection (the stemmer)
+    assert _first(engine, PHRASE) == "par2.md"
+    assert _first(engine, QUOTED) == "protease.md"
+    library = engine.library(RARE, min_similarity=0.0)
+    assert Path(library.entries[0].document.best.chunk.path).name == "par2.md"
+    library = engine.library(QUOTED, min_similarity=0.0)
+    assert Path(library.entries[0].document.best.chunk.path).name == "protease.md"
+
+
+def test_exact_evidence_reads_words_as_the_keyword_arm_indexes_them() -> None:
+    words = exact.query_words("Servers")
+    assert exact.evidence(words, exact.passage_tokens("", "The server list")).coverage == 1.0
+    phrase = exact.query_words("signalling drives inflammation")
+    held = exact.evidence(phrase, exact.passage_tokens("", "this signalling drives inflammation in mice"))
+    apart = exact.evidence(phrase, exact.passage_tokens("", "inflammation drives signalling"))
+    assert (held.coverage, held.phrase) == (1.0, 1.0)
+    assert apart.coverage == 1.0 and apart.phrase == 0.0
+    quoted = exact.query_words('mice "receptor was activated"')
+    assert exact.evidence(quoted, exact.passage_tokens("", "the receptor was activated")).quoted == 1.0
+    assert exact.evidence(quoted, exact.passage_tokens("", "the receptor is activated")).quoted == 0.0
+    assert exact.query_words("the of and").content  # only stop words: they are what was asked for
+    assert exact.evidence(exact.query_words(""), ["x"]) == exact.Evidence(0.0, 0.0)
+
+
+def test_the_same_queries_through_the_mcp_server(tmp_path: Path, minilm: Any) -> None:
+    db = tmp_path / "styles.db"
+    with Engine(Config(db=db), embedder=minilm) as engine:
+        engine.index([_corpus(tmp_path)])
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(db), "--tools", "all"]
+    )
+    found: dict[str, str] = {}
+
+    async def main() -> None:
+        with anyio.fail_after(120):
+            async with Client(server) as client:
+                for query in (RARE, PHRASE, QUOTED):
+                    result = await client.call_tool("search", {"query": query, "limit": 3})
+                    assert not result.is_error, result.content
+                    assert result.structured_content is not None
+                    found[query] = Path(result.structured_content["results"][0]["path"]).name
+                result = await client.call_tool("search_library", {"query": RARE, "min_similarity": 0.0})
+                assert not result.is_error, result.content
+                assert result.structured_content is not None
+                found["library"] = str(result.structured_content["results"][0])
+
+    anyio.run(main)
+    assert found[RARE] == "par2.md" and found[PHRASE] == "par2.md" and found[QUOTED] == "protease.md"
+    assert "par2" in found["library"]
