@@ -17,7 +17,7 @@ from mcp import Client
 
 from conftest import HANDBOOK
 from retrievo import Config, Engine
-from retrievo.search.answer import NO_ANSWER, places
+from retrievo.search.answer import NO_ANSWER, capped
 from serving import cli, create_key, serving
 from test_mcp import _stdio, call, run_client
 
@@ -65,7 +65,7 @@ def test_relevance_falls_down_every_list_and_says_no_answer_from_python(
                 assert result.answerability is not None and 0 <= result.answerability <= 1
         answered = engine.search("How many weeks of parental leave?", limit=5, min_score=NO_ANSWER)
         assert answered.hits and "leave" in answered.hits[0].chunk.path
-        assert answered.hits[0].relevance == pytest.approx(answered.answerability, abs=1e-4)
+        assert answered.answerability is not None and answered.hits[0].relevance <= answered.answerability
         for nonsense in GIBBERISH:  # nothing passes the documented "no answer" threshold
             assert engine.search(nonsense, limit=10, min_score=NO_ANSWER).hits == ()
             assert engine.search(nonsense, limit=10).hits[0].relevance < NO_ANSWER
@@ -75,11 +75,9 @@ def test_relevance_falls_down_every_list_and_says_no_answer_from_python(
         assert [h.chunk.chunk_id for h in cut.hits] == [h.chunk.chunk_id for h in full.hits[:3]]
 
 
-def test_places_never_tie_and_keep_the_rankers_order() -> None:
-    shares = places([0.2, 0.9, 0.9, 0.1, 0.1, 0.0])
-    assert (
-        all(b < a for a, b in itertools.pairwise(shares)) and shares[0] == 1.0
-    )  # a hit ranked above a stronger one takes its evidence
+def test_relevance_never_ties_and_keeps_the_rankers_order() -> None:
+    values = capped([0.9, 0.9, 0.95, 0.1, 0.1])
+    assert all(b < a for a, b in itertools.pairwise(values)) and values[0] == 0.9  # capped, never raised
 
 
 def test_cli_json_and_table_fall_and_show_code_by_symbol(corpus: tuple[Path, Path]) -> None:

@@ -107,3 +107,23 @@ def test_the_same_queries_through_the_mcp_server(tmp_path: Path, minilm: Any) ->
     anyio.run(main)
     assert found[RARE] == "par2.md" and found[PHRASE] == "par2.md" and found[QUOTED] == "protease.md"
     assert "par2" in found["library"]
+
+
+def test_the_chunks_holding_a_phrase_s_words_are_the_same_on_both_stores(make_engine: Any, tmp_path: Path) -> None:
+    """``Store.chunks_holding``: every current chunk holding all the words (stemmed, any case), whatever
+    BM25 would rank; none for a word no chunk holds, at a point in time, or outside a filter."""
+    from retrievo.models import Filters, Kind
+
+    engine = make_engine()
+    engine.index([_corpus(tmp_path)])
+    store = engine._open_store(create=False)
+    chunks = store.get_chunks(store.chunks_holding("default", ["Receptors", "ACTIVATED"], Filters(), 50))
+    # itch.md's "activate" is "activated"'s stem: words, not their order or form
+    assert {Path(c.path).name for c in chunks.values()} == {"par2.md", "protease.md", "itch.md"}
+    assert store.chunks_holding("default", ["receptor", "xylophone"], Filters(), 50) == []
+    assert store.chunks_holding("default", ["receptor"], Filters(as_of="2020-01-01T00:00:00Z"), 50) == []
+    assert store.chunks_holding("default", ["receptor"], Filters(kinds=(Kind.CODE,)), 50) == []
+    assert len(store.chunks_holding("default", ["mice"], Filters(), 2)) == 2
+    # a quoted phrase whose holder the arms rank low still comes first: every holder is read
+    hits = engine.search('"house dust mite"', limit=3).hits
+    assert Path(hits[0].chunk.path).name == "asthma.md"

@@ -158,7 +158,8 @@ def test_both_fusions_rank_the_obvious_answer_first_with_relevance_in_range(
     result = engine.search("corporate credit card for travel", explain=True)
     assert "Corporate cards" in result.hits[0].chunk.context
     assert all(0.0 <= hit.relevance <= 1.0 for hit in result.hits)
-    assert result.hits[0].relevance == max(hit.relevance for hit in result.hits) > 0.5
+    # a hit's own probability (search/answer.py): the first reads at least "possible" under every fusion
+    assert result.hits[0].relevance == max(hit.relevance for hit in result.hits) > 0.4
     assert result.fusion_weights is not None and result.fusion_weights["keyword"] == 1.0
     assert result.fusion == fusion and engine.search("corporate card", mode="keyword").fusion is None
 

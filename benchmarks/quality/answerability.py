@@ -10,7 +10,8 @@ For every search (hybrid, keyword, semantic) the script records the answerabilit
 (``search/answer.py``) and each hit's own calibrated relevance before the final order is settled, then:
 - fits the answerability profiles holding each dataset out, and prints, on the held-out set, the share of
   unanswerable questions with nothing at or above ``--min-score`` (goal ≥ 90 %) and the share of answerable
-  questions whose first relevant hit (in the first 10) keeps a relevance at or above it (goal ≥ 95 %);
+  questions (a relevant hit in the first 10) whose first hit keeps a relevance at or above it (goal ≥ 95 %:
+  the first hit's relevance is the answerability, ``answer.relevances``);
 - with ``--write``, fits on all three and writes ``src/retrievo/search/answer.json``.
 
     .venv/bin/python -m benchmarks.quality.answerability --dbs /tmp/ev [--write] [--json out.json]
@@ -128,7 +129,7 @@ def relevances(row: dict[str, Any], w: np.ndarray, features: Sequence[str]) -> l
         return []
     z = w[0] + sum(c * row["readings"][f] for c, f in zip(w[1:], features, strict=True))
     a = 1 / (1 + math.exp(-max(-40.0, min(40.0, z))))
-    return [a * p for p in answer.places(row["own"])]
+    return answer.capped(answer.relevances(a, [a, *row["own"][1:]]))
 
 
 def rates(
@@ -138,9 +139,8 @@ def rates(
     for row in rows:
         values = relevances(row, w, features)
         if row["kind"] == "answer":
-            first = next((v for v, rel in zip(values, row["relevant"], strict=True) if rel), None)
-            if first is not None:
-                kept.append(first >= at)
+            if any(row["relevant"]):
+                kept.append(bool(values) and values[0] >= at)
         else:
             refused.append(all(v < at for v in values))
     return {"kept": round(float(np.mean(kept)), 3), "refused": round(float(np.mean(refused)), 3),

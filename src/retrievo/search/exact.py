@@ -31,6 +31,7 @@ class QueryWords:
     tokens: tuple[str, ...]  # every word of the query, in order, as the keyword arm indexes it
     content: frozenset[str]  # the words that are not stop words
     quoted: tuple[tuple[str, ...], ...]  # each double-quoted phrase's words
+    quoted_text: tuple[str, ...] = ()  # each double-quoted phrase as typed
 
     @property
     def empty(self) -> bool:
@@ -42,8 +43,9 @@ def query_words(query: str) -> QueryWords:
     tokens = tuple(tokenizer.tokens(query))
     stops = {stem for word in STOPWORDS for stem in tokenizer.tokens(word)}
     content = frozenset(t for t in tokens if t not in stops) or frozenset(tokens)
-    quoted = tuple(q for q in (tuple(tokenizer.tokens(m)) for m in QUOTED.findall(query)) if len(q) > 1)
-    return QueryWords(tokens, content, quoted)
+    phrases = [(m, tuple(tokenizer.tokens(m))) for m in QUOTED.findall(query)]
+    phrases = [(text, words) for text, words in phrases if len(words) > 1]
+    return QueryWords(tokens, content, tuple(w for _, w in phrases), tuple(t for t, _ in phrases))
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,9 @@ CONSENSUS = 1.0
 # the share of its words they hold; a candidate holding the whole query word for word (a phrase copied
 # from a document) gains PHRASE (z units). Longer questions are left as they were: their words' coverage
 # is noise there (CoSQA dev −0.004 nDCG@10). Chosen on the query-style battery leave-one-set-out and
-# leave-one-style-out (benchmarks/quality/exact_lodo.py; docs/benchmarks.md "Query styles").
-COVERAGE, PHRASE, SHORT = 2.0, 2.0, 4.0
+# leave-one-style-out (benchmarks/quality/exact_lodo.py; docs/benchmarks.md "Query styles"): 12 of 13
+# folds chose (1, 6, 6), the other (1, 4, 6).
+COVERAGE, PHRASE, SHORT = 1.0, 6.0, 6.0
 SHORT_WORDS = 2
 QUOTED = 10.0  # a passage holding the query's quoted phrase(s) whole: above every one that does not
 
@@ -142,15 +143,13 @@ def adaptive_fusion(
     balance = 2 * min(weights.values()) / sum(weights.values())
     fused = zscore_fusion(ranked_lists, weights=weights, consensus=CONSENSUS * balance)
     if evidence:
-        fused = sorted(
-            (
-                (chunk_id, score + _exact_bonus(evidence[chunk_id], short))
-                if chunk_id in evidence
-                else (chunk_id, score)
-                for chunk_id, score in fused
-            ),
-            key=lambda item: (-item[1], item[0]),
-        )
+        # A candidate neither arm returned (a quoted phrase's holder, found by its words) starts at the floor.
+        floor = min((score for _, score in fused), default=0.0)
+        scores = dict(fused)
+        for chunk_id, found in evidence.items():
+            if chunk_id in scores or found[2] > 0.0:
+                scores[chunk_id] = scores.get(chunk_id, floor) + _exact_bonus(found, short)
+        fused = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     return fused, weights
 
 

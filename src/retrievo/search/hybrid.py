@@ -39,6 +39,7 @@ from retrievo.search.rerank import DEFAULT_DEPTH, Reranker, rerank
 from retrievo.search.structure import structural_arm
 from retrievo.search.threads import limit_blas
 from retrievo.store.base import Store
+from retrievo.store.fts_query import query_terms
 
 KEYWORD, SEMANTIC, STRUCTURE = "keyword", "semantic", "structure"
 # z-score fusion: a chunk of a symbol the query names rises by this share of the fused scores' range
@@ -50,6 +51,7 @@ LEXICAL_ONLY = coverage.LEXICAL_ONLY
 # waits for its own; more concurrent searches than this queue for a thread, the cores being busy anyway).
 ARM_THREADS = 8
 EXACT_KEYWORD, EXACT_SEMANTIC = 30, 10  # candidates read word for word (search/exact.py)
+QUOTED_LOOKUP = 200  # chunks holding a quoted phrase's words, read to find those holding it in order
 CORES = os.cpu_count() or 1
 
 
@@ -204,7 +206,7 @@ def _run_search(
             return min(1.0, score / ceiling) if ceiling else 0.0
     else:
         if adaptive:
-            words, evidence = _exact_evidence(store, query, arms, fetched)
+            words, evidence = _exact_evidence(store, collection, query, options.filters, arms, fetched)
             fused, weights = adaptive_fusion(arms, words, evidence)
         else:
             fused = zscore_fusion(arms, weights=weights)
@@ -347,11 +349,17 @@ def _select(
 
 
 def _exact_evidence(
-    store: Store, query: str, arms: Mapping[str, list[ArmHit]], fetched: dict[int, Chunk]
+    store: Store,
+    collection: str,
+    query: str,
+    filters: Filters,
+    arms: Mapping[str, list[ArmHit]],
+    fetched: dict[int, Chunk],
 ) -> tuple[int, dict[int, tuple[float, float, float]]]:
     """The query's content-word count and, for the keyword arm's first ``EXACT_KEYWORD`` and the dense
-    arm's first ``EXACT_SEMANTIC`` candidates, what they hold of it word for word (``search/exact.py``);
-    the chunks read join ``fetched``. Deeper candidates change nothing measurable on the battery."""
+    arm's first ``EXACT_SEMANTIC`` candidates (deeper ones change nothing measurable on the battery) and,
+    for a quoted phrase, up to ``QUOTED_LOOKUP`` chunks holding all its words (``Store.chunks_holding``),
+    what they hold of it word for word (``search/exact.py``); the chunks read join ``fetched``."""
     words = exact.query_words(query)
     if words.empty:
         return 0, {}
@@ -359,6 +367,12 @@ def _exact_evidence(
         [h.chunk_id for h in arms.get(KEYWORD, [])[:EXACT_KEYWORD]]
         + [h.chunk_id for h in arms.get(SEMANTIC, [])[:EXACT_SEMANTIC]]
     ))  # fmt: skip
+    for phrase in words.quoted_text:  # a quoted phrase: every chunk holding its words is a candidate
+        ids += [
+            i
+            for i in store.chunks_holding(collection, query_terms(phrase), filters, QUOTED_LOOKUP)
+            if i not in ids
+        ]
     missing = [chunk_id for chunk_id in ids if chunk_id not in fetched]
     if missing:
         fetched.update(store.get_chunks(missing))

@@ -277,6 +277,14 @@ class Store(Protocol):
 
     def get_chunks(self, chunk_ids: Sequence[int]) -> dict[int, Chunk]: ...
 
+    def chunks_holding(
+        self, collection: str, words: Sequence[str], filters: Filters, limit: int
+    ) -> list[int]:
+        """Up to ``limit`` current chunks (any order) whose keyword text holds every one of ``words``, each
+        matched as the keyword arm indexes it (stemmed): the candidates of a quoted phrase, whose order the
+        caller checks (``search/exact.py``). Nothing at a point in time."""
+        ...
+
     def mark_indexed(self, collection: str) -> None: ...
 
     def writer_lock(self, collection: str) -> AbstractContextManager[None]:

@@ -10,6 +10,7 @@ of the query's terms are read.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,42 @@ def keyword_search(
         [collection_id, list(weights), list(weights.values()), collection_id, collection_id, *params, limit],
     ).fetchall()
     return [ArmHit(int(row[0]), rank, float(row[1])) for rank, row in enumerate(rows, start=1)]
+
+
+# A phrase's candidates are read from the postings of its rarest stems only: a chunk holding the phrase
+# holds them, and a common word's postings would be most of the collection's.
+RAREST_STEMS = 3
+
+
+def chunks_holding(
+    conn: psycopg.Connection[Any], collection_id: int, words: Sequence[str], filters: Filters, limit: int
+) -> list[int]:
+    """Current chunks holding every one of ``words`` (their stems), at most ``limit``: the postings of the
+    ``RAREST_STEMS`` rarest stems, intersected; none if a stem is in no chunk."""
+    stems = list(dict.fromkeys(stem for stem in query_stems(" ".join(words))))
+    if not stems:
+        return []
+    counted = dict(
+        conn.execute(
+            "SELECT term, df FROM term_stats WHERE collection_id = %s AND term = ANY(%s) AND df > 0",
+            (collection_id, stems),
+        ).fetchall()
+    )
+    if len(counted) < len(stems):
+        return []
+    rarest = sorted(stems, key=lambda stem: (int(counted[stem]), stem))[:RAREST_STEMS]
+    where, params = filter_sql(filters)
+    restrict = (
+        f" AND EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = p.chunk_id{where})"
+        if where
+        else ""
+    )
+    rows = conn.execute(
+        f"""SELECT p.chunk_id FROM postings p WHERE p.collection_id = %s AND p.term = ANY(%s){restrict}
+            GROUP BY p.chunk_id HAVING count(*) = %s LIMIT %s""",
+        [collection_id, rarest, *params, len(rarest), limit],
+    ).fetchall()
+    return [int(row[0]) for row in rows]
 
 
 def prune(conn: psycopg.Connection[Any], collection_id: int, stems: list[str]) -> list[str]:

@@ -48,6 +48,15 @@ class PostgresSearch(PostgresSideIndexes):
                 conn, collection_id, dimensions, vector, filters, limit, self.ef_search
             )
 
+    def chunks_holding(
+        self, collection: str, words: Sequence[str], filters: Filters, limit: int
+    ) -> list[int]:
+        if not words or filters.as_of is not None or limit <= 0:
+            return []
+        with self._conn() as conn:
+            collection_id = int(self._search_state(conn, collection)[0])
+            return search.chunks_holding(conn, collection_id, words, filters, limit)
+
     def get_chunks(self, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
         if not chunk_ids:
             return {}

@@ -99,6 +99,26 @@ class SQLiteSearch:
                 return [ArmHit(chunk_id, rank, score) for rank, (chunk_id, score) in enumerate(found, 1)]
         return keyword_search(db, collection_id, query, filters, limit, indexed[1], alone)
 
+    def chunks_holding(
+        self, collection: str, words: Sequence[str], filters: Filters, limit: int
+    ) -> list[int]:
+        """FTS5 (full detail: always kept, whatever serves the ranking) ANDs the words, each quoted."""
+        if not words or filters.as_of is not None or limit <= 0:
+            return []
+        where, params = filter_sql(filters)
+        expression = " AND ".join('"' + word.replace('"', '""') + '"' for word in words)
+        rows = (
+            self._reader()
+            .execute(
+                f"""SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
+                JOIN documents d ON d.id = c.document_id
+                WHERE chunks_fts MATCH ? AND c.collection_id = ? AND c.superseded_at IS NULL{where} LIMIT ?""",
+                [expression, self._collection_id(collection), *params, limit],
+            )
+            .fetchall()
+        )
+        return [int(row[0]) for row in rows]
+
     def vector_search(
         self, collection: str, model_id: str, vector: npt.NDArray[np.float32], filters: Filters, limit: int
     ) -> list[ArmHit]:
