@@ -109,7 +109,9 @@ def test_the_same_queries_through_the_mcp_server(tmp_path: Path, minilm: Any) ->
     assert "par2" in found["library"]
 
 
-def test_the_chunks_holding_a_phrase_s_words_are_the_same_on_both_stores(make_engine: Any, tmp_path: Path) -> None:
+def test_the_chunks_holding_a_phrase_s_words_are_the_same_on_both_stores(
+    make_engine: Any, tmp_path: Path
+) -> None:
     """``Store.chunks_holding``: every current chunk holding all the words (stemmed, any case), whatever
     BM25 would rank; none for a word no chunk holds, at a point in time, or outside a filter."""
     from retrievo.models import Filters, Kind

@@ -9,7 +9,11 @@ Tools and their defaults, asked as the tool asks the engine:
 - ``search_library`` with ``min_similarity`` 0.7 over SciFact: its claims against CoSQA queries and random
   strings;
 - ``search`` over click (code): SciFact claims and random strings (unanswerable) against the click
-  questions of ``benchmarks/code_search/tokens_to_answer.py`` (answerable: the gold file's first hit kept).
+  questions of ``benchmarks/code_search/tokens_to_answer.py``.
+
+Answerable questions (the tool found a gold item): ``answered``, the answer keeps something at the default
+threshold (not refused); ``kept``, the gold item's first hit itself is kept (since relevance is each hit's own
+probability, a relevant hit further down may read below it).
 
 The judged search sets (SciFact, the Anthropic code set, CoSQA) are reported by ``benchmarks/quality/answerability.py``.
 
@@ -42,14 +46,16 @@ Answer = Callable[[str], list[tuple[str, float]]]
 def rates(
     answer: Answer, at: float, answerable: Sequence[tuple[str, set[str]]], unanswerable: Sequence[str]
 ) -> dict[str, Any]:
-    kept = []
+    kept, answered = [], []
     for question, gold in answerable:
         found = answer(question)
         first = next((score for label, score in found if label in gold), None)
-        if first is not None:  # the tool found it: does its default threshold keep it?
+        if first is not None:  # the tool found it: does its default threshold keep it, and keep an answer?
             kept.append(first >= at)
+            answered.append(any(score >= at for _, score in found))
     refused = [not any(score >= at for _, score in answer(q)) for q in unanswerable]
-    return {"threshold": at, "answerable": len(kept), "kept": round(sum(kept) / max(1, len(kept)), 3),
+    return {"threshold": at, "answerable": len(kept), "answered": round(sum(answered) / max(1, len(answered)), 3),
+            "kept": round(sum(kept) / max(1, len(kept)), 3),
             "unanswerable": len(refused), "refused": round(sum(refused) / max(1, len(refused)), 3)}  # fmt: skip
 
 

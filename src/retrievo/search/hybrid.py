@@ -206,7 +206,13 @@ def _run_search(
             return min(1.0, score / ceiling) if ceiling else 0.0
     else:
         if adaptive:
-            words, evidence = _exact_evidence(store, collection, query, options.filters, arms, fetched)
+            # Exact-match evidence wherever words are searched (hybrid, keyword, lexical-only); semantic
+            # mode stays the dense arm's reading alone.
+            words, evidence = (
+                _exact_evidence(store, collection, query, options.filters, arms, fetched)
+                if KEYWORD in arms
+                else (0, {})
+            )
             fused, weights = adaptive_fusion(arms, words, evidence)
         else:
             fused = zscore_fusion(arms, weights=weights)
