@@ -19,6 +19,7 @@ file.
 
     .venv/bin/python -m benchmarks.query_styles build --work /tmp/qs            # files, indexes, arms
     .venv/bin/python -m benchmarks.query_styles rerun --work /tmp/qs            # the engine's answers again
+    .venv/bin/python -m benchmarks.query_styles foreign --work /tmp/qs          # unanswerable queries per style
     .venv/bin/python -m benchmarks.query_styles report --work /tmp/qs --json benchmarks/results/query-styles-DATE.json
 """
 
@@ -345,6 +346,76 @@ def rerun(work: Path, names: Iterable[str]) -> None:
         print(f"{name}: {len(data['queries'])} queries searched again")
 
 
+def foreign(work: Path, names: Iterable[str], per_style: int = 40) -> None:
+    """Unanswerable queries of every style: the other sets' ``word``, ``two``, ``phrase`` and ``quoted``
+    queries whose words no chunk of this set holds together (``Store.chunks_holding``), and strings of
+    random letters; each answer's first relevance is kept (refused: below ``--min-score 0.4``)."""
+    from retrievo.config import Config
+    from retrievo.engine import Engine
+    from retrievo.models import Filters
+    from retrievo.store.fts_query import query_terms
+
+    data = load(work)
+    rng = random.Random(SEED)
+    for name in names:
+        engine = Engine(Config(db=work / name / "index.db", collection=name))
+        store = engine._open_store(create=False)
+        rows = []
+        for style in ("word", "two", "phrase", "quoted"):
+            pool = [
+                q["text"]
+                for other, d in data.items()
+                if other != name
+                for q in d["queries"]
+                if q["style"] == style
+            ]
+            rng.shuffle(pool)
+            taken = 0
+            for text in pool:
+                if taken >= per_style:
+                    break
+                if store.chunks_holding(name, query_terms(text.strip('"')), Filters(), 1):
+                    continue  # this set holds those words: not unanswerable
+                answer = engine.search(text, collection=name, limit=10)
+                rows.append(
+                    {"style": style, "text": text, "first": answer.hits[0].relevance if answer.hits else 0.0}
+                )
+                taken += 1
+        for _ in range(per_style):
+            text = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(5, 12)))
+            answer = engine.search(text, collection=name, limit=10)
+            rows.append(
+                {"style": "random", "text": text, "first": answer.hits[0].relevance if answer.hits else 0.0}
+            )
+        engine.close()
+        (work / f"foreign-{name}.jsonl").write_text(
+            "\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8"
+        )
+        print(f"{name}: {len(rows)} unanswerable queries")
+
+
+def answerability_table(work: Path, at: float = 0.4) -> dict[str, dict[str, float]]:
+    """Per set and style: answerable queries whose first hit keeps ``at`` (``kept``), unanswerable ones with
+    nothing at ``at`` (``refused``)."""
+    out: dict[str, dict[str, float]] = {}
+    for name, data in load(work).items():
+        kept: dict[str, list[bool]] = defaultdict(list)
+        for q in data["queries"]:
+            kept[q["style"]].append(bool(q["engine_relevance"]) and q["engine_relevance"][0] >= at)
+        for style, values in kept.items():
+            out.setdefault(f"{name}/{style}", {})["kept"] = round(sum(values) / len(values), 3)
+        path = work / f"foreign-{name}.jsonl"
+        if path.exists():
+            refused: dict[str, list[bool]] = defaultdict(list)
+            for line in path.read_text(encoding="utf-8").splitlines():
+                row = json.loads(line)
+                refused[row["style"]].append(row["first"] < at)
+            for style, values in refused.items():
+                out.setdefault(f"{name}/{style}", {})["refused"] = round(sum(values) / len(values), 3)
+                out[f"{name}/{style}"]["unanswerable"] = len(values)
+    return out
+
+
 # ---- report --------------------------------------------------------------------------------------------
 
 
@@ -400,7 +471,7 @@ def report(work: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=["build", "rerun", "report"])
+    parser.add_argument("action", choices=["build", "rerun", "foreign", "report"])
     parser.add_argument("--work", type=Path, default=Path("/tmp/qs"))
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--json", type=Path)
@@ -411,6 +482,9 @@ def main() -> None:
     if args.action == "rerun":
         rerun(args.work, args.sets.split(","))
         return
+    if args.action == "foreign":
+        foreign(args.work, args.sets.split(","))
+        return
     result = report(args.work)
     modes_shown = ["keyword", "semantic", "engine", "adaptive", "rrf"]
     print(f"{'set/style':24} {'n':>4} " + " ".join(f"{m[:8]:>13}" for m in modes_shown))
@@ -419,8 +493,13 @@ def main() -> None:
             f"{key:24} {row['n']:4} "
             + " ".join(f"{row[m]:.2f}/{row[m + '@10']:.2f}".rjust(13) for m in modes_shown)
         )
+    answerable = answerability_table(args.work)
+    print("first hit kept at 0.4 (answerable) / refused (unanswerable: other sets' queries, random strings)")
+    for key, row in answerable.items():
+        print(f"{key:24} {row}")
     if args.json:
-        args.json.write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "rows": result}, indent=1) + "\n")
+        written = {"date": time.strftime("%Y-%m-%d"), "rows": result, "answerability": answerable}
+        args.json.write_text(json.dumps(written, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -178,11 +178,13 @@ def main() -> None:
             report["fitted"][f"{profile}/{name}"] = rates(
                 [r for r in mine if r["set"] == name], w, features, NO_ANSWER
             )
-    if args.write:
-        answer.COEFFICIENTS.write_text(json.dumps({
+    if args.write:  # the answerability profiles; the file's other entries (the hit model) are kept
+        data = json.loads(answer.COEFFICIENTS.read_text(encoding="utf-8"))
+        data.update({
             "fitted_on": "benchmarks/quality/answerability.py: scifact, anthropic_codebase, cosqa_dev — their own questions "
                          "against 100 of another set's and 100 random strings each; answerable rows weigh 3",
-            "profiles": profiles}, indent=2) + "\n")  # fmt: skip
+            "profiles": profiles})  # fmt: skip
+        answer.COEFFICIENTS.write_text(json.dumps(data, indent=2) + "\n")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
 
