@@ -61,6 +61,9 @@ def test_a_rare_word_a_quoted_phrase_and_a_copied_phrase_find_their_document_on_
     assert _first(engine, RARE.upper() + "S") == "par2.md"  # any case, any inflection (the stemmer)
     assert _first(engine, PHRASE) == "par2.md"
     assert _first(engine, QUOTED) == "protease.md"
+    # answerable as typed: the word, the phrase; a quoted phrase no passage holds is no answer
+    assert engine.search(RARE, min_score=0.4).hits and engine.search(QUOTED, min_score=0.4).hits
+    assert not engine.search('"receptor was digested"', min_score=0.4).hits
     library = engine.library(RARE, min_similarity=0.0)
     assert Path(library.entries[0].document.best.chunk.path).name == "par2.md"
     library = engine.library(QUOTED, min_similarity=0.0)

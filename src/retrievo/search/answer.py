@@ -118,8 +118,11 @@ def settle(result: SearchResult) -> SearchResult:
         return replace(result, answerability=0.0)
     hits = result.hits
     a = answerability(hits, result.query, signals)
-    if held(hits, result.query):
+    holds = held(hits, result.query)
+    if holds:
         a = max(a, HELD)
+    elif holds is None:  # a quoted phrase no passage holds: not found, whatever is near it in meaning
+        a = min(a, UNQUOTED)
     model = hit_model()
     values = capped(relevances(a, [model.probability(f) for f in hit_features(hits)]))
     settled = tuple(replace(hit, relevance=value) for hit, value in zip(hits, values, strict=True))
@@ -130,11 +133,14 @@ def settle(result: SearchResult) -> SearchResult:
 # words it holds every one of (a rare word's answerability read 0.3: 18–51 % of them kept at NO_ANSWER on the
 # query-style battery), the whole query word for word, or its quoted phrases (``search/exact.py``).
 HELD = 0.9
+UNQUOTED = 0.3  # a quoted phrase no hit holds: below NO_ANSWER (the query-style battery: refused 50–95 % → …)
 
 
-def held(hits: Sequence[Hit], query: str) -> bool:
+def held(hits: Sequence[Hit], query: str) -> bool | None:
     """Whether the first hit holds the query as typed (``HELD``); its words may lie in other passages of
-    the first hit's document among the first ``READ`` hits (two words a file holds in two functions)."""
+    the first hit's document among the first ``READ`` hits (two words a file holds in two functions).
+    None: the query quotes a phrase the first hit does not hold — the fusion puts every passage holding it
+    first, so none does."""
     words = exact.query_words(query)
     if words.empty:
         return False
@@ -143,7 +149,7 @@ def held(hits: Sequence[Hit], query: str) -> bool:
     found = exact.evidence(words, tokens)
     short = len(words.content) <= SHORT_WORDS
     if words.quoted:
-        return found.quoted == 1.0
+        return True if found.quoted == 1.0 else None
     if found.phrase == 1.0 or (short and found.coverage == 1.0):
         return True
     if not short or found.coverage == 0.0:
