@@ -160,13 +160,44 @@ def write_click(folder: Path) -> list[Query]:
     return []
 
 
+def write_handbook(folder: Path) -> list[Query]:
+    """retrievo's example handbook (``examples/handbook``): a person's few policy documents."""
+    source = Path(__file__).resolve().parents[1] / "examples" / "handbook"
+    for path in source.iterdir():
+        (folder / path.name).write_bytes(path.read_bytes())
+    return []
+
+
+def write_seaborn(folder: Path) -> list[Query]:
+    """seaborn as ``swe_loc_dev`` holds it for issue 3010 (the whole tree); its four issues' text as queries,
+    gold the files their fixes edit."""
+    import tarfile
+
+    with tarfile.open(DATA / "swe_loc_dev" / "trees" / "mwaskom__seaborn-3010.tar.gz") as archive:
+        for member in archive.getmembers():
+            parts = Path(member.name).parts[1:]
+            if member.isfile() and parts and ".git" not in parts:
+                target = folder.joinpath(*parts)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                extracted = archive.extractfile(member)
+                assert extracted is not None
+                target.write_bytes(extracted.read())
+    return [
+        {"style": "issue", "text": item["problem_statement"], "gold": list(item["gold_files"])}
+        for item in _jsonl(DATA / "swe_loc_dev" / "instances.jsonl")
+        if item["repo"] == "mwaskom/seaborn" and all((folder / g).exists() for g in item["gold_files"])
+    ]
+
+
 SETS: dict[str, Callable[[Path], list[Query]]] = {
     "scifact": write_scifact,
     "cosqa": write_cosqa,
     "anthropic": write_anthropic,
     "click": write_click,
+    "handbook": write_handbook,
+    "seaborn": write_seaborn,
 }
-DOCUMENT_SETS = {"scifact"}  # titles and prose; the others are code
+DOCUMENT_SETS = {"scifact", "handbook"}  # titles and prose; the others are code
 
 
 # ---- queries generated from the files ------------------------------------------------------------------
@@ -175,6 +206,7 @@ DOCUMENT_SETS = {"scifact"}  # titles and prose; the others are code
 def generated(folder: Path, prose: bool, rng: random.Random) -> list[Query]:
     """Queries from the files. Rarity and uniqueness are judged on the words as the keyword arm indexes
     them (stemmed: "chains" is as common as "chain"), so a query's gold is the one file that holds it."""
+    from retrievo.search.file_role import role
     from retrievo.store.tokenizer import shared_tokenizer
 
     tokenizer = shared_tokenizer()
@@ -240,13 +272,21 @@ def generated(folder: Path, prose: bool, rng: random.Random) -> list[Query]:
                 identifier = rng.choice(own)
                 queries["identifier"].append({"text": identifier, "gold": [name]})
                 queries["split"].append({"text": split_identifier(identifier), "gold": [name]})
+            if own and role(name) == "source":
+                # where / how questions about code that does the work (a name a test, an example or a docs
+                # page defines is not what they ask for), their own draw: the other styles' queries stay
+                asked = random.Random(f"{SEED}-{name}").choice(own)
+                queries["where"].append(
+                    {"text": f"where is {split_identifier(asked)} defined", "gold": [name]}
+                )
+                queries["how"].append({"text": f"how does {split_identifier(asked)} work", "gold": [name]})
             if name.endswith(".py"):
                 pairs = _class_methods(text)
                 if pairs:
                     queries["dotted"].append({"text": rng.choice(pairs), "gold": [name]})
     out: list[Query] = []
     for style, items in queries.items():
-        rng.shuffle(items)
+        (random.Random(f"{SEED}-{style}") if style in ("where", "how") else rng).shuffle(items)
         out += [{"style": style, **item} for item in items[:PER_STYLE]]
     return out
 
@@ -272,31 +312,38 @@ def _class_methods(text: str) -> list[str]:
 
 
 def build(work: Path, names: Iterable[str]) -> None:
+    """Files, index and queries of each set; a set built before gains only the queries it lacks (a new
+    style), the others kept as they are."""
     from retrievo.config import Config
     from retrievo.engine import Engine
     from retrievo.models import Filters
 
     for name in names:
         folder, db, cache = work / name / "files", work / name / "index.db", work / f"{name}.json"
-        if cache.exists():
-            continue
         folder.mkdir(parents=True, exist_ok=True)
         questions = SETS[name](folder)
         rng = random.Random(f"{SEED}-{name}")
         questions = sorted(questions, key=lambda q: q["text"])
         rng.shuffle(questions)
         queries = generated(folder, name in DOCUMENT_SETS, rng) + questions[:150]
+        prefix = str(folder.resolve()) + "/"
+        data: dict[str, Any] = (
+            json.loads(cache.read_text(encoding="utf-8"))
+            if cache.exists()
+            else {"queries": [], "texts": {}, "contexts": {}, "paths": {}, "engine_prefix": prefix}
+        )
+        have = {(q["style"], q["text"]) for q in data["queries"]}
+        new = [q for q in queries if (q["style"], q["text"]) not in have]
+        if not new:
+            continue
         engine = Engine(Config(db=db, collection=name))
         started = time.perf_counter()
         report = engine.index([folder])
-        print(f"{name}: indexed {report} in {time.perf_counter() - started:.0f} s")
+        print(f"{name}: indexed {report.chunks_written} chunks in {time.perf_counter() - started:.0f} s")
         store = engine._open_store(create=False)
         embedder = engine.embedder
         assert embedder is not None
-        texts: dict[int, str] = {}
-        contexts: dict[int, str] = {}
-        paths: dict[int, str] = {}
-        for query in queries:
+        for query in new:
             vector = embedder.embed_query(query["text"])
             query["keyword"] = [
                 [h.chunk_id, h.score] for h in store.keyword_search(name, query["text"], Filters(), 100)
@@ -308,24 +355,15 @@ def build(work: Path, names: Iterable[str]) -> None:
             answer = engine.search(query["text"], collection=name, limit=10)
             query["engine"] = [h.chunk.path for h in answer.hits]
             query["engine_relevance"] = [h.relevance for h in answer.hits]
-            missing = sorted({c for c, _ in query["keyword"] + query["semantic"]} - set(texts))
-            for chunk_id, chunk in store.get_chunks(missing).items():
-                texts[chunk_id] = chunk.text
-                contexts[chunk_id] = chunk.context
-                paths[chunk_id] = chunk.path
+            missing = sorted({str(c) for c, _ in query["keyword"] + query["semantic"]} - set(data["texts"]))
+            for chunk_id, chunk in store.get_chunks([int(c) for c in missing]).items():
+                data["texts"][str(chunk_id)] = chunk.text
+                data["contexts"][str(chunk_id)] = chunk.context
+                data["paths"][str(chunk_id)] = chunk.path.removeprefix(prefix)
         engine.close()
-        prefix = str(folder.resolve()) + "/"
-        cache.write_text(
-            json.dumps({
-                "queries": queries,
-                "texts": {str(k): v for k, v in texts.items()},
-                "contexts": {str(k): v for k, v in contexts.items()},
-                "paths": {str(k): v.removeprefix(prefix) for k, v in paths.items()},
-                "engine_prefix": prefix,
-            }),
-            encoding="utf-8",
-        )  # fmt: skip
-        print(f"{name}: {len(queries)} queries cached")
+        data["queries"] += new
+        cache.write_text(json.dumps(data), encoding="utf-8")
+        print(f"{name}: {len(new)} queries added, {len(data['queries'])} cached")
 
 
 def rerun(work: Path, names: Iterable[str]) -> None:

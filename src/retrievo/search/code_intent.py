@@ -48,6 +48,7 @@ from retrievo.search.code_files import (
     reads_as_code_question,
 )
 from retrievo.search.file_role import role as file_role
+from retrievo.search.fusion import SHORT_WORDS
 from retrievo.search.rescore import Scope
 
 # An issue's text (more than SHORT_WORDS words) is about files: its file evidence weighs four times a hit's own
@@ -115,7 +116,7 @@ class CodeQuestions:
         how = HOW if regime != "issue" and _HOW.search(question.text) else 1.0
         ordered = _ordered(
             result.hits, files, read, FILE[regime], INJECT[regime], question.asked, roles, how,
-            verbatim(result.query, result.hits),
+            verbatim(result.query, result.hits), holding_every_word(result.query, result.hits),
         )  # fmt: skip
         return replace(result, hits=tuple(ordered))
 
@@ -137,6 +138,7 @@ def _ordered(
     roles: dict[str, str] | None = None,
     how: float = 1.0,
     verbatim_ids: frozenset[int] = frozenset(),
+    exempt_ids: frozenset[int] = frozenset(),
 ) -> list[Hit]:
     """Each hit scored ``ROLE × (own + FILE × its file's evidence × REPEAT^(k−1))`` (``own``: its fused score
     min-max scaled over the answer; the evidence relative to the best file's; k: the hit's place in its file),
@@ -144,7 +146,8 @@ def _ordered(
     or of the first ``WANTED`` of the kind asked for) brings its best chunk (keyword, else dense), on its file
     evidence alone. ``how``: the further weight of the kinds not asked for (``HOW`` for "how/where"). ``roles``:
     the roles of the hits' files the ranking left out (else read from their paths). ``verbatim_ids``: hits that
-    hold the query word for word (``verbatim``): whatever their file, they come first."""
+    hold the query word for word (``verbatim``): whatever their file, they come first; ``exempt_ids``: hits
+    holding every word of a one- or two-word query (``holding_every_word``): their file's role costs nothing."""
     rank_of = {f.path: (i, f) for i, f in enumerate(files)}
     top_file = max((f.score for f in files), default=0.0) or 1.0
     high, low = max(h.score for h in hits), min(h.score for h in hits)
@@ -173,6 +176,8 @@ def _ordered(
         role = (roles or {}).get(path) or file_role(path)
         kind = file.weight if file is not None else 1.0 if role in asked else ROLE[role]
         kind *= how if kind < 1.0 else 1.0
+        if hit.chunk.chunk_id in exempt_ids:
+            kind = 1.0
         score = (
             (own + weight * evidence * REPEAT ** seen[path]) * kind * (STUB if is_stub(hit.chunk) else 1.0)
         )
@@ -203,6 +208,19 @@ def verbatim(query: str, hits: Sequence[Hit]) -> frozenset[int]:
         if (found.quoted == 1.0) if words.quoted else found.phrase == 1.0:
             held.add(hit.chunk.chunk_id)
     return frozenset(held)
+
+
+def holding_every_word(query: str, hits: Sequence[Hit]) -> frozenset[int]:
+    """For a query of at most ``SHORT_WORDS`` content words (a rare word, a name, two words), the hits that
+    hold every one of them: the word asked for is the evidence, whatever kind of file holds it."""
+    words = exact.query_words(query)
+    if words.empty or len(words.content) > SHORT_WORDS:
+        return frozenset()
+    return frozenset(
+        hit.chunk.chunk_id
+        for hit in hits
+        if exact.evidence(words, exact.passage_tokens(hit.chunk.context, hit.chunk.text)).coverage == 1.0
+    )
 
 
 _DEPRECATED = re.compile(

@@ -17,7 +17,10 @@ text, its identifiers' words), so the reading is the same on SQLite and PostgreS
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from retrievo.store.fts_query import STOPWORDS
@@ -38,14 +41,22 @@ class QueryWords:
         return not self.content
 
 
+@functools.lru_cache(maxsize=1024)
 def query_words(query: str) -> QueryWords:
+    """The query's words as the keyword arm indexes them (the fusion and the answer read them once)."""
     tokenizer = shared_tokenizer()
     tokens = tuple(tokenizer.tokens(query))
-    stops = {stem for word in STOPWORDS for stem in tokenizer.tokens(word)}
+    stops = _stop_stems()
     content = frozenset(t for t in tokens if t not in stops) or frozenset(tokens)
     phrases = [(m, tuple(tokenizer.tokens(m))) for m in QUOTED.findall(query)]
     phrases = [(text, words) for text, words in phrases if len(words) > 1]
     return QueryWords(tokens, content, tuple(w for _, w in phrases), tuple(t for t, _ in phrases))
+
+
+@functools.cache
+def _stop_stems() -> frozenset[str]:
+    tokenizer = shared_tokenizer()
+    return frozenset(stem for word in STOPWORDS for stem in tokenizer.tokens(word))
 
 
 @dataclass(frozen=True)
@@ -55,8 +66,25 @@ class Evidence:
     quoted: float = 0.0
 
 
+_TOKENS: OrderedDict[tuple[str, str], list[str]] = OrderedDict()
+TOKEN_CACHE = 4096  # passages' tokens kept (a search reads ~40; the next searches read many of the same)
+_TOKENS_LOCK = threading.Lock()
+
+
 def passage_tokens(context: str, text: str) -> list[str]:
-    return shared_tokenizer().tokens(keyword_source(context, text))
+    """A passage's words as the keyword arm indexes them (cached by its text)."""
+    key = (context, text)
+    with _TOKENS_LOCK:
+        found = _TOKENS.get(key)
+        if found is not None:
+            _TOKENS.move_to_end(key)
+            return found
+    tokens = shared_tokenizer().tokens(keyword_source(context, text))
+    with _TOKENS_LOCK:
+        _TOKENS[key] = tokens
+        if len(_TOKENS) > TOKEN_CACHE:
+            _TOKENS.popitem(last=False)
+    return tokens
 
 
 def evidence(words: QueryWords, tokens: list[str]) -> Evidence:
@@ -65,38 +93,38 @@ def evidence(words: QueryWords, tokens: list[str]) -> Evidence:
         return Evidence(0.0, 0.0)
     held = set(tokens)
     coverage = len(words.content & held) / len(words.content)
-    whole_query = len(words.tokens) > 1 and _longest_run(words.tokens, tokens) == len(words.tokens)
+    whole_query = len(words.tokens) > 1 and coverage == 1.0 and _holds(words.tokens, tokens)
     phrase = 1.0 if whole_query else 0.0
     if not words.quoted:
         return Evidence(coverage, phrase)
-    whole = sum(_longest_run(q, tokens) == len(q) for q in words.quoted) / len(words.quoted)
+    whole = sum(_holds(q, tokens) for q in words.quoted if set(q) <= held) / len(words.quoted)
     return Evidence(coverage, phrase, whole)
 
 
-def _longest_run(query: tuple[str, ...], tokens: list[str]) -> int:
-    """The longest run of consecutive query tokens that occurs, in order and adjacent, in ``tokens``."""
-    positions: dict[str, list[int]] = {}
-    wanted = set(query)
-    for position, token in enumerate(tokens):
-        if token in wanted:
-            positions.setdefault(token, []).append(position)
-    best = 0
-    for start in range(len(query)):
-        if len(query) - start <= best:
-            break
-        for position in positions.get(query[start], ()):
-            length = 1
-            while start + length < len(query) and _at(positions, query[start + length], position + length):
-                length += 1
-            best = max(best, length)
-    return best
+_SURFACE = re.compile(r"\w+")
 
 
-def _at(positions: dict[str, list[int]], token: str, position: int) -> bool:
-    found = positions.get(token)
-    if not found:
-        return False
-    from bisect import bisect_left
+def surface_words(query: str) -> list[str]:
+    """The query's words as typed, lower-cased, longest first (``may_hold``)."""
+    return sorted(set(_SURFACE.findall(query.lower())), key=len, reverse=True)
 
-    index = bisect_left(found, position)
-    return index < len(found) and found[index] == position
+
+def may_hold(surface: list[str], context: str, text: str) -> bool:
+    """Whether a passage can hold the query word for word: it holds each of its words as typed, any case
+    (a cheap test before its words are read; a copy of the query passes it)."""
+    haystack = f"{context}\n{text}".lower()
+    return all(word in haystack for word in surface)
+
+
+def _holds(run: tuple[str, ...], tokens: list[str]) -> bool:
+    """Whether ``tokens`` hold ``run`` word after word."""
+    first, width = run[0], len(run)
+    start = 0
+    while True:
+        try:
+            at = tokens.index(first, start)
+        except ValueError:
+            return False
+        if tuple(tokens[at : at + width]) == run:
+            return True
+        start = at + 1

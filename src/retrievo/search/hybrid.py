@@ -28,6 +28,7 @@ from retrievo.search.calibration import calibrated
 from retrievo.search.fusion import (
     DEFAULT_FUSION,
     DEFAULT_K,
+    SHORT_WORDS,
     adaptive_fusion,
     max_rrf_score,
     rrf,
@@ -382,12 +383,20 @@ def _exact_evidence(
     missing = [chunk_id for chunk_id in ids if chunk_id not in fetched]
     if missing:
         fetched.update(store.get_chunks(missing))
+    # A longer query without quotes counts only where a passage holds all of it, word for word: one that
+    # lacks one of its words as typed (any case) is passed over without reading its words (SciFact claims:
+    # most candidates, 1.4 -> ms of the search).
+    surface = [] if words.quoted or len(words.content) <= SHORT_WORDS else exact.surface_words(query)
     evidence = {}
     for chunk_id in ids:
         chunk = fetched.get(chunk_id)
-        if chunk is not None:
-            found = exact.evidence(words, exact.passage_tokens(chunk.context, chunk.text))
-            evidence[chunk_id] = (found.coverage, found.phrase, found.quoted)
+        if chunk is None:
+            continue
+        if surface and not exact.may_hold(surface, chunk.context, chunk.text):
+            evidence[chunk_id] = (0.0, 0.0, 0.0)
+            continue
+        found = exact.evidence(words, exact.passage_tokens(chunk.context, chunk.text))
+        evidence[chunk_id] = (found.coverage, found.phrase, found.quoted)
     return len(words.content), evidence
 
 
