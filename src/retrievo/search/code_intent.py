@@ -194,6 +194,7 @@ def _ordered(
 
 VERBATIM = 10.0  # above any score a file's evidence gives (its terms are at most ~1 + FILE)
 VERBATIM_WORDS = 3  # a run this long, copied whole, is a quotation rather than a question
+_ASKS = re.compile(r"^\W*(how|where|what|which|why|when|who|whose|does|do|is|are|can|should)\b|\?\s*$", re.I)
 
 
 def verbatim(query: str, hits: Sequence[Hit]) -> frozenset[int]:
@@ -202,6 +203,8 @@ def verbatim(query: str, hits: Sequence[Hit]) -> frozenset[int]:
     words = exact.query_words(query)
     if words.empty or (not words.quoted and len(words.tokens) < VERBATIM_WORDS):
         return frozenset()
+    if not words.quoted and _ASKS.search(query):
+        return frozenset()  # a question a page repeats word for word (a FAQ's heading) is still a question
     held = set()
     for hit in hits:
         found = exact.evidence(words, exact.passage_tokens(hit.chunk.context, hit.chunk.text))
