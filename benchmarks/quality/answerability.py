@@ -24,7 +24,7 @@ import json
 import math
 import random
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +68,11 @@ def judged(name: str) -> tuple[list[tuple[str, str]], dict[str, dict[str, int]]]
     return [(q, data.queries[q]) for q in data.qrels if q in data.queries], data.qrels
 
 
-def collect(dbs: Path) -> list[dict[str, Any]]:
-    """One row per (set, question, mode): the readings, each hit's own relevance and whether it is judged."""
+def searched(
+    dbs: Path, modes: Sequence[str], limit: int = 10, answerable: int | None = ANSWERABLE
+) -> Iterator[tuple[str, str, str, Any, set[str]]]:
+    """(set, kind, mode, the answer as searched before its relevance is settled, its judged file names) for
+    each set's own questions (the first ``answerable``; kind "answer"), another set's and random strings."""
     seen: list[Any] = []
     real = core.settle
 
@@ -78,29 +81,58 @@ def collect(dbs: Path) -> list[dict[str, Any]]:
         return real(result)
 
     core.settle = watching  # type: ignore[assignment]
-    rows: list[dict[str, Any]] = []
     noise = gibberish(UNANSWERABLE)
-    for name, (folder, _) in SETS.items():
-        questions, qrels = judged(name)
-        others = [text for _, text in judged(OTHER[name])[0][:UNANSWERABLE]]
-        asked = [("answer", q, t) for q, t in questions[:ANSWERABLE]]
-        asked += [("other", None, t) for t in others] + [("gibberish", None, t) for t in noise]
-        with Engine(Config(db=str(dbs / f"{name}.db"), collection=f"eval-{folder}")) as engine:
-            for mode in MODES:
-                for kind, qid, text in asked:
-                    seen.clear()
-                    engine.search(text, limit=10, mode=mode)
-                    result = seen[-1]
-                    gold = {d for d, s in qrels.get(qid or "", {}).items() if s > 0}
-                    hits = result.hits
-                    rows.append({
-                        "set": name, "kind": kind, "mode": mode,
-                        "readings": readings(hits, result.query, result.signals) if result.signals else None,
-                        "own": [h.relevance for h in hits],
-                        "relevant": [h.chunk.path.rsplit("/", 1)[-1] in gold for h in hits],
-                    })  # fmt: skip
-        print(f"{name}: {len(asked)} questions x {len(MODES)} modes", flush=True)
-    core.settle = real  # type: ignore[assignment]
+    try:
+        for name, (folder, _) in SETS.items():
+            questions, qrels = judged(name)
+            others = [text for _, text in judged(OTHER[name])[0][:UNANSWERABLE]]
+            asked = [("answer", q, t) for q, t in questions[:answerable]]
+            asked += [("other", None, t) for t in others] + [("gibberish", None, t) for t in noise]
+            with Engine(Config(db=str(dbs / f"{name}.db"), collection=f"eval-{folder}")) as engine:
+                for mode in modes:
+                    for kind, qid, text in asked:
+                        seen.clear()
+                        engine.search(text, limit=limit, mode=mode)
+                        gold = {d for d, s in qrels.get(qid or "", {}).items() if s > 0}
+                        yield name, kind, mode, seen[-1], gold
+            print(f"{name}: {len(asked)} questions x {len(modes)} modes", flush=True)
+    finally:
+        core.settle = real  # type: ignore[assignment]
+
+
+def arguments(write: str) -> argparse.ArgumentParser:
+    """The options both fits share: the indexes, rows collected before, whether to write the fit."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--dbs", type=Path, required=True, help="folder of scifact.db, anthropic.db, cosqa.db"
+    )
+    parser.add_argument("--rows", type=Path, help="reuse rows collected before (JSON)")
+    parser.add_argument("--write", action="store_true", help=write)
+    return parser
+
+
+def cached(path: Path | None, collect: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The rows saved at ``path``, else collected now (and saved there)."""
+    if path and path.exists():
+        rows: list[dict[str, Any]] = json.loads(path.read_text())
+        return rows
+    rows = collect()
+    if path:
+        path.write_text(json.dumps(rows))
+    return rows
+
+
+def collect(dbs: Path) -> list[dict[str, Any]]:
+    """One row per (set, question, mode): the readings, each hit's own relevance and whether it is judged."""
+    rows: list[dict[str, Any]] = []
+    for name, kind, mode, result, gold in searched(dbs, list(MODES)):
+        hits = result.hits
+        rows.append({
+            "set": name, "kind": kind, "mode": mode,
+            "readings": readings(hits, result.query, result.signals) if result.signals else None,
+            "own": [h.relevance for h in hits],
+            "relevant": [h.chunk.path.rsplit("/", 1)[-1] in gold for h in hits],
+        })  # fmt: skip
     return rows
 
 
@@ -148,20 +180,10 @@ def rates(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument(
-        "--dbs", type=Path, required=True, help="folder of scifact.db, anthropic.db, cosqa.db"
-    )
-    parser.add_argument("--rows", type=Path, help="reuse rows collected before (JSON)")
-    parser.add_argument("--write", action="store_true", help="write src/retrievo/search/answer.json")
+    parser = arguments("write src/retrievo/search/answer.json")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    if args.rows and args.rows.exists():
-        rows = json.loads(args.rows.read_text())
-    else:
-        rows = collect(args.dbs)
-        if args.rows:
-            args.rows.write_text(json.dumps(rows))
+    rows = cached(args.rows, lambda: collect(args.dbs))
     report: dict[str, Any] = {"min_score": NO_ANSWER, "held_out": {}, "fitted": {}}
     profiles = {}
     for profile, features in PROFILE_FEATURES.items():

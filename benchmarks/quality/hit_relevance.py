@@ -27,7 +27,6 @@ feature instead of a cap let unanswerable questions through (refused 33–45 % a
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,9 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.quality.answerability import OTHER, SETS, UNANSWERABLE, gibberish, judged
-from retrievo import Config, Engine
-from retrievo.engine import core
+from benchmarks.quality.answerability import SETS, arguments, cached, searched
 from retrievo.evaluation.metrics import expected_calibration_error
 from retrievo.search import answer
 from retrievo.search.answer import NO_ANSWER, STRONG, answerability, hit_features
@@ -62,37 +59,16 @@ def before(a: float, own: Sequence[float]) -> list[float]:
 
 def collect(dbs: Path) -> list[dict[str, Any]]:
     """One row per (set, question): answerability, each hit's features and old relevance, its judgment."""
-    seen: list[Any] = []
-    real = core.settle
-
-    def watching(result: Any) -> Any:
-        seen.append(result)
-        return real(result)
-
-    core.settle = watching  # type: ignore[assignment]
     rows: list[dict[str, Any]] = []
-    noise = gibberish(UNANSWERABLE)
-    for name, (folder, _) in SETS.items():
-        questions, qrels = judged(name)
-        others = [text for _, text in judged(OTHER[name])[0][:UNANSWERABLE]]
-        asked = [("answer", q, t) for q, t in questions]
-        asked += [("other", None, t) for t in others] + [("gibberish", None, t) for t in noise]
-        with Engine(Config(db=str(dbs / f"{name}.db"), collection=f"eval-{folder}")) as engine:
-            for kind, qid, text in asked:
-                seen.clear()
-                engine.search(text, limit=TOP, mode="hybrid")
-                result = seen[-1]
-                gold = {d for d, s in qrels.get(qid or "", {}).items() if s > 0}
-                hits = result.hits
-                a = answerability(hits, result.query, result.signals) if hits and result.signals else 0.0
-                rows.append({
-                    "set": name, "kind": kind, "a": a,
-                    "features": hit_features(hits)[:TOP],
-                    "old": before(a, [h.relevance for h in hits])[:TOP],
-                    "relevant": [h.chunk.path.rsplit("/", 1)[-1] in gold for h in hits[:TOP]],
-                })  # fmt: skip
-        print(f"{name}: {len(asked)} questions", flush=True)
-    core.settle = real  # type: ignore[assignment]
+    for name, kind, _, result, gold in searched(dbs, ("hybrid",), TOP, answerable=None):
+        hits = result.hits
+        a = answerability(hits, result.query, result.signals) if hits and result.signals else 0.0
+        rows.append({
+            "set": name, "kind": kind, "a": a,
+            "features": hit_features(hits)[:TOP],
+            "old": before(a, [h.relevance for h in hits])[:TOP],
+            "relevant": [h.chunk.path.rsplit("/", 1)[-1] in gold for h in hits[:TOP]],
+        })  # fmt: skip
     return rows
 
 
@@ -169,19 +145,8 @@ def table(rows: Sequence[dict[str, Any]], values: Sequence[list[float]]) -> dict
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument(
-        "--dbs", type=Path, required=True, help="folder of scifact.db, anthropic.db, cosqa.db"
-    )
-    parser.add_argument("--rows", type=Path, help="reuse rows collected before (JSON)")
-    parser.add_argument("--write", action="store_true", help="write the fitted model into answer.json")
-    args = parser.parse_args()
-    if args.rows and args.rows.exists():
-        rows = json.loads(args.rows.read_text())
-    else:
-        rows = collect(args.dbs)
-        if args.rows:
-            args.rows.write_text(json.dumps(rows))
+    args = arguments("write the fitted model into answer.json").parse_args()
+    rows = cached(args.rows, lambda: collect(args.dbs))
     features = answer.HIT_FEATURES
     print(f"features: {features}; relevance >= {STRONG} 'strong', < {NO_ANSWER} 'no answer'")
     head = f"{'set':10} {'':6} {'AUC':>6} {'ECE':>6} {'rel@.7':>7} {'hits@.7':>8} {'refused':>8} {'answered':>9} {'1st kept':>9}"

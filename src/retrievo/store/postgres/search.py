@@ -47,12 +47,7 @@ def keyword_search(
         return []
     kept = set(prune(conn, collection_id, list(dict.fromkeys(stems))))
     weights = Counter(stem for stem in stems if stem in kept)
-    where, params = filter_sql(filters)
-    restrict = (
-        f" AND EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = p.chunk_id{where})"
-        if where
-        else ""
-    )
+    restrict, params = _restricted(filters)
     rows = conn.execute(
         f"""WITH stats AS (
                 SELECT chunk_count::float8 AS n, token_total::float8 / GREATEST(chunk_count, 1) AS avgdl
@@ -70,6 +65,18 @@ def keyword_search(
         [collection_id, list(weights), list(weights.values()), collection_id, collection_id, *params, limit],
     ).fetchall()
     return [ArmHit(int(row[0]), rank, float(row[1])) for rank, row in enumerate(rows, start=1)]
+
+
+def _restricted(filters: Filters) -> tuple[str, list[object]]:
+    """A postings query's condition for ``filters`` (on the posting's chunk and its document), and its
+    parameters; nothing without filters."""
+    where, params = filter_sql(filters)
+    if not where:
+        return "", params
+    return (
+        f" AND EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = p.chunk_id{where})",
+        params,
+    )
 
 
 # A phrase's candidates are read from the postings of its rarest stems only: a chunk holding the phrase
@@ -94,12 +101,7 @@ def chunks_holding(
     if len(counted) < len(stems):
         return []
     rarest = sorted(stems, key=lambda stem: (int(counted[stem]), stem))[:RAREST_STEMS]
-    where, params = filter_sql(filters)
-    restrict = (
-        f" AND EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = p.chunk_id{where})"
-        if where
-        else ""
-    )
+    restrict, params = _restricted(filters)
     rows = conn.execute(
         f"""SELECT p.chunk_id FROM postings p WHERE p.collection_id = %s AND p.term = ANY(%s){restrict}
             GROUP BY p.chunk_id HAVING count(*) = %s LIMIT %s""",
