@@ -19,13 +19,15 @@ A hit's relevance is read in two parts, both on [0, 1]:
   fitted on the top 10 hits of every judged question, chosen leave-one-dataset-out
   (``benchmarks/quality/hit_relevance.py``: per-hit ECE ≤ 0.02, AUC ≥ 0.84 on each held-out set).
 
-``relevance = min(A, q)`` (a hit is relevant only where the collection answers), capped at the hit above
-it, a hair less (``capped``): down the list it never rises and the order stays the one the re-scorers
-chose (exact names, file evidence, field boosts decide between equals). So a relevance is a probability a
-threshold can use on its own: among hits at ≥ ``STRONG`` most are relevant, an unrelated tail reads well
-below one half. A threshold keeps a prefix of the list; at ``NO_ANSWER`` (the documented ``--min-score``
-for "no answer") nothing passes for ≥ 90 % of unanswerable questions on every judged set (the first hit's
-relevance is at most ``A``); an answerable question whose best hit is a coin toss is cut there too.
+``relevance``: ``q``, never above ``A``; the first hit at least ``FIRST`` while ``A`` allows it
+(``relevances``); capped at the hit above it, a hair less (``capped``): down the list it never rises and
+the order stays the one the re-scorers chose (exact names, file evidence, field boosts decide between
+equals). So a relevance is a probability a threshold can use on its own: among hits at ≥ ``STRONG`` most
+are relevant, an unrelated tail reads well below one half. A threshold keeps a prefix of the list; at
+``NO_ANSWER`` (the documented ``--min-score`` for "no answer") nothing passes for ≥ 90 % of unanswerable
+questions on every judged set (the first hit's relevance is at most ``A``), while an answer the collection
+gives keeps its first hit. A query the first hit holds as typed is answerable (``HELD``); a quoted phrase
+no passage holds is not (``UNQUOTED``).
 """
 
 from __future__ import annotations
@@ -133,7 +135,9 @@ def settle(result: SearchResult) -> SearchResult:
 # words it holds every one of (a rare word's answerability read 0.3: 18–51 % of them kept at NO_ANSWER on the
 # query-style battery), the whole query word for word, or its quoted phrases (``search/exact.py``).
 HELD = 0.9
-UNQUOTED = 0.3  # a quoted phrase no hit holds: below NO_ANSWER (the query-style battery: refused 50–95 % → …)
+UNQUOTED = (
+    0.3  # a quoted phrase no hit holds: below NO_ANSWER (the query-style battery: refused 0.50–0.95 → 1.00)
+)
 
 
 def held(hits: Sequence[Hit], query: str) -> bool | None:

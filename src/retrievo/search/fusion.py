@@ -37,8 +37,8 @@ CONSENSUS = 1.0
 # the share of its words they hold; a candidate holding the whole query word for word (a phrase copied
 # from a document) gains PHRASE (z units). Longer questions are left as they were: their words' coverage
 # is noise there (CoSQA dev −0.004 nDCG@10). Chosen on the query-style battery leave-one-set-out and
-# leave-one-style-out (benchmarks/quality/exact_lodo.py; docs/benchmarks.md "Query styles"): 12 of 13
-# folds chose (1, 6, 6), the other (1, 4, 6).
+# leave-one-style-out (benchmarks/quality/exact_lodo.py; docs/benchmarks.md "Query styles"): 17 of 18
+# folds chose (1, 6, 6), the other (6, 6, 1).
 COVERAGE, PHRASE, SHORT = 1.0, 6.0, 6.0
 SHORT_WORDS = 2
 QUOTED = 10.0  # a passage holding the query's quoted phrase(s) whole: above every one that does not

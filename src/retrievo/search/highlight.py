@@ -11,14 +11,11 @@ any query word whose stem is one of theirs) are never matched.
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import lru_cache
 from itertools import accumulate
 
-import apsw
-
-from retrievo.store.tokenizer import FTS5_TOKENIZER, shared_tokenizer
+from retrievo.store.tokenizer import shared_tokenizer
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Never marked inside: Markdown attribute lists and anchors ``{ #id }``, HTML tags, link targets ``](…)``.
@@ -31,36 +28,15 @@ COMMON_WORDS = frozenset(
 )
 
 
-_Tokenize = Callable[..., list[tuple[int, int, str]]]
-
-
-class _Terms(threading.local):
-    """FTS5's tokenizer (``FTS5_TOKENIZER``, as ``store.tokenizer`` runs it) asked for each term's place
-    too, one per thread (apsw objects are not shared): 20 us a 780-character passage, in C, where a
-    Python regex over its words alone takes longer."""
-
-    tokenize: _Tokenize | None = None
-
-    def __call__(self, text: str) -> list[tuple[int, int, str]]:
-        """``text``'s terms with their character offsets, in order."""
-        tokenize = self.tokenize
-        if tokenize is None:
-            self.connection = apsw.Connection(":memory:")
-            name, *arguments = FTS5_TOKENIZER.split()
-            made: _Tokenize = self.connection.fts5_tokenizer(name, arguments)  # type: ignore[assignment]
-            tokenize = self.tokenize = made
-        raw = text.encode("utf-8", "replace")
-        found = tokenize(
-            raw, apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=True, include_colocated=False
-        )
-        if len(raw) == len(text):  # ASCII: byte offsets are character offsets
-            return found
-        starts = [0, *accumulate(len(c.encode("utf-8", "replace")) for c in text)]
-        char = {b: i for i, b in enumerate(starts)}
-        return [(char[a], char[b], term) for a, b, term in found]
-
-
-_terms = _Terms()
+def _terms(text: str) -> list[tuple[int, int, str]]:
+    """``text``'s terms with their character offsets, in order (FTS5's tokenizer, ``store.tokenizer``:
+    20 us a 780-character passage, in C, where a Python regex over its words alone takes longer)."""
+    found = shared_tokenizer().spans(text)
+    if len(text.encode("utf-8", "replace")) == len(text):  # ASCII: byte offsets are character offsets
+        return found
+    starts = [0, *accumulate(len(c.encode("utf-8", "replace")) for c in text)]
+    char = {b: i for i, b in enumerate(starts)}
+    return [(char[a], char[b], term) for a, b, term in found]
 
 
 @lru_cache(maxsize=4_096)

@@ -54,6 +54,18 @@ class Fts5Tokenizer:
             found = [_stored(token) for token in found]
         return found
 
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """``text``'s terms in order, each with its start and end as UTF-8 byte offsets (where highlighting
+        marks it)."""
+        tokenize: Callable[..., list[tuple[int, int, str]]] = self._tokenizer()  # type: ignore[assignment]
+        return tokenize(
+            text.encode("utf-8", "replace"),
+            apsw.FTS5_TOKENIZE_DOCUMENT,
+            None,
+            include_offsets=True,
+            include_colocated=False,
+        )
+
     def joined(self, text: str) -> str:
         """``tokens`` joined by spaces (a term never holds one)."""
         return " ".join(self.tokens(text))
