@@ -61,7 +61,10 @@ def words_of(text: str) -> list[str]:
 
 
 def split_identifier(name: str) -> str:
-    return " ".join(w.lower() for w in re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).replace("_", " ").split())
+    """An identifier's words as retrievo's keyword arm splits it (``BytesIOCopy``: "bytes io copy")."""
+    from retrievo.text.identifiers import split_identifier as parts
+
+    return " ".join(parts(name))
 
 
 # ---- queries generated from the files ------------------------------------------------------------------
@@ -71,7 +74,7 @@ def generated(folder: Path, prose: bool, rng: random.Random) -> list[Query]:
     """Queries from the files. Rarity and uniqueness are judged on the words as the keyword arm indexes
     them (stemmed: "chains" is as common as "chain"), so a query's gold is the one file that holds it."""
     from retrievo.search.file_role import role
-    from retrievo.store.tokenizer import shared_tokenizer
+    from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 
     tokenizer = shared_tokenizer()
     files = {
@@ -82,6 +85,9 @@ def generated(folder: Path, prose: bool, rng: random.Random) -> list[Query]:
         in {".md", ".py", ".rs", ".ts", ".js", ".go", ".java", ".rst", ".txt", ".c", ".cpp", ".cs"}
     }
     stems = {name: tokenizer.tokens(" ".join(words_of(text))) for name, text in files.items()}
+    # A word is asked only as the index holds it: "btree" split from "BTreeSet", a hash's tail or "mark1"
+    # inside "mark12" are no words of the file to the keyword arm (nor to a person reading it).
+    indexed = {name: set(tokenizer.tokens(keyword_source("", text))) for name, text in files.items()}
     frequency = Counter(w for terms in stems.values() for w in set(terms))
     flat = {name: " " + " ".join(terms) + " " for name, terms in stems.items()}
     titles = {
@@ -103,10 +109,14 @@ def generated(folder: Path, prose: bool, rng: random.Random) -> list[Query]:
             pool = [
                 w
                 for w in set(words_of(titles[name]))
-                if w not in STOP and len(w) >= 4 and title_frequency[w] == 1
+                if w not in STOP and len(w) >= 4 and title_frequency[w] == 1 and stem(w) in indexed[name]
             ]
         else:
-            pool = [w for w in set(words_of(text)) if w not in STOP and len(w) >= 5 and frequency[w] == 1]
+            pool = [
+                w
+                for w in set(words_of(text))
+                if w not in STOP and len(w) >= 5 and frequency[w] == 1 and stem(w) in indexed[name]
+            ]
         pool.sort(key=lambda w: (frequency[w], w))
         if pool:
             queries["word"].append({"text": pool[0], "gold": [name]})
@@ -177,7 +187,7 @@ def _class_methods(text: str) -> list[str]:
 
 def build(work: Path, names: Iterable[str]) -> None:
     """Files, index and queries of each set; a set built before gains only the queries it lacks (a new
-    style), the others kept as they are."""
+    style), the others kept as they are, and loses those no longer drawn."""
     from retrievo.config import Config
     from retrievo.engine import Engine
     from retrievo.models import Filters
@@ -196,10 +206,13 @@ def build(work: Path, names: Iterable[str]) -> None:
             if cache.exists()
             else {"queries": [], "texts": {}, "contexts": {}, "paths": {}, "engine_prefix": prefix}
         )
-        have = {(q["style"], q["text"]) for q in data["queries"]}
+        wanted = {(q["style"], q["text"]) for q in queries}
+        kept = [q for q in data["queries"] if (q["style"], q["text"]) in wanted]  # no longer drawn: dropped
+        have = {(q["style"], q["text"]) for q in kept}
         new = [q for q in queries if (q["style"], q["text"]) not in have]
-        if not new:
+        if not new and len(kept) == len(data["queries"]):
             continue
+        data["queries"] = kept
         engine = Engine(Config(db=db, collection=name))
         started = time.perf_counter()
         report = engine.index([folder])

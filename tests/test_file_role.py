@@ -3,13 +3,14 @@ that land on the implementation: ahead of tests and docs, and ahead of stubs and
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from retrievo import Config, Engine
 from retrievo.models import Chunk, Kind
-from retrievo.search.code_intent import is_stub
+from retrievo.search.code_intent import is_stub, stub_of
 from retrievo.search.file_role import relative_path, role
 
 
@@ -120,6 +121,21 @@ def test_stubs_and_forwarders_in_every_language_are_recognised(text: str) -> Non
 )
 def test_code_that_does_work_is_no_stub(text: str) -> None:
     assert not is_stub(_chunk(text))
+
+
+def test_a_forwarder_the_query_names_is_the_answer_a_thrower_stays_a_stub() -> None:
+    """ "how does set pixel work" asks about ``setPixel``: a one-call body (a forwarder to a C extension) is
+    what the collection holds of it; a getter that only throws stays a stub even when the query names it."""
+    forwarder = _chunk(
+        "def setPixel(self, x, y, color):\n    return _fitz.Pixmap_setPixel(self, x, y, color)\n"
+    )
+    forwarder = replace(forwarder, metadata={"symbol_kind": "method", "symbol": "Pixmap.setPixel"})
+    assert is_stub(forwarder)
+    assert not stub_of("how does set pixel work", forwarder)
+    assert stub_of("how are pixels drawn", forwarder)  # not named: the code doing the work comes first
+    thrower = _chunk("get followRedirects(): boolean {\n\tthrow new TypeError('no such option');\n}")
+    thrower = replace(thrower, metadata={"symbol_kind": "method", "symbol": "Options.followRedirects"})
+    assert stub_of("where are redirects followed", thrower)
 
 
 def test_a_class_or_a_module_is_never_a_stub() -> None:

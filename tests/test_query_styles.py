@@ -132,3 +132,49 @@ def test_the_chunks_holding_a_phrase_s_words_are_the_same_on_both_stores(
     # a quoted phrase whose holder the arms rank low still comes first: every holder is read
     hits = engine.search('"house dust mite"', limit=3).hits
     assert Path(hits[0].chunk.path).name == "asthma.md"
+
+
+def test_a_phrase_matches_by_word_position_on_both_stores(make_engine: Any, tmp_path: Path) -> None:
+    """``Store.chunks_with_phrase``: the chunks holding the words in a run (FTS5's phrase query on SQLite,
+    the tokens' positions checked on PostgreSQL), stemmed and any case; words apart or out of order do not."""
+    from retrievo.models import Filters
+
+    engine = make_engine()
+    engine.index([_corpus(tmp_path)])
+    store = engine._open_store(create=False)
+
+    def holders(phrase: str) -> set[str]:
+        found = store.get_chunks(store.chunks_with_phrase("default", phrase, Filters(), 50))
+        return {Path(c.path).name for c in found.values()}
+
+    assert holders("Receptor WAS activated") == {"protease.md"}  # par2/itch hold the words apart
+    assert holders("signalling drive inflammation") == {"par2.md"}  # "drives": the stem
+    assert holders("inflammation drives signalling") == set()  # the same words, out of order
+    assert holders("receptor xylophone") == set()
+    assert store.chunks_with_phrase("default", "  ", Filters(), 5) == []
+    assert store.chunks_with_phrase("default", "the receptor", Filters(as_of="2020-01-01T00:00:00Z"), 5) == []
+
+
+def test_a_run_of_common_words_copied_from_a_passage_finds_it_first(make_engine: Any, tmp_path: Path) -> None:
+    """A copied run of words every passage has (deep in BM25's list) is looked up by position: its passage
+    first, answerable; a run from elsewhere whose words the collection mostly lacks is no answer."""
+    folder = _corpus(tmp_path)
+    for i in range(30):  # many passages holding "if a value is" apart, one holding the run
+        (folder / f"note{i:02}.md").write_text(
+            f"# Note {i}\n\nIf the value is missing a default is used; a value is read once. Note {i}.",
+            encoding="utf-8",
+        )
+    (folder / "rule.md").write_text(
+        "# Validation\n\nThe option is checked: if a value is provided it must be a number.", encoding="utf-8"
+    )
+    engine = make_engine()
+    engine.index([folder])
+    hits = engine.search("if a value is provided", limit=5).hits
+    assert Path(hits[0].chunk.path).name == "rule.md"
+    assert hits[0].relevance >= 0.4
+    # two words the collection does not hold, a copied run mostly of words it lacks: refused
+    assert not engine.search("xylophone quasar", min_score=0.4).hits
+    assert not engine.search("the quasar emits xylophone tunes nightly", min_score=0.4).hits
+    # a word it holds, asked with one it lacks, is no answer either; the word alone is
+    assert not engine.search("receptor xylophone", min_score=0.4).hits
+    assert engine.search("receptor", min_score=0.4).hits

@@ -50,6 +50,7 @@ from retrievo.search.code_files import (
 from retrievo.search.file_role import role as file_role
 from retrievo.search.fusion import SHORT_WORDS
 from retrievo.search.rescore import Scope
+from retrievo.text.identifiers import split_identifier
 
 # An issue's text (more than SHORT_WORDS words) is about files: its file evidence weighs four times a hit's own
 # score, and the best files the fused answer missed join it. A short question is about a passage: the
@@ -116,7 +117,7 @@ class CodeQuestions:
         how = HOW if regime != "issue" and _HOW.search(question.text) else 1.0
         ordered = _ordered(
             result.hits, files, read, FILE[regime], INJECT[regime], question.asked, roles, how,
-            verbatim(result.query, result.hits), holding_every_word(result.query, result.hits),
+            verbatim(result.query, result.hits), holding_every_word(result.query, result.hits), result.query,
         )  # fmt: skip
         return replace(result, hits=tuple(ordered))
 
@@ -139,10 +140,11 @@ def _ordered(
     how: float = 1.0,
     verbatim_ids: frozenset[int] = frozenset(),
     exempt_ids: frozenset[int] = frozenset(),
+    query: str = "",
 ) -> list[Hit]:
     """Each hit scored ``ROLE × (own + FILE × its file's evidence × REPEAT^(k−1))`` (``own``: its fused score
     min-max scaled over the answer; the evidence relative to the best file's; k: the hit's place in its file),
-    × ``STUB`` for a stub or a forwarder, best first; a ranked file the answer missed (of the first ``inject``,
+    × ``STUB`` for a stub or a forwarder the query does not name (``stub_of``), best first; a ranked file the answer missed (of the first ``inject``,
     or of the first ``WANTED`` of the kind asked for) brings its best chunk (keyword, else dense), on its file
     evidence alone. ``how``: the further weight of the kinds not asked for (``HOW`` for "how/where"). ``roles``:
     the roles of the hits' files the ranking left out (else read from their paths). ``verbatim_ids``: hits that
@@ -179,7 +181,9 @@ def _ordered(
         if hit.chunk.chunk_id in exempt_ids:
             kind = 1.0
         score = (
-            (own + weight * evidence * REPEAT ** seen[path]) * kind * (STUB if is_stub(hit.chunk) else 1.0)
+            (own + weight * evidence * REPEAT ** seen[path])
+            * kind
+            * (STUB if stub_of(query, hit.chunk) else 1.0)
         )
         if hit.chunk.chunk_id in verbatim_ids:
             score += VERBATIM
@@ -194,7 +198,6 @@ def _ordered(
 
 VERBATIM = 10.0  # above any score a file's evidence gives (its terms are at most ~1 + FILE)
 VERBATIM_WORDS = 3  # a run this long, copied whole, is a quotation rather than a question
-_ASKS = re.compile(r"^\W*(how|where|what|which|why|when|who|whose|does|do|is|are|can|should)\b|\?\s*$", re.I)
 
 
 def verbatim(query: str, hits: Sequence[Hit]) -> frozenset[int]:
@@ -203,7 +206,7 @@ def verbatim(query: str, hits: Sequence[Hit]) -> frozenset[int]:
     words = exact.query_words(query)
     if words.empty or (not words.quoted and len(words.tokens) < VERBATIM_WORDS):
         return frozenset()
-    if not words.quoted and _ASKS.search(query):
+    if not words.quoted and exact.ASKS.search(query):
         return frozenset()  # a question a page repeats word for word (a FAQ's heading) is still a question
     held = set()
     for hit in hits:
@@ -244,17 +247,36 @@ def is_stub(chunk: Chunk) -> bool:
     """A function or method chunk that does no work: marked deprecated, or its body (comments left out) is
     one ``throw``/``raise``/``panic!`` or one call (``return other(…)``, ``delegate.run(x);``). Regular
     expressions over the text, the same for every language; a chunk that is no function is never one."""
+    return bool(_stub(chunk))
+
+
+def _stub(chunk: Chunk) -> str:
+    """Why a chunk is a stub (``is_stub``): "deprecated", "throws", "forwards", or "" (it is none)."""
     if chunk.metadata.get("symbol_kind") not in ("function", "method"):
-        return False
+        return ""
     text = _COMMENTS.sub(" ", chunk.text)
     if len([line for line in text.splitlines() if line.strip()]) > STUB_LINES:
-        return False
+        return ""
     if _DEPRECATED.search(chunk.text):
-        return True
+        return "deprecated"
     body = " ".join(_body(text).split()).rstrip(";").strip()
     if not body:
-        return False
-    return bool(_THROWS.match(body)) or _one_call(body)
+        return ""
+    return "throws" if _THROWS.match(body) else "forwards" if _one_call(body) else ""
+
+
+def stub_of(query: str, chunk: Chunk) -> bool:
+    """Whether a hit is a stub to pass over for this query: a one-call function the query names ("how does
+    set pixel work": ``setPixel``, every word of its name in the query) is the function asked about — when
+    the collection holds it alone (CoSQA's snippets: ``return max(map(width, lines))``, a forwarder to a
+    C extension), nothing else does its work; one that throws or is deprecated stays a stub, named or not."""
+    reason = _stub(chunk)
+    if reason != "forwards":
+        return bool(reason)
+    name = str(chunk.metadata.get("symbol") or "").rsplit(".", 1)[-1]
+    parts = exact.query_words(" ".join(split_identifier(name))).tokens if name else ()
+    asked = exact.query_words(query).tokens
+    return not (parts and set(parts) <= set(asked))
 
 
 def _body(text: str) -> str:

@@ -24,9 +24,13 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from retrievo.store.fts_query import STOPWORDS
-from retrievo.store.tokenizer import keyword_source, shared_tokenizer
+from retrievo.store.tokenizer import holds_run, keyword_source, shared_tokenizer
 
 QUOTED = re.compile(r'"([^"]+)"')
+# A question, not a passage copied: it opens with a question word or ends with "?" (a FAQ's heading a page
+# repeats word for word is still a question).
+ASKS = re.compile(r"^\W*(how|where|what|which|why|when|who|whose|does|do|is|are|can|should)\b|\?\s*$", re.I)
+COPIED_WORDS = (3, 16)  # an unquoted query of this many words may be a run copied from a passage
 
 
 @dataclass(frozen=True)
@@ -35,10 +39,20 @@ class QueryWords:
     content: frozenset[str]  # the words that are not stop words
     quoted: tuple[tuple[str, ...], ...]  # each double-quoted phrase's words
     quoted_text: tuple[str, ...] = ()  # each double-quoted phrase as typed
+    asked: frozenset[str] = frozenset()  # the content words a question asks about (``FRAME`` left out)
 
     @property
     def empty(self) -> bool:
         return not self.content
+
+
+def copied(query: str) -> bool:
+    """Whether an unquoted query may be a run of words copied from a passage (``COPIED_WORDS`` words, not
+    a question): the passages holding it word for word are looked up by position, not left to the arms'
+    top lists (a run of common words — "If a value is provided" — is deep in BM25's list)."""
+    words = query_words(query)
+    low, high = COPIED_WORDS
+    return not words.quoted and low <= len(words.tokens) <= high and not ASKS.search(query)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -50,7 +64,29 @@ def query_words(query: str) -> QueryWords:
     content = frozenset(t for t in tokens if t not in stops) or frozenset(tokens)
     phrases = [(m, tuple(tokenizer.tokens(m))) for m in QUOTED.findall(query)]
     phrases = [(text, words) for text, words in phrases if len(words) > 1]
-    return QueryWords(tokens, content, tuple(w for _, w in phrases), tuple(t for t, _ in phrases))
+    asked = content - _frame_stems() if ASKS.search(query) else content
+    return QueryWords(
+        tokens, content, tuple(w for _, w in phrases), tuple(t for t, _ in phrases), asked or content
+    )
+
+
+# The words that frame a question rather than name its subject ("how does X work", "where is X defined",
+# "what is the purpose of the X method", "which X exist"): no passage need hold them for it to be answered.
+FRAME = (
+    "does do did work works working defined define definition implemented implement implementation exist "
+    "exists handled purpose method function class"
+)
+
+
+@functools.cache
+def _frame_stems() -> frozenset[str]:
+    tokenizer = shared_tokenizer()
+    return frozenset(stem for word in FRAME.split() for stem in tokenizer.tokens(word))
+
+
+def stems(word: str) -> list[str]:
+    """A word's stems as the keyword arm indexes them."""
+    return shared_tokenizer().tokens(word)
 
 
 @functools.cache
@@ -93,11 +129,11 @@ def evidence(words: QueryWords, tokens: list[str]) -> Evidence:
         return Evidence(0.0, 0.0)
     held = set(tokens)
     coverage = len(words.content & held) / len(words.content)
-    whole_query = len(words.tokens) > 1 and coverage == 1.0 and _holds(words.tokens, tokens)
+    whole_query = len(words.tokens) > 1 and coverage == 1.0 and holds_run(tokens, words.tokens)
     phrase = 1.0 if whole_query else 0.0
     if not words.quoted:
         return Evidence(coverage, phrase)
-    whole = sum(_holds(q, tokens) for q in words.quoted if set(q) <= held) / len(words.quoted)
+    whole = sum(holds_run(tokens, q) for q in words.quoted if set(q) <= held) / len(words.quoted)
     return Evidence(coverage, phrase, whole)
 
 
@@ -114,17 +150,3 @@ def may_hold(surface: list[str], context: str, text: str) -> bool:
     (a cheap test before its words are read; a copy of the query passes it)."""
     haystack = f"{context}\n{text}".lower()
     return all(word in haystack for word in surface)
-
-
-def _holds(run: tuple[str, ...], tokens: list[str]) -> bool:
-    """Whether ``tokens`` hold ``run`` word after word."""
-    first, width = run[0], len(run)
-    start = 0
-    while True:
-        try:
-            at = tokens.index(first, start)
-        except ValueError:
-            return False
-        if tuple(tokens[at : at + width]) == run:
-            return True
-        start = at + 1

@@ -143,11 +143,12 @@ def adaptive_fusion(
     balance = 2 * min(weights.values()) / sum(weights.values())
     fused = zscore_fusion(ranked_lists, weights=weights, consensus=CONSENSUS * balance)
     if evidence:
-        # A candidate neither arm returned (a quoted phrase's holder, found by its words) starts at the floor.
+        # A candidate neither arm returned (a holder of a quoted phrase or of the whole query, found by its
+        # words' positions) starts at the floor.
         floor = min((score for _, score in fused), default=0.0)
         scores = dict(fused)
         for chunk_id, found in evidence.items():
-            if chunk_id in scores or found[2] > 0.0:
+            if chunk_id in scores or found[1] > 0.0 or found[2] > 0.0:
                 scores[chunk_id] = scores.get(chunk_id, floor) + _exact_bonus(found, short)
         fused = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     return fused, weights

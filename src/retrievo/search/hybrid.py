@@ -40,7 +40,7 @@ from retrievo.search.rerank import DEFAULT_DEPTH, Reranker, rerank
 from retrievo.search.structure import structural_arm
 from retrievo.search.threads import limit_blas
 from retrievo.store.base import Store
-from retrievo.store.fts_query import query_terms
+from retrievo.store.fts_query import STOPWORDS
 
 KEYWORD, SEMANTIC, STRUCTURE = "keyword", "semantic", "structure"
 # z-score fusion: a chunk of a symbol the query names rises by this share of the fused scores' range
@@ -52,7 +52,8 @@ LEXICAL_ONLY = coverage.LEXICAL_ONLY
 # waits for its own; more concurrent searches than this queue for a thread, the cores being busy anyway).
 ARM_THREADS = 8
 EXACT_KEYWORD, EXACT_SEMANTIC = 30, 10  # candidates read word for word (search/exact.py)
-QUOTED_LOOKUP = 200  # chunks holding a quoted phrase's words, read to find those holding it in order
+QUOTED_LOOKUP = 200  # chunks holding a quoted phrase in a run (Store.chunks_with_phrase)
+COPIED_LOOKUP = 50  # chunks holding an unquoted query in a run, when it may be copied (exact.copied)
 CORES = os.cpu_count() or 1
 
 
@@ -279,6 +280,7 @@ def _run_search(
             top_cosine=max((h.score for h in arms[SEMANTIC]), default=None) if SEMANTIC in arms else None,
             keyword_ids=frozenset(h.chunk_id for h in arms.get(KEYWORD, ())),
             keyword_ran=KEYWORD in arms,
+            missing=_missing(store, collection, query, options.filters) if KEYWORD in arms else 0.0,
         ),
     )
 
@@ -365,8 +367,10 @@ def _exact_evidence(
 ) -> tuple[int, dict[int, tuple[float, float, float]]]:
     """The query's content-word count and, for the keyword arm's first ``EXACT_KEYWORD`` and the dense
     arm's first ``EXACT_SEMANTIC`` candidates (deeper ones change nothing measurable on the battery) and,
-    for a quoted phrase, up to ``QUOTED_LOOKUP`` chunks holding all its words (``Store.chunks_holding``),
-    what they hold of it word for word (``search/exact.py``); the chunks read join ``fetched``."""
+    for a quoted phrase, up to ``QUOTED_LOOKUP`` chunks holding it word after word (by position,
+    ``Store.chunks_with_phrase``), and for a query that may be a run copied from a passage
+    (``exact.copied``) up to ``COPIED_LOOKUP`` holding it so, what they hold of it word for word
+    (``search/exact.py``); the chunks read join ``fetched``."""
     words = exact.query_words(query)
     if words.empty:
         return 0, {}
@@ -374,10 +378,10 @@ def _exact_evidence(
         [h.chunk_id for h in arms.get(KEYWORD, [])[:EXACT_KEYWORD]]
         + [h.chunk_id for h in arms.get(SEMANTIC, [])[:EXACT_SEMANTIC]]
     )
-    for phrase in words.quoted_text:  # a quoted phrase: every chunk holding its words is a candidate
-        candidates.update(
-            dict.fromkeys(store.chunks_holding(collection, query_terms(phrase), filters, QUOTED_LOOKUP))
-        )
+    for phrase in words.quoted_text:  # a quoted phrase: every chunk holding it is a candidate
+        candidates.update(dict.fromkeys(store.chunks_with_phrase(collection, phrase, filters, QUOTED_LOOKUP)))
+    if exact.copied(query):
+        candidates.update(dict.fromkeys(store.chunks_with_phrase(collection, query, filters, COPIED_LOOKUP)))
     ids = list(candidates)
     missing = [chunk_id for chunk_id in ids if chunk_id not in fetched]
     if missing:
@@ -397,6 +401,28 @@ def _exact_evidence(
         found = exact.evidence(words, exact.passage_tokens(chunk.context, chunk.text))
         evidence[chunk_id] = (found.coverage, found.phrase, found.quoted)
     return len(words.content), evidence
+
+
+MISSING_READ = 16  # words looked up at most (exact.COPIED_WORDS)
+
+
+def _missing(store: Store, collection: str, query: str, filters: Filters) -> float:
+    """The share of the query's words (stop words and a question's frame left out) no current passage of the
+    collection holds, for one or two words and for a run that may be copied (``exact.copied``): what the
+    answer's answerability reads as "not here" (``search/answer.py``). 0 for the others (a question's word
+    no passage holds is often a synonym away), for quoted phrases (read on their own) and at a point in
+    time. One keyword lookup a word (``Store.chunks_holding``)."""
+    words = exact.query_words(query)
+    if words.empty or words.quoted or filters.as_of is not None:
+        return 0.0
+    if len(words.asked) > SHORT_WORDS and not exact.copied(query):
+        return 0.0
+    typed = [w for w in exact.surface_words(query) if w not in STOPWORDS][:MISSING_READ]
+    looked = [w for w in typed if set(exact.stems(w)) <= words.asked]
+    if not looked:
+        return 0.0
+    absent = sum(1 for w in looked if not store.chunks_holding(collection, [w], Filters(), 1))
+    return absent / len(looked)
 
 
 def _with_structure(fused: list[tuple[int, float]], structural: list[ArmHit]) -> list[tuple[int, float]]:

@@ -285,6 +285,13 @@ class Store(Protocol):
         caller checks (``search/exact.py``). Nothing at a point in time."""
         ...
 
+    def chunks_with_phrase(self, collection: str, phrase: str, filters: Filters, limit: int) -> list[int]:
+        """Up to ``limit`` current chunks (any order) whose keyword text holds ``phrase``'s words in a run,
+        by word position, each word matched as the keyword arm indexes it (stemmed, any case): FTS5's
+        phrase query on SQLite; on PostgreSQL the chunks holding all its stems, their tokens' positions
+        checked. Nothing at a point in time."""
+        ...
+
     def mark_indexed(self, collection: str) -> None: ...
 
     def writer_lock(self, collection: str) -> AbstractContextManager[None]:

@@ -81,6 +81,23 @@ def _stored(token: str) -> str:
     return raw[:FTS5_MAX_TOKEN_BYTES].decode("utf-8", "replace") if len(raw) > FTS5_MAX_TOKEN_BYTES else token
 
 
+def holds_run(tokens: Sequence[str], run: Sequence[str]) -> bool:
+    """Whether ``tokens`` hold ``run`` word after word (a phrase, by word position)."""
+    if not run:
+        return False
+    first, width, wanted = run[0], len(run), tuple(run)
+    listed = tokens if isinstance(tokens, list) else list(tokens)
+    start = 0
+    while True:
+        try:
+            at = listed.index(first, start)
+        except ValueError:
+            return False
+        if tuple(listed[at : at + width]) == wanted:
+            return True
+        start = at + 1
+
+
 def keyword_source(context: str, text: str) -> str:
     """What keyword search indexes for a chunk: the same three columns the SQLite FTS5 table holds."""
     return f"{context} {text} {keyword_terms(text, context)}"

@@ -23,7 +23,7 @@ from retrievo.store.history import VALID_AT as VALID_AT_QMARK
 from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.postings import MAX_LEXEME_BYTES
 from retrievo.store.queries import format_style
-from retrievo.store.tokenizer import shared_tokenizer
+from retrievo.store.tokenizer import holds_run, keyword_source, shared_tokenizer
 
 K1, B = 1.2, 0.75
 VALID_AT = format_style(VALID_AT_QMARK)
@@ -85,10 +85,15 @@ RAREST_STEMS = 3
 
 
 def chunks_holding(
-    conn: psycopg.Connection[Any], collection_id: int, words: Sequence[str], filters: Filters, limit: int
+    conn: psycopg.Connection[Any],
+    collection_id: int,
+    words: Sequence[str],
+    filters: Filters,
+    limit: int,
+    rarest_stems: int = RAREST_STEMS,
 ) -> list[int]:
     """Current chunks holding every one of ``words`` (their stems), at most ``limit``: the postings of the
-    ``RAREST_STEMS`` rarest stems, intersected; none if a stem is in no chunk."""
+    ``rarest_stems`` rarest stems, intersected; none if a stem is in no chunk."""
     stems = list(dict.fromkeys(stem for stem in query_stems(" ".join(words))))
     if not stems:
         return []
@@ -100,7 +105,7 @@ def chunks_holding(
     )
     if len(counted) < len(stems):
         return []
-    rarest = sorted(stems, key=lambda stem: (int(counted[stem]), stem))[:RAREST_STEMS]
+    rarest = sorted(stems, key=lambda stem: (int(counted[stem]), stem))[:rarest_stems]
     restrict, params = _restricted(filters)
     rows = conn.execute(
         f"""SELECT p.chunk_id FROM postings p WHERE p.collection_id = %s AND p.term = ANY(%s){restrict}
@@ -108,6 +113,29 @@ def chunks_holding(
         [collection_id, rarest, *params, len(rarest), limit],
     ).fetchall()
     return [int(row[0]) for row in rows]
+
+
+PHRASE_STEMS = 8  # a phrase's rarest stems whose postings are intersected before positions are checked
+PHRASE_READ = 10  # candidates read per chunk wanted (a run of common words: most holders hold it apart)
+
+
+def chunks_with_phrase(
+    conn: psycopg.Connection[Any], collection_id: int, phrase: str, filters: Filters, limit: int
+) -> list[int]:
+    """Current chunks holding ``phrase``'s words in a run: the chunks holding all its stems (postings),
+    their keyword text tokenized as the postings were made and the run's positions checked."""
+    run = shared_tokenizer().tokens(phrase)
+    if not run:
+        return []
+    ids = chunks_holding(conn, collection_id, [phrase], filters, limit * PHRASE_READ, PHRASE_STEMS)
+    if not ids:
+        return []
+    rows = conn.execute(
+        "SELECT id, context, text FROM chunks WHERE id = ANY(%s) ORDER BY id", (ids,)
+    ).fetchall()
+    tokenizer = shared_tokenizer()
+    held = [int(row[0]) for row in rows if holds_run(tokenizer.tokens(keyword_source(row[1], row[2])), run)]
+    return held[:limit]
 
 
 def prune(conn: psycopg.Connection[Any], collection_id: int, stems: list[str]) -> list[str]:

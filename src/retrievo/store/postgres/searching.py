@@ -57,6 +57,13 @@ class PostgresSearch(PostgresSideIndexes):
             collection_id = int(self._search_state(conn, collection)[0])
             return search.chunks_holding(conn, collection_id, words, filters, limit)
 
+    def chunks_with_phrase(self, collection: str, phrase: str, filters: Filters, limit: int) -> list[int]:
+        if not phrase.strip() or filters.as_of is not None or limit <= 0:
+            return []
+        with self._conn() as conn:
+            collection_id = int(self._search_state(conn, collection)[0])
+            return search.chunks_with_phrase(conn, collection_id, phrase, filters, limit)
+
     def get_chunks(self, chunk_ids: Sequence[int]) -> dict[int, Chunk]:
         if not chunk_ids:
             return {}

@@ -119,6 +119,23 @@ class SQLiteSearch:
         )
         return [int(row[0]) for row in rows]
 
+    def chunks_with_phrase(self, collection: str, phrase: str, filters: Filters, limit: int) -> list[int]:
+        """FTS5's phrase query (the positions of full detail): the words in a run, in one column."""
+        if not phrase.strip() or filters.as_of is not None or limit <= 0:
+            return []
+        where, params = filter_sql(filters)
+        rows = (
+            self._reader()
+            .execute(
+                f"""SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
+                JOIN documents d ON d.id = c.document_id
+                WHERE chunks_fts MATCH ? AND c.collection_id = ? AND c.superseded_at IS NULL{where} LIMIT ?""",
+                ['"' + phrase.replace('"', '""') + '"', self._collection_id(collection), *params, limit],
+            )
+            .fetchall()
+        )
+        return [int(row[0]) for row in rows]
+
     def vector_search(
         self, collection: str, model_id: str, vector: npt.NDArray[np.float32], filters: Filters, limit: int
     ) -> list[ArmHit]:
