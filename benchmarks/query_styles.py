@@ -109,15 +109,15 @@ def generated(folder: Path, prose: bool, rng: random.Random) -> list[Query]:
             pool = [
                 w
                 for w in set(words_of(titles[name]))
-                if w not in STOP and len(w) >= 4 and title_frequency[w] == 1 and stem(w) in indexed[name]
+                if w not in STOP and len(w) >= 4 and title_frequency[stem(w)] == 1 and stem(w) in indexed[name]
             ]
         else:
             pool = [
                 w
                 for w in set(words_of(text))
-                if w not in STOP and len(w) >= 5 and frequency[w] == 1 and stem(w) in indexed[name]
+                if w not in STOP and len(w) >= 5 and frequency[stem(w)] == 1 and stem(w) in indexed[name]
             ]
-        pool.sort(key=lambda w: (frequency[w], w))
+        pool.sort(key=lambda w: (frequency[stem(w)], w))
         if pool:
             queries["word"].append({"text": pool[0], "gold": [name]})
         if len(pool) >= 2:

@@ -152,6 +152,9 @@ def test_a_phrase_matches_by_word_position_on_both_stores(make_engine: Any, tmp_
     assert holders("inflammation drives signalling") == set()  # the same words, out of order
     assert holders("receptor xylophone") == set()
     assert store.chunks_with_phrase("default", "  ", Filters(), 5) == []
+    # the words some passage holds, as typed: what a query asks that the collection lacks
+    assert store.held_words("default", ["Receptors", "xylophone", "MICE"]) == {"Receptors", "MICE"}
+    assert store.held_words("default", []) == frozenset()
     assert store.chunks_with_phrase("default", "the receptor", Filters(as_of="2020-01-01T00:00:00Z"), 5) == []
 
 

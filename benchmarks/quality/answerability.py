@@ -130,6 +130,9 @@ def collect(dbs: Path) -> list[dict[str, Any]]:
         rows.append({
             "set": name, "kind": kind, "mode": mode,
             "readings": readings(hits, result.query, result.signals) if result.signals else None,
+            # what settles an answer besides the model: the query held as typed, words the collection lacks
+            "held": {True: 1, False: 0, None: -1}[answer.held(hits, result.query)] if hits else 0,
+            "missing": result.signals.missing if result.signals else 0.0,
             "own": [h.relevance for h in hits],
             "relevant": [h.chunk.path.rsplit("/", 1)[-1] in gold for h in hits],
         })  # fmt: skip
@@ -161,6 +164,9 @@ def relevances(row: dict[str, Any], w: np.ndarray, features: Sequence[str]) -> l
         return []
     z = w[0] + sum(c * row["readings"][f] for c, f in zip(w[1:], features, strict=True))
     a = 1 / (1 + math.exp(-max(-40.0, min(40.0, z))))
+    held = row.get("held", 0)  # as ``answer.settle`` reads it (rows collected before it: the model alone)
+    a = max(a, answer.HELD) if held == 1 else min(a, answer.UNQUOTED) if held == -1 else a
+    a = min(a, answer.UNQUOTED) if row.get("missing", 0.0) > answer.MISSING else a
     return answer.capped(answer.relevances(a, [a, *row["own"][1:]]))
 
 

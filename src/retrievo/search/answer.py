@@ -160,8 +160,11 @@ def held(hits: Sequence[Hit], query: str) -> bool | None:
     first = hits[0].chunk
     tokens = exact.passage_tokens(first.context, first.text)
     found = exact.evidence(words, tokens)
-    if words.quoted:
-        return True if found.quoted == 1.0 else None
+    if words.quoted and found.quoted == 1.0:
+        return True
+    if words.quoted and len(words.tokens) <= exact.COPIED_WORDS[1]:
+        return None
+    # (a longer text's quotes — an issue's code, its string literals — are no instruction to refuse it)
     if found.phrase == 1.0:
         return True
     # one or two words (those a question asks about: "how does set pixel work" → set, pixel)

@@ -37,10 +37,11 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from retrievo.errors import EmbedderUnavailable
 from retrievo.models import ArmHit, Chunk, Filters
+from retrievo.search import file_ranker
 from retrievo.search.file_role import relative_path, role
 from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, EmbedQuery, clean_query
 from retrievo.search.structure import query_identifiers
@@ -59,6 +60,8 @@ ROLE: dict[str, float] = {
     "source": 1.0, "test": 0.5, "example": 0.5, "benchmark": 0.5, "docs": 0.3, "generated": 0.3,
     "changelog": 0.2, "other": 0.3,
 }  # fmt: skip
+# the learned ranker (``file_ranker.py``, fitted on mined commits) re-orders the best files: off (see there)
+LEARNED = False
 CONTENT_FILES = 30  # the best files (by their evidence) whose role their text's start may change
 # a traceback's frame: Python's ``File "x.py", line 3, in f`` or IPython's ``x.py in f(self)``
 _FRAME = re.compile(r'File "([^"]+)", line \d+(?:, in ([\w<>]+))?|^\s*(\S+\.py) in ([\w<>]+)\(', re.MULTILINE)
@@ -210,6 +213,24 @@ def _with_chunks(store: Store, reads: Sequence[Sequence[ArmHit]]) -> list[list[t
     return [[(chunks[h.chunk_id], h.score) for h in hits if h.chunk_id in chunks] for hits in reads]
 
 
+@dataclass(frozen=True)
+class FileSignals:
+    """What ``rank_files`` reads of one file, before any weight: the raw signals a learned ranker reads too."""
+
+    path: str
+    document_id: str
+    words: float  # the sum of its best ``TOP_CHUNKS`` keyword chunks' scores, relative to the best file's
+    meaning: float  # the dense arm's evidence (0-1; 0 without vectors)
+    defines: float  # the sum of 1/(files defining it) over the (at most three) names it defines
+    module: bool  # named as a module or folder/file
+    frame: bool  # in a traceback frame, not the innermost
+    innermost: bool  # the innermost frame of the repository's
+    named: bool  # a short question's word stem is in its file name
+    passages: tuple[float, ...]  # its keyword chunks' BM25 scores, best first
+    why: tuple[str, ...]
+    evidence: tuple[Evidence, ...]
+
+
 def rank_files(
     store: Store,
     collection: str,
@@ -219,6 +240,71 @@ def rank_files(
 ) -> list[FileHit]:
     """Every file with evidence, best first. ``found``: the keyword arm's chunks; ``near``: the dense arm's
     (``dense_chunks``: for the text, and for its title)."""
+    signals = file_signals(store, collection, question, found, near)
+    ranked = weigh_files(store, collection, question, signals)
+    model = file_ranker.load() if LEARNED else None
+    return ranked if model is None else _learned(store, collection, question, found, signals, ranked, model)
+
+
+def _learned(
+    store: Store,
+    collection: str,
+    question: CodeQuestion,
+    found: Sequence[tuple[Chunk, float]],
+    signals: Sequence[FileSignals],
+    ranked: list[FileHit],
+    model: file_ranker.FileRanker,
+) -> list[FileHit]:
+    """``ranked``'s best files re-ordered by the learned ranker (``file_ranker.py``); each keeps its evidence
+    and takes the score of the place it moves to, so scores still fall down the list, on the same scale."""
+    window = ranked[: model.window]
+    roots = store.roots(collection)
+    relative = {h.path: relative_path(h.path, roots).split("/", 1)[-1] for h in window}
+    chunks = {h.path: len(store.current_chunk_ids(h.document_id)) for h in window}
+    best = max((score for _, score in found), default=0.0)
+    by_path = {s.path: s for s in signals}
+    order = file_ranker.rerank(model, question.text, ranked, by_path, relative, chunks, best)
+    return [replace(h, score=at.score, raw=at.score / at.weight) for h, at in zip(order, ranked, strict=True)]
+
+
+def weigh_files(
+    store: Store, collection: str, question: CodeQuestion, signals: Sequence[FileSignals]
+) -> list[FileHit]:
+    """The files ``signals`` describe, each scored by the weights above and its kind, best first."""
+    scored: list[tuple[FileSignals, float]] = []
+    for s in signals:
+        score = s.words
+        if s.meaning:
+            score += SEMANTIC * s.meaning
+        if s.defines:
+            score += DEFINES * s.defines
+        if s.module:
+            score += MODULE
+        if s.frame or s.innermost:
+            score += INNERMOST if s.innermost else FRAME
+        if s.named:
+            score += NAMED
+        scored.append((s, score))
+    roles = file_roles(store, collection, [(s.path, s.document_id, score) for s, score in scored])
+    ranked: list[FileHit] = []
+    for s, score in scored:
+        kind = roles[s.path]
+        weight = 1.0 if kind in question.asked else ROLE[kind]
+        ranked.append(
+            FileHit(s.path, round(score * weight, 4), kind, s.why, s.evidence, s.document_id, score, weight)
+        )
+    ranked.sort(key=lambda f: (-f.score, f.path))
+    return ranked
+
+
+def file_signals(
+    store: Store,
+    collection: str,
+    question: CodeQuestion,
+    found: Sequence[tuple[Chunk, float]],
+    near: Sequence[Sequence[tuple[Chunk, float]]] = (),
+) -> list[FileSignals]:
+    """Every file with evidence and what each signal says of it (``rank_files`` weighs them)."""
     scores: dict[str, list[float]] = defaultdict(list)
     best: dict[str, list[Evidence]] = defaultdict(list)
     documents: dict[str, str] = {}
@@ -248,39 +334,30 @@ def rank_files(
     framed = _framed(question.frames, candidates, defining)
     candidates |= {path for path, at in framed.items() if at}  # a moved file's function names its new file
     innermost = max((i for found_at in framed.values() for i in found_at), default=-1)  # the last of ours
-    scored: list[tuple[str, float, list[str]]] = []
+    signals: list[FileSignals] = []
     for path in candidates:
         own = sorted(scores.get(path, []), reverse=True)
-        score = sum(own[:TOP_CHUNKS]) / top
         why = [f"words: {len(own)} passage{'s' if len(own) != 1 else ''}"] if own else []
         if meaning.get(path):
-            score += SEMANTIC * meaning[path]
             why.append("meaning")
+        rare = 0.0
         if defined.get(path):  # a name few files define says more (``__init__`` says nothing)
-            score += DEFINES * sum(sorted((1 / len(defining[n]) for n in defined[path]), reverse=True)[:3])
+            rare = sum(sorted((1 / len(defining[n]) for n in defined[path]), reverse=True)[:3])
             why.append("defines " + ", ".join(sorted(defined[path], key=lambda n: len(defining[n]))[:3]))
         if path in named:
-            score += MODULE
             why.append("module named")
+        deepest = bool(framed[path]) and framed[path][-1] == innermost
         if framed[path]:
-            deepest = framed[path][-1] == innermost
-            score += INNERMOST if deepest else FRAME
             why.append("in the traceback" + (" (innermost frame)" if deepest else ""))
-        if question.words and _file_words(path) & question.words:
-            score += NAMED
+        in_name = bool(question.words and _file_words(path) & question.words)
+        if in_name:
             why.append("file name")
-        scored.append((path, score, why))
-    roles = file_roles(store, collection, [(p, documents[p], score) for p, score, _ in scored])
-    ranked: list[FileHit] = []
-    for path, score, why in scored:
-        kind = roles[path]
-        weight = 1.0 if kind in question.asked else ROLE[kind]
-        ranked.append(
-            FileHit(path, round(score * weight, 4), kind, tuple(why), tuple(best.get(path, ())),
-                    documents[path], score, weight)
+        signals.append(
+            FileSignals(path, documents[path], sum(own[:TOP_CHUNKS]) / top, meaning.get(path, 0.0), rare,
+                        path in named, bool(framed[path]) and not deepest, deepest, in_name, tuple(own),
+                        tuple(why), tuple(best.get(path, ())))
         )  # fmt: skip
-    ranked.sort(key=lambda f: (-f.score, f.path))
-    return ranked
+    return signals
 
 
 def file_roles(store: Store, collection: str, files: Sequence[tuple[str, str, float]]) -> dict[str, str]:

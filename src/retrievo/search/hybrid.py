@@ -411,7 +411,7 @@ def _missing(store: Store, collection: str, query: str, filters: Filters) -> flo
     collection holds, for one or two words and for a run that may be copied (``exact.copied``): what the
     answer's answerability reads as "not here" (``search/answer.py``). 0 for the others (a question's word
     no passage holds is often a synonym away), for quoted phrases (read on their own) and at a point in
-    time. One keyword lookup a word (``Store.chunks_holding``)."""
+    time (``Store.held_words``)."""
     words = exact.query_words(query)
     if words.empty or words.quoted or filters.as_of is not None:
         return 0.0
@@ -421,8 +421,7 @@ def _missing(store: Store, collection: str, query: str, filters: Filters) -> flo
     looked = [w for w in typed if set(exact.stems(w)) <= words.asked]
     if not looked:
         return 0.0
-    absent = sum(1 for w in looked if not store.chunks_holding(collection, [w], Filters(), 1))
-    return absent / len(looked)
+    return 1.0 - len(store.held_words(collection, looked)) / len(looked)
 
 
 def _with_structure(fused: list[tuple[int, float]], structural: list[ArmHit]) -> list[tuple[int, float]]:

@@ -285,6 +285,11 @@ class Store(Protocol):
         caller checks (``search/exact.py``). Nothing at a point in time."""
         ...
 
+    def held_words(self, collection: str, words: Sequence[str]) -> frozenset[str]:
+        """Those of ``words`` (as typed) that some current chunk of the collection holds, each matched as
+        the keyword arm indexes it (stemmed, any case): what a query asks that the collection lacks."""
+        ...
+
     def chunks_with_phrase(self, collection: str, phrase: str, filters: Filters, limit: int) -> list[int]:
         """Up to ``limit`` current chunks (any order) whose keyword text holds ``phrase``'s words in a run,
         by word position, each word matched as the keyword arm indexes it (stemmed, any case): FTS5's

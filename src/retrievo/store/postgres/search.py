@@ -115,6 +115,20 @@ def chunks_holding(
     return [int(row[0]) for row in rows]
 
 
+def held_words(conn: psycopg.Connection[Any], collection_id: int, words: Sequence[str]) -> frozenset[str]:
+    """The words every stem of which some current chunk holds (``term_stats``: one read for all)."""
+    stems = {word: list(dict.fromkeys(query_stems(word))) for word in words}
+    wanted = sorted({stem for found in stems.values() for stem in found})
+    present = {
+        str(row[0])
+        for row in conn.execute(
+            "SELECT term FROM term_stats WHERE collection_id = %s AND term = ANY(%s) AND df > 0",
+            (collection_id, wanted),
+        ).fetchall()
+    }
+    return frozenset(word for word, found in stems.items() if found and set(found) <= present)
+
+
 PHRASE_STEMS = 8  # a phrase's rarest stems whose postings are intersected before positions are checked
 PHRASE_READ = 10  # candidates read per chunk wanted (a run of common words: most holders hold it apart)
 

@@ -57,6 +57,13 @@ class PostgresSearch(PostgresSideIndexes):
             collection_id = int(self._search_state(conn, collection)[0])
             return search.chunks_holding(conn, collection_id, words, filters, limit)
 
+    def held_words(self, collection: str, words: Sequence[str]) -> frozenset[str]:
+        if not words:
+            return frozenset()
+        with self._conn() as conn:
+            collection_id = int(self._search_state(conn, collection)[0])
+            return search.held_words(conn, collection_id, words)
+
     def chunks_with_phrase(self, collection: str, phrase: str, filters: Filters, limit: int) -> list[int]:
         if not phrase.strip() or filters.as_of is not None or limit <= 0:
             return []

@@ -102,7 +102,9 @@ class SQLiteSearch:
     def chunks_holding(
         self, collection: str, words: Sequence[str], filters: Filters, limit: int
     ) -> list[int]:
-        """FTS5 (full detail: always kept, whatever serves the ranking) ANDs the words, each quoted."""
+        """FTS5 (full detail: always kept, whatever serves the ranking) ANDs the words, each quoted; the
+        match is taken first (an IN subquery: joined, SQLite's planner walked the collection's chunks and
+        matched each, 50–400 ms on SciFact against 0.1–0.2 ms)."""
         if not words or filters.as_of is not None or limit <= 0:
             return []
         where, params = filter_sql(filters)
@@ -110,14 +112,17 @@ class SQLiteSearch:
         rows = (
             self._reader()
             .execute(
-                f"""SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
-                JOIN documents d ON d.id = c.document_id
-                WHERE chunks_fts MATCH ? AND c.collection_id = ? AND c.superseded_at IS NULL{where} LIMIT ?""",
+                f"""SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
+                WHERE c.id IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)
+                AND c.collection_id = ? AND c.superseded_at IS NULL{where} LIMIT ?""",
                 [expression, self._collection_id(collection), *params, limit],
             )
             .fetchall()
         )
         return [int(row[0]) for row in rows]
+
+    def held_words(self, collection: str, words: Sequence[str]) -> frozenset[str]:
+        return frozenset(word for word in words if self.chunks_holding(collection, [word], Filters(), 1))
 
     def chunks_with_phrase(self, collection: str, phrase: str, filters: Filters, limit: int) -> list[int]:
         """FTS5's phrase query (the positions of full detail): the words in a run, in one column."""
@@ -127,9 +132,9 @@ class SQLiteSearch:
         rows = (
             self._reader()
             .execute(
-                f"""SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
-                JOIN documents d ON d.id = c.document_id
-                WHERE chunks_fts MATCH ? AND c.collection_id = ? AND c.superseded_at IS NULL{where} LIMIT ?""",
+                f"""SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
+                WHERE c.id IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)
+                AND c.collection_id = ? AND c.superseded_at IS NULL{where} LIMIT ?""",
                 ['"' + phrase.replace('"', '""') + '"', self._collection_id(collection), *params, limit],
             )
             .fetchall()
