@@ -109,7 +109,10 @@ def generated(folder: Path, prose: bool, rng: random.Random) -> list[Query]:
             pool = [
                 w
                 for w in set(words_of(titles[name]))
-                if w not in STOP and len(w) >= 4 and title_frequency[stem(w)] == 1 and stem(w) in indexed[name]
+                if w not in STOP
+                and len(w) >= 4
+                and title_frequency[stem(w)] == 1
+                and stem(w) in indexed[name]
             ]
         else:
             pool = [
