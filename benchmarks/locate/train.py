@@ -25,6 +25,7 @@ import hashlib
 import json
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -228,8 +229,10 @@ def main() -> None:
             "pairs_used": len(data.records),
             "manifest_heads": {r["repo"]: r["head"] for r in json.loads(MANIFEST.read_text())["repos"]},
             "fitted": time.strftime("%Y-%m-%d"),
-            "command": ".venv/bin/python -m benchmarks.locate.features && "
-            ".venv/bin/python -m benchmarks.locate.train",
+            "command": ".venv/bin/python -m benchmarks.locate.features && .venv/bin/python -m "
+            "benchmarks.locate.features --swe && .venv/bin/python -m benchmarks.locate.train",
+            "most_pairs_of_a_repository": max(Counter(repos).values()),
+            "window": WINDOW,
             "fit_seconds": round(time.perf_counter() - started, 1),
         },
     }

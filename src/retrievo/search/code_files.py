@@ -29,7 +29,9 @@ are ranked, each from its evidence:
   ("test", "changelog", "docs", "benchmark", "generated").
 
 The weights are round values chosen on ../shared/data/swe_loc_dev (docs/benchmarks.md "Locating the code an
-issue is about" has each signal's share); the kinds' weights are priors, not fitted.
+issue is about" has each signal's share); the kinds' weights are priors, not fitted. ``file_signals`` gives
+each signal's raw value; with ``LEARNED`` on, ``file_ranker.py``'s weights fitted on mined commits re-order
+the best files (off: better on held-out mined commits, not on swe_loc_dev's issues; see file_ranker.json).
 """
 
 from __future__ import annotations
