@@ -160,7 +160,7 @@ def test_a_phrase_matches_by_word_position_on_both_stores(make_engine: Any, tmp_
 
 def test_a_run_of_common_words_copied_from_a_passage_finds_it_first(make_engine: Any, tmp_path: Path) -> None:
     """A copied run of words every passage has (deep in BM25's list) is looked up by position: its passage
-    first, answerable; a run from elsewhere whose words the collection mostly lacks is no answer."""
+    first, answerable; one or two words the collection lacks are no answer."""
     folder = _corpus(tmp_path)
     for i in range(30):  # many passages holding "if a value is" apart, one holding the run
         (folder / f"note{i:02}.md").write_text(
@@ -175,9 +175,10 @@ def test_a_run_of_common_words_copied_from_a_passage_finds_it_first(make_engine:
     hits = engine.search("if a value is provided", limit=5).hits
     assert Path(hits[0].chunk.path).name == "rule.md"
     assert hits[0].relevance >= 0.4
-    # two words the collection does not hold, a copied run mostly of words it lacks: refused
+    # one or two words the collection does not hold: refused, whatever sits near them in meaning
+    assert not engine.search("xylophone", min_score=0.4).hits
     assert not engine.search("xylophone quasar", min_score=0.4).hits
-    assert not engine.search("the quasar emits xylophone tunes nightly", min_score=0.4).hits
-    # a word it holds, asked with one it lacks, is no answer either; the word alone is
-    assert not engine.search("receptor xylophone", min_score=0.4).hits
     assert engine.search("receptor", min_score=0.4).hits
+    # not a question: "what is a xylophone" is read by the answerability model, not by the words held
+    signals = engine.search("what is a xylophone", limit=3).signals
+    assert signals is not None and signals.missing == 0.0

@@ -53,6 +53,17 @@ async def _seed_tools(client: Client) -> None:
         refused = await client.call_tool("semanticSearch", {"query": "claim", "filters": bad})
         text = refused.content[0].text  # type: ignore[union-attr]
         assert refused.is_error and "is not in the indexed models; allowed:" in text and allowed in text, text
+    # at its default min_score: a word in another form, a question, a description in other words, a
+    # relationship question, a filtered word (issue 55), all answered; a word the model lacks is not
+    for query in ("servers", "which servers exist?", "paying out money to customers after an accident",
+                  "what is the firewall connected to"):  # fmt: skip
+        answered = await call(client, "semanticSearch", {"query": query}, schemas)
+        assert answered["results"], query
+    filtered = await call(
+        client, "semanticSearch", {"query": "claim", "filters": {"element_type": "BusinessProcess"}}, schemas
+    )
+    assert filtered["results"] and all(r["element_type"] == "BusinessProcess" for r in filtered["results"])
+    assert not (await call(client, "semanticSearch", {"query": "xylophone"}, schemas))["results"]
     anycase = await call(
         client, "semanticSearch", {"query": "claim", "filters": {"layer": "Business"}}, schemas
     )

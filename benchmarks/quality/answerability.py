@@ -166,7 +166,7 @@ def relevances(row: dict[str, Any], w: np.ndarray, features: Sequence[str]) -> l
     a = 1 / (1 + math.exp(-max(-40.0, min(40.0, z))))
     held = row.get("held", 0)  # as ``answer.settle`` reads it (rows collected before it: the model alone)
     a = max(a, answer.HELD) if held == 1 else min(a, answer.UNQUOTED) if held == -1 else a
-    a = min(a, answer.UNQUOTED) if row.get("missing", 0.0) > answer.MISSING else a
+    a = min(a, answer.UNQUOTED) if row.get("missing", 0.0) >= answer.MISSING else a
     return answer.capped(answer.relevances(a, [a, *row["own"][1:]]))
 
 

@@ -403,23 +403,20 @@ def _exact_evidence(
     return len(words.content), evidence
 
 
-MISSING_READ = 16  # words looked up at most (exact.COPIED_WORDS)
-
-
 def _missing(store: Store, collection: str, query: str, filters: Filters) -> float:
-    """The share of the query's words (stop words left out) no current passage of the collection holds, for
-    one or two words and for a run that may be copied (``exact.copied``): what the answer's answerability
-    reads as "not here" (``search/answer.py``). 0 for the others and for any question (its words are often
-    a synonym away, or name a relationship: "what is the firewall connected to" over a model whose
-    relationships are typed, not worded), for quoted phrases (read on their own) and at a point in time
-    (``Store.held_words``)."""
+    """The share of a query's words (one or two, stop words left out) no current passage of the collection
+    holds (``Store.held_words``): what the answer's answerability reads as "not here" (``search/answer.py``).
+    0 for longer queries, for any question (its words are often a synonym away, or name a relationship:
+    "what is the firewall connected to" over a model whose relationships are typed, not worded), for quoted
+    phrases (read on their own) and at a point in time."""
     words = exact.query_words(query)
     if words.empty or words.quoted or filters.as_of is not None or exact.ASKS.search(query):
         return 0.0
-    if len(words.content) > SHORT_WORDS and not exact.copied(query):
+    if len(words.content) > SHORT_WORDS:
         return 0.0
-    typed = [w for w in exact.surface_words(query) if w not in STOPWORDS][:MISSING_READ]
-    looked = [w for w in typed if set(exact.stems(w)) <= words.content]
+    looked = [
+        w for w in exact.surface_words(query) if w not in STOPWORDS and set(exact.stems(w)) <= words.content
+    ]
     if not looked:
         return 0.0
     return 1.0 - len(store.held_words(collection, looked)) / len(looked)
