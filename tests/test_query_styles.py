@@ -15,7 +15,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from retrievo import Config, Engine
-from retrievo.search import exact
+from retrievo.search import answer, exact
 
 ABSTRACTS = {
     "par2.md": "# Activation of proteinase-activated receptor 2 in the colon\n\nTrypsin cleaves the receptor's "
@@ -152,8 +152,22 @@ def test_a_phrase_matches_by_word_position_on_both_stores(make_engine: Any, tmp_
     assert holders("inflammation drives signalling") == set()  # the same words, out of order
     assert holders("receptor xylophone") == set()
     assert store.chunks_with_phrase("default", "  ", Filters(), 5) == []
-    # the words some passage holds, as typed: what a query asks that the collection lacks
+    # FTS5's syntax is plain words inside a phrase; a NUL or a phrase of punctuation finds nothing
+    assert holders('receptor "was" activated') == {"protease.md"}
+    assert holders("NEAR(receptor was") == set()  # "near receptor was": no passage holds that run
+    assert holders("receptor* : was") == {"protease.md"}  # operators are separators: "receptor was"
+    assert (
+        holders("\x00receptor\x00")
+        == holders("receptor")
+        == {"par2.md", "thrombin.md", "protease.md", "itch.md"}
+    )
+    assert store.chunks_with_phrase("default", '""', Filters(), 5) == []
+    assert store.chunks_with_phrase("default", "*:()", Filters(), 5) == []
+    assert holders("receptor was\x00activated") == {"protease.md"}
+    # the words some passage holds, as typed: what a query asks that the collection lacks; a word's
+    # pieces ("cleaves_receptor") held by one chunk, a word of no letters is not held
     assert store.held_words("default", ["Receptors", "xylophone", "MICE"]) == {"Receptors", "MICE"}
+    assert store.held_words("default", ["cleaves_receptor", "___"]) == {"cleaves_receptor"}
     assert store.held_words("default", []) == frozenset()
     assert store.chunks_with_phrase("default", "the receptor", Filters(as_of="2020-01-01T00:00:00Z"), 5) == []
 
@@ -175,10 +189,18 @@ def test_a_run_of_common_words_copied_from_a_passage_finds_it_first(make_engine:
     hits = engine.search("if a value is provided", limit=5).hits
     assert Path(hits[0].chunk.path).name == "rule.md"
     assert hits[0].relevance >= 0.4
-    # one or two words the collection does not hold: refused, whatever sits near them in meaning
+    # one or two words the collection does not hold: refused, whatever sits near them in meaning; one word
+    # of two held is read by meaning
     assert not engine.search("xylophone", min_score=0.4).hits
     assert not engine.search("xylophone quasar", min_score=0.4).hits
     assert engine.search("receptor", min_score=0.4).hits
+    for query, share in (("xylophone", 1.0), ("receptor xylophone", 0.5), ("receptor", 0.0)):
+        found = engine.search(query, limit=3).signals
+        assert found is not None and found.missing == share, query
+    # a long text quoting a string no passage holds (an issue's literal) is not refused for it
+    issue = 'the receptor was activated in a few cells only and then "no such option" was printed by the tool'
+    hits = engine.search(issue, limit=5).hits
+    assert hits and answer.held(hits, issue) is not None
     # not a question: "what is a xylophone" is read by the answerability model, not by the words held
     signals = engine.search("what is a xylophone", limit=3).signals
     assert signals is not None and signals.missing == 0.0

@@ -196,8 +196,8 @@ class AnswerSignals:
     top_cosine: float | None
     keyword_ids: frozenset[int]
     keyword_ran: bool
-    # the share of the query's words no passage of the collection holds (read for one or two words and for
-    # a run that may be copied, ``search/exact.py``; 0 where not read)
+    # the share of the query's words no passage of the collection holds (read for one or two words that are
+    # not a question, unquoted, at HEAD: ``search/hybrid.py``; 0 where not read)
     missing: float = 0.0
 
 

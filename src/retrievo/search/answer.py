@@ -149,10 +149,12 @@ UNQUOTED = (
 
 
 def held(hits: Sequence[Hit], query: str) -> bool | None:
-    """Whether the first hit holds the query as typed (``HELD``); its words may lie in other passages of
-    the first hit's document among the first ``READ`` hits (two words a file holds in two functions).
-    None: the query quotes a phrase the first hit does not hold — the fusion puts every passage holding it
-    first, so none does."""
+    """Whether the first hit holds the query as typed (``HELD``): its whole run of words, its quoted
+    phrases, or its one or two words — a question's, its frame left out ("how does set pixel work": set,
+    pixel) — which may lie in other passages of the first hit's document among the first ``READ`` hits (two
+    words a file holds in two functions). None: a query of at most 16 words quotes a phrase the first hit
+    does not hold — the fusion puts every passage holding it first, so none does (a longer text's quotes,
+    an issue's string literals, are no instruction)."""
     words = exact.query_words(query)
     if words.empty:
         return False

@@ -14,7 +14,8 @@ language read) puts source before tests, examples, benchmarks, docs, generated f
 the text asks for them ("how is X tested", "where are the docs for X"). A function that does no work — its
 body only throws or raises ("option does not exist", ``NotImplementedError``, ``panic!``), it is marked
 deprecated (``@deprecated``, ``[Obsolete]``, ``DeprecationWarning``), or its whole body is one call
-(``return other(…)``: a forwarder) — scores × ``STUB`` (``is_stub``): the code that does the work comes first
+(``return other(…)``: a forwarder) — scores × ``STUB`` (``stub_of``: a forwarder the question names, such as
+``setPixel`` for "how does set pixel work", is the answer): the code that does the work comes first
 (a deprecated getter that throws was the first hit for "where are redirects followed"). A short "how does /
 where is" question weighs the kinds it does not ask for ``HOW`` × more, and for every code question the best
 ``WANTED`` files of the kind it asks for (source unless it says otherwise) join an answer that missed them
@@ -67,7 +68,7 @@ WANTED = 3
 REPEAT = 0.7  # the file's evidence for its second, third … hit (seed 002's repeated-file factor)
 # keyword chunks read for the files' evidence: an issue's text as deep as ``locate``; a short question less
 SEARCH_DEPTH = {"issue": DEPTH, "question": 300, "where": 300}
-# a stub's or a forwarder's score (``is_stub``): below the code doing the work, still in the answer
+# a stub's or a forwarder's score (``stub_of``): below the code doing the work, still in the answer
 STUB = 0.25
 # a short "how does / where is" question asks for the code doing the work: the kinds it does not ask for
 # (tests, docs, bundles …) weigh ``HOW`` × their ROLE more
@@ -144,8 +145,8 @@ def _ordered(
 ) -> list[Hit]:
     """Each hit scored ``ROLE × (own + FILE × its file's evidence × REPEAT^(k−1))`` (``own``: its fused score
     min-max scaled over the answer; the evidence relative to the best file's; k: the hit's place in its file),
-    × ``STUB`` for a stub or a forwarder the query does not name (``stub_of``), best first; a ranked file the answer missed (of the first ``inject``,
-    or of the first ``WANTED`` of the kind asked for) brings its best chunk (keyword, else dense), on its file
+    × ``STUB`` for a stub or a forwarder the query does not name (``stub_of``), best first; a ranked file the
+    answer missed (of the first ``inject``, or of the first ``WANTED`` of the kind asked for) brings its best chunk (keyword, else dense), on its file
     evidence alone. ``how``: the further weight of the kinds not asked for (``HOW`` for "how/where"). ``roles``:
     the roles of the hits' files the ranking left out (else read from their paths). ``verbatim_ids``: hits that
     hold the query word for word (``verbatim``): whatever their file, they come first; ``exempt_ids``: hits
@@ -269,14 +270,15 @@ def stub_of(query: str, chunk: Chunk) -> bool:
     """Whether a hit is a stub to pass over for this query: a one-call function the query names ("how does
     set pixel work": ``setPixel``, every word of its name in the query) is the function asked about — when
     the collection holds it alone (CoSQA's snippets: ``return max(map(width, lines))``, a forwarder to a
-    C extension), nothing else does its work; one that throws or is deprecated stays a stub, named or not."""
+    C extension), nothing else does its work; a one-word name ("get", "run") is a word, not a name asked for;
+    one that throws or is deprecated stays a stub, named or not."""
     reason = _stub(chunk)
     if reason != "forwards":
         return bool(reason)
     name = str(chunk.metadata.get("symbol") or "").rsplit(".", 1)[-1]
     parts = exact.query_words(" ".join(split_identifier(name))).tokens if name else ()
     asked = exact.query_words(query).tokens
-    return not (parts and set(parts) <= set(asked))
+    return not (len(parts) >= 2 and set(parts) <= set(asked))  # "run", "get": a word, not a name
 
 
 def _body(text: str) -> str:

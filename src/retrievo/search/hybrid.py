@@ -54,6 +54,7 @@ ARM_THREADS = 8
 EXACT_KEYWORD, EXACT_SEMANTIC = 30, 10  # candidates read word for word (search/exact.py)
 QUOTED_LOOKUP = 200  # chunks holding a quoted phrase in a run (Store.chunks_with_phrase)
 COPIED_LOOKUP = 50  # chunks holding an unquoted query in a run, when it may be copied (exact.copied)
+QUOTED_PHRASES = 8  # a query's distinct quoted phrases looked up (a pasted text may quote hundreds)
 CORES = os.cpu_count() or 1
 
 
@@ -378,7 +379,7 @@ def _exact_evidence(
         [h.chunk_id for h in arms.get(KEYWORD, [])[:EXACT_KEYWORD]]
         + [h.chunk_id for h in arms.get(SEMANTIC, [])[:EXACT_SEMANTIC]]
     )
-    for phrase in words.quoted_text:  # a quoted phrase: every chunk holding it is a candidate
+    for phrase in list(dict.fromkeys(words.quoted_text))[:QUOTED_PHRASES]:  # its holders are candidates
         candidates.update(dict.fromkeys(store.chunks_with_phrase(collection, phrase, filters, QUOTED_LOOKUP)))
     if exact.copied(query):
         candidates.update(dict.fromkeys(store.chunks_with_phrase(collection, query, filters, COPIED_LOOKUP)))
@@ -415,7 +416,9 @@ def _missing(store: Store, collection: str, query: str, filters: Filters) -> flo
     if len(words.content) > SHORT_WORDS:
         return 0.0
     looked = [
-        w for w in exact.surface_words(query) if w not in STOPWORDS and set(exact.stems(w)) <= words.content
+        w
+        for w in exact.surface_words(query)
+        if w not in STOPWORDS and set(exact.stems(w) or "_") <= words.content
     ]
     if not looked:
         return 0.0

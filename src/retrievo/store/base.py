@@ -281,8 +281,8 @@ class Store(Protocol):
         self, collection: str, words: Sequence[str], filters: Filters, limit: int
     ) -> list[int]:
         """Up to ``limit`` current chunks (any order) whose keyword text holds every one of ``words``, each
-        matched as the keyword arm indexes it (stemmed): the candidates of a quoted phrase, whose order the
-        caller checks (``search/exact.py``). Nothing at a point in time."""
+        matched as the keyword arm indexes it (stemmed). Nothing at a point in time. (``held_words`` on
+        SQLite and the battery's unanswerable queries read it.)"""
         ...
 
     def held_words(self, collection: str, words: Sequence[str]) -> frozenset[str]:
@@ -291,10 +291,11 @@ class Store(Protocol):
         ...
 
     def chunks_with_phrase(self, collection: str, phrase: str, filters: Filters, limit: int) -> list[int]:
-        """Up to ``limit`` current chunks (any order) whose keyword text holds ``phrase``'s words in a run,
-        by word position, each word matched as the keyword arm indexes it (stemmed, any case): FTS5's
-        phrase query on SQLite; on PostgreSQL the chunks holding all its stems, their tokens' positions
-        checked. Nothing at a point in time."""
+        """Up to ``limit`` current chunks (any order) holding ``phrase``'s words in a run within one of the
+        columns keyword search reads (context, text, the identifiers' words), by word position, each word
+        matched as the keyword arm indexes it (stemmed, any case): FTS5's phrase query on SQLite; on
+        PostgreSQL the chunks holding its rarest stems, their tokens' positions checked (at most 2,000
+        read). Nothing at a point in time."""
         ...
 
     def mark_indexed(self, collection: str) -> None: ...

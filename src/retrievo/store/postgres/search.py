@@ -23,7 +23,8 @@ from retrievo.store.history import VALID_AT as VALID_AT_QMARK
 from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.postings import MAX_LEXEME_BYTES
 from retrievo.store.queries import format_style
-from retrievo.store.tokenizer import holds_run, keyword_source, shared_tokenizer
+from retrievo.store.tokenizer import holds_run, shared_tokenizer
+from retrievo.text.identifiers import keyword_terms
 
 K1, B = 1.2, 0.75
 VALID_AT = format_style(VALID_AT_QMARK)
@@ -91,9 +92,11 @@ def chunks_holding(
     filters: Filters,
     limit: int,
     rarest_stems: int = RAREST_STEMS,
+    after: int = 0,
 ) -> list[int]:
     """Current chunks holding every one of ``words`` (their stems), at most ``limit``: the postings of the
-    ``rarest_stems`` rarest stems, intersected; none if a stem is in no chunk."""
+    ``rarest_stems`` rarest stems, intersected; none if a stem is in no chunk. ``after``: only chunk ids
+    above it, in id order (to page through them)."""
     stems = list(dict.fromkeys(stem for stem in query_stems(" ".join(words))))
     if not stems:
         return []
@@ -107,10 +110,11 @@ def chunks_holding(
         return []
     rarest = sorted(stems, key=lambda stem: (int(counted[stem]), stem))[:rarest_stems]
     restrict, params = _restricted(filters)
+    order = " AND p.chunk_id > %s" if after else ""
     rows = conn.execute(
-        f"""SELECT p.chunk_id FROM postings p WHERE p.collection_id = %s AND p.term = ANY(%s){restrict}
-            GROUP BY p.chunk_id HAVING count(*) = %s LIMIT %s""",
-        [collection_id, rarest, *params, len(rarest), limit],
+        f"""SELECT p.chunk_id FROM postings p WHERE p.collection_id = %s AND p.term = ANY(%s){order}{restrict}
+            GROUP BY p.chunk_id HAVING count(*) = %s ORDER BY p.chunk_id LIMIT %s""",
+        [collection_id, rarest, *([after] if after else []), *params, len(rarest), limit],
     ).fetchall()
     return [int(row[0]) for row in rows]
 
@@ -130,25 +134,40 @@ def held_words(conn: psycopg.Connection[Any], collection_id: int, words: Sequenc
 
 
 PHRASE_STEMS = 8  # a phrase's rarest stems whose postings are intersected before positions are checked
-PHRASE_READ = 10  # candidates read per chunk wanted (a run of common words: most holders hold it apart)
+PHRASE_BATCH = 100  # chunks holding those stems read at a time, in id order
+PHRASE_SCAN = 2_000  # at most this many read (a run of common words: most holders hold its words apart)
 
 
 def chunks_with_phrase(
     conn: psycopg.Connection[Any], collection_id: int, phrase: str, filters: Filters, limit: int
 ) -> list[int]:
-    """Current chunks holding ``phrase``'s words in a run: the chunks holding all its stems (postings),
-    their keyword text tokenized as the postings were made and the run's positions checked."""
-    run = shared_tokenizer().tokens(phrase)
+    """Current chunks holding ``phrase``'s words in a run within one of their columns (context, text, the
+    identifiers' words, as FTS5's phrase query reads them on SQLite): the chunks holding its rarest stems
+    (postings), read in id order a batch at a time, until ``limit`` hold it or ``PHRASE_SCAN`` were read."""
+    tokenizer = shared_tokenizer()
+    run = tokenizer.tokens(phrase)
     if not run:
         return []
-    ids = chunks_holding(conn, collection_id, [phrase], filters, limit * PHRASE_READ, PHRASE_STEMS)
-    if not ids:
-        return []
-    rows = conn.execute(
-        "SELECT id, context, text FROM chunks WHERE id = ANY(%s) ORDER BY id", (ids,)
-    ).fetchall()
-    tokenizer = shared_tokenizer()
-    held = [int(row[0]) for row in rows if holds_run(tokenizer.tokens(keyword_source(row[1], row[2])), run)]
+    # a cheap test before tokenizing: an ASCII text holds each word's stem but its last two letters
+    # (Porter changes at most those: "happi" of "happy"); a text with other characters is tokenized
+    heads = [stem[: max(2, len(stem) - 2)] for stem in run]
+    held: list[int] = []
+    after, scanned = 0, 0
+    while len(held) < limit and scanned < PHRASE_SCAN:
+        ids = chunks_holding(conn, collection_id, [phrase], filters, PHRASE_BATCH, PHRASE_STEMS, after)
+        if not ids:
+            break
+        rows = conn.execute(
+            "SELECT id, context, text FROM chunks WHERE id = ANY(%s) ORDER BY id", (ids,)
+        ).fetchall()
+        for chunk_id, context, text in rows:
+            haystack = f"{context}\n{text}".lower()
+            if (not haystack.isascii() or all(head in haystack for head in heads)) and any(
+                holds_run(tokenizer.tokens(column), run)
+                for column in (context, text, keyword_terms(text, context))
+            ):
+                held.append(int(chunk_id))
+        after, scanned = ids[-1], scanned + len(ids)
     return held[:limit]
 
 

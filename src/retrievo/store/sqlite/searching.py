@@ -3,6 +3,7 @@ each on the calling thread's read connection; point-in-time reads on the writer'
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from abc import abstractmethod
 from collections.abc import Hashable, Sequence
@@ -26,6 +27,9 @@ from retrievo.store.sqlite.search import (
     vector_search,
 )
 from retrievo.store.sqlite.vectors import VectorCache, VectorMatrix
+
+_PIECES = re.compile(r"[^\W_]+")  # a word's pieces as FTS5's unicode61 cuts it
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class SQLiteSearch:
@@ -122,10 +126,17 @@ class SQLiteSearch:
         return [int(row[0]) for row in rows]
 
     def held_words(self, collection: str, words: Sequence[str]) -> frozenset[str]:
-        return frozenset(word for word in words if self.chunks_holding(collection, [word], Filters(), 1))
+        """A word is held where one chunk holds each of its pieces ("rate_limit": rate, limit; quoted whole,
+        FTS5 would ask for them in a run)."""
+        return frozenset(
+            word
+            for word in words
+            if (pieces := _PIECES.findall(word)) and self.chunks_holding(collection, pieces, Filters(), 1)
+        )
 
     def chunks_with_phrase(self, collection: str, phrase: str, filters: Filters, limit: int) -> list[int]:
         """FTS5's phrase query (the positions of full detail): the words in a run, in one column."""
+        phrase = _CONTROL.sub(" ", phrase)  # FTS5 ends a string at NUL; no control character is a word
         if not phrase.strip() or filters.as_of is not None or limit <= 0:
             return []
         where, params = filter_sql(filters)
