@@ -52,3 +52,16 @@ def test_symlinks_outside_the_root_are_reported_and_loops_end(tmp_path: Path) ->
 def test_a_missing_path_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="does not exist"):
         list(walk(tmp_path / "nope"))
+
+
+def test_a_gitignore_line_git_reads_as_no_pattern_is_skipped_not_fatal(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """psf/black's test data holds a .gitignore with a lone "!": git skips the line; so does the walk,
+    keeping the file's other patterns, and says so in the log."""
+    (tmp_path / ".gitignore").write_text("!\n*.log\n")
+    (tmp_path / "a.md").write_text("a")
+    (tmp_path / "b.log").write_text("b")
+    with caplog.at_level("WARNING", logger="retrievo.ingest.sources"):
+        assert set(_files(tmp_path)) == {".gitignore", "a.md"}
+    assert "skipped 1 line(s)" in caplog.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ import pathspec
 
 from retrievo.errors import SourceError
 
+log = logging.getLogger(__name__)
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".retrievo"})
 
 
@@ -30,11 +32,27 @@ def _spec(patterns: Sequence[str]) -> pathspec.GitIgnoreSpec | None:
 
 
 def _gitignore_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
+    """The folder's .gitignore; a line git would not read as a pattern (a lone ``!``: psf/black's test
+    data has one) is skipped, as git skips it, and said in the log: one bad line never stops a walk."""
     ignore_file = directory / ".gitignore"
     try:
-        return _spec(ignore_file.read_text(encoding="utf-8", errors="replace").splitlines())
+        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
+    try:
+        return _spec(lines)
+    except ValueError:
+        kept = [line for line in lines if _valid(line)]
+        log.warning("%s: skipped %d line(s) that are no pattern", ignore_file, len(lines) - len(kept))
+        return _spec(kept)
+
+
+def _valid(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except ValueError:
+        return False
+    return True
 
 
 def walk(root: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Iterator[Candidate]:
