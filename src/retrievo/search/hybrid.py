@@ -418,7 +418,7 @@ def _missing(store: Store, collection: str, query: str, filters: Filters) -> flo
     looked = [
         w
         for w in exact.surface_words(query)
-        if w not in STOPWORDS and set(exact.stems(w) or "_") <= words.content
+        if w not in STOPWORDS and (stems := exact.stems(w)) and set(stems) <= words.content
     ]
     if not looked:
         return 0.0

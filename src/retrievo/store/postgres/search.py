@@ -91,12 +91,15 @@ def chunks_holding(
     words: Sequence[str],
     filters: Filters,
     limit: int,
-    rarest_stems: int = RAREST_STEMS,
-    after: int = 0,
 ) -> list[int]:
     """Current chunks holding every one of ``words`` (their stems), at most ``limit``: the postings of the
-    ``rarest_stems`` rarest stems, intersected; none if a stem is in no chunk. ``after``: only chunk ids
-    above it, in id order (to page through them)."""
+    ``RAREST_STEMS`` rarest stems, intersected; none if a stem is in no chunk."""
+    rarest = _rarest(conn, collection_id, words, RAREST_STEMS)
+    return _holding(conn, collection_id, rarest, filters, limit) if rarest else []
+
+
+def _rarest(conn: psycopg.Connection[Any], collection_id: int, words: Sequence[str], most: int) -> list[str]:
+    """The ``most`` rarest distinct stems of ``words``; none if one of them is in no chunk."""
     stems = list(dict.fromkeys(stem for stem in query_stems(" ".join(words))))
     if not stems:
         return []
@@ -108,13 +111,24 @@ def chunks_holding(
     )
     if len(counted) < len(stems):
         return []
-    rarest = sorted(stems, key=lambda stem: (int(counted[stem]), stem))[:rarest_stems]
+    return sorted(stems, key=lambda stem: (int(counted[stem]), stem))[:most]
+
+
+def _holding(
+    conn: psycopg.Connection[Any],
+    collection_id: int,
+    stems: list[str],
+    filters: Filters,
+    limit: int,
+    after: int = 0,
+) -> list[int]:
+    """Current chunks holding every one of ``stems``, in id order, ids above ``after`` (to page)."""
     restrict, params = _restricted(filters)
     order = " AND p.chunk_id > %s" if after else ""
     rows = conn.execute(
         f"""SELECT p.chunk_id FROM postings p WHERE p.collection_id = %s AND p.term = ANY(%s){order}{restrict}
             GROUP BY p.chunk_id HAVING count(*) = %s ORDER BY p.chunk_id LIMIT %s""",
-        [collection_id, rarest, *([after] if after else []), *params, len(rarest), limit],
+        [collection_id, stems, *([after] if after else []), *params, len(stems), limit],
     ).fetchall()
     return [int(row[0]) for row in rows]
 
@@ -151,10 +165,11 @@ def chunks_with_phrase(
     # a cheap test before tokenizing: an ASCII text holds each word's stem but its last two letters
     # (Porter changes at most those: "happi" of "happy"); a text with other characters is tokenized
     heads = [stem[: max(2, len(stem) - 2)] for stem in run]
+    rarest = _rarest(conn, collection_id, [phrase], PHRASE_STEMS)  # read once, the postings paged
     held: list[int] = []
     after, scanned = 0, 0
-    while len(held) < limit and scanned < PHRASE_SCAN:
-        ids = chunks_holding(conn, collection_id, [phrase], filters, PHRASE_BATCH, PHRASE_STEMS, after)
+    while rarest and len(held) < limit and scanned < PHRASE_SCAN:
+        ids = _holding(conn, collection_id, rarest, filters, PHRASE_BATCH, after)
         if not ids:
             break
         rows = conn.execute(
