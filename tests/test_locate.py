@@ -16,10 +16,9 @@ from retrievo.models import Filters, Kind
 from retrievo.search.code_files import (
     keyword_chunks,
     rank_files,
-    read_question,
-    reads_as_code_question,
     role_of,
 )
+from retrievo.search.code_question import read_question, reads_as_code_question
 from test_mcp import call, run_client
 
 ISSUE = """OptionParser drops an option whose name holds a dot
@@ -304,3 +303,87 @@ def test_group_by_file_over_the_cli_and_mcp(repo_db: Path) -> None:
         ),
         ask,
     )
+
+
+def test_frames_of_ipython_8_and_pytest() -> None:
+    """IPython 8's ``File ~/x.py:3, in C.f(…)`` and pytest's ``x.py:3: in f`` are frames too (the method's
+    own name is the function), next to Python's and older IPython's."""
+    report = (
+        "Color mapping fails with boolean data\n\n"
+        "File ~/code/seaborn/seaborn/_core/plot.py:841, in Plot._plot(self, pyplot)\n"
+        "--> 841 plotter._setup_scales(self, common, layers)\n"
+        "File ~/code/seaborn/seaborn/_core/scales.py:351, in ContinuousBase._setup(self, data, prop)\n"
+        "src/_pytest/fixtures.py:571: in getfixturevalue\n"
+        "    fixturedef = self._get_active_fixturedef(argname)\n"
+        'File "/x/tool/parser.py", line 9, in parse\n'
+    )
+    assert read_question(report).frames == (
+        ("~/code/seaborn/seaborn/_core/plot.py", "_plot"),
+        ("~/code/seaborn/seaborn/_core/scales.py", "_setup"),
+        ("src/_pytest/fixtures.py", "getfixturevalue"),
+        ("/x/tool/parser.py", "parse"),
+    )
+    assert read_question("see tool/parser.py:9: for the line").frames == (), "a path and line is no frame"
+
+
+def test_an_issues_title_words_weigh_on_their_own(tmp_path: Path) -> None:
+    """A long report's example code repeats the words of the file it calls; its title says which file the
+    fix is in. The title asked alone adds its files' evidence (``TITLE``), and says so."""
+    root = tmp_path / "lib"
+    (root / "lib").mkdir(parents=True)
+    (root / "lib" / "plotting.py").write_text(
+        "def plot_frame(frame, axes, colour):\n    '''Plot a frame of values on the axes in a colour.'''\n"
+        "    for column in frame:\n        axes.plot(frame[column], colour=colour)\n"
+    )
+    (root / "lib" / "formatting.py").write_text(
+        "def summary_repr(frame):\n    '''The text representation of a frame: its columns and their units.'''\n"
+        "    return ', '.join(f'{c} [{u}]' for c, u in frame.units.items())\n"
+    )
+    report = (
+        "Show units in the text representation\n\nWhen I plot a frame of values on the axes in a colour, "
+        "then plot the frame again on other axes, the columns are plotted without their units. I would expect "
+        "to see each column with the unit it was measured in, as the values on the axes are hard to read.\n"
+    )
+    db = tmp_path / "lib.db"
+    with Engine(Config(db=db, embedder="none")) as engine:
+        engine.index([root])
+        store, name = engine._collection_store(None)
+        question = read_question(report)
+        found = keyword_chunks(store, name, question, Filters())
+        without = rank_files(store, name, question, found)
+        first = engine.locate(report, limit=2)[0]
+    assert question.title == "Show units in the text representation"
+    assert without[0].path.endswith("plotting.py"), "the body alone points at the file the example calls"
+    assert first.path.endswith("formatting.py") and "title words" in first.why
+
+
+def test_a_message_the_report_quotes_names_where_it_is_raised(tmp_path: Path) -> None:
+    """A warning quoted from the output is held (as a run of words, up to a placeholder) by the file that
+    logs it: that file gains ``MESSAGE`` and says why; a quoted path or a two-word string is no message."""
+    root = tmp_path / "docs_tool"
+    (root / "docs_tool").mkdir(parents=True)
+    (root / "docs_tool" / "numbering.py").write_text(
+        "def number_of(figure, logger):\n    if figure.number is None:\n"
+        "        logger.warning('no number is assigned for %s: %s', figure.kind, figure.label)\n"
+        "    return figure.number\n"
+    )
+    (root / "docs_tool" / "tables.py").write_text(
+        "def table_number(table):\n    '''The number assigned to a table in the builds.'''\n"
+        "    return table.number\n"
+    )
+    report = (
+        'Upgrade started generating "no number is assigned for table" warnings\n\n'
+        "Since the upgrade every build of our tables says\n\n"
+        "WARNING: no number is assigned for table: my-table\n\n"
+        'although each table has a number. Our conf is in "/home/me/docs/conf.py" and "it fails" too.\n'
+    )
+    question = read_question(report)
+    assert question.messages == (
+        "no number is assigned for table my table",
+        "no number is assigned for table",
+    ), "the warning's words, and the quoted run; no path, nothing under three words"
+    with Engine(Config(db=tmp_path / "t.db", embedder="none")) as engine:
+        engine.index([root])
+        files = engine.locate(report, limit=2)
+    assert files[0].path.endswith("numbering.py") and "holds a message quoted" in files[0].why
+    assert not any("message" in w for w in files[1].why)

@@ -39,7 +39,8 @@ from scipy import sparse
 from retrievo.config import Config
 from retrievo.engine import Engine
 from retrievo.models import Filters
-from retrievo.search.code_files import FileHit, file_signals, keyword_chunks, read_question, weigh_files
+from retrievo.search.code_files import FileHit, file_signals, keyword_chunks, weigh_files
+from retrievo.search.code_question import read_question
 from retrievo.search.file_ranker import features, query
 from retrievo.search.file_role import relative_path
 from retrievo.store.base import Store

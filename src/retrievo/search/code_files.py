@@ -6,6 +6,9 @@ are ranked, each from its evidence:
 
 - **Words**: the keyword arm over every chunk (BM25: the text's rare words weigh most); a file scores the sum
   of its best ``TOP_CHUNKS`` chunks' scores, relative to the best file's (0–1).
+- **The title's words**: an issue's title line (``_title``) asked of the keyword arm alone adds ``TITLE`` × its
+  files' sums the same way: the ten words that say what a long report is about ("Trailing whitespace in
+  DatasetGroupBy text representation") are not drowned by its example code and environment.
 - **Modules named**: a dotted name the text spells (``sphinx.ext.viewcode``, ``xarray.core.groupby``) or a
   file name with its folder (``pylint/lint/run.py``) that is a file of the repository adds ``MODULE``.
 - **Identifiers defined**: names the text spells as code (``query_identifiers``: backticked, dotted,
@@ -16,6 +19,10 @@ are ranked, each from its evidence:
   words): a file adds ``SEMANTIC`` × the sum of its best ``TOP_CHUNKS`` similarities (min-max over the depth
   read), relative to the best file's, averaged over the two. An issue's words often are not the code's
   ("show units in the dataset overview" is ``formatting.py``).
+- **Messages quoted**: an error's or warning's text the report quotes (``code_question._said``) that one to
+  ``MESSAGE_FILES`` files hold as a run of words (``Store.chunks_with_phrase``: the whole message, else its
+  longest run of at least ``MESSAGE_RUN`` words: a placeholder such as ``%s`` breaks it) adds ``MESSAGE`` to
+  those of them that have other evidence: where the message is raised or logged.
 - **Traceback frames**: a file named in a frame (``File "…/x.py", line N, in f`` or IPython's ``…/x.py in
   f(…)``) adds ``FRAME``; the innermost of the repository's frames (where it broke; below it only libraries)
   ``INNERMOST`` instead. A frame whose file the repository no longer has (moved, renamed since the report)
@@ -44,20 +51,24 @@ from dataclasses import dataclass, replace
 from retrievo.errors import EmbedderUnavailable
 from retrievo.models import ArmHit, Chunk, Filters
 from retrievo.search import file_ranker
+from retrievo.search.code_question import (
+    CodeQuestion,
+    stem,
+)
 from retrievo.search.file_role import relative_path, role
-from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, EmbedQuery, clean_query
-from retrievo.search.structure import query_identifiers
+from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, EmbedQuery
 from retrievo.store.base import Store
 
 DEPTH = 1000  # chunks the keyword arm returns for the aggregation
 DENSE_DEPTH = 300  # chunks the dense arm returns for it
 TOP_CHUNKS = 3
-DEFINES, MODULE, FRAME, INNERMOST, NAMED, SEMANTIC = 0.2, 0.2, 0.25, 1.0, 0.3, 1.0
+DEFINES, MODULE, FRAME, INNERMOST, NAMED, SEMANTIC, TITLE, MESSAGE = 0.2, 0.2, 0.25, 1.0, 0.3, 1.0, 0.5, 0.3
+MESSAGE_FILES, MESSAGE_RUN = 3, 5
 # The most evidence a file can show: its words at the best file's level, full meaning, three rare names it
-# defines, its module named, the innermost traceback frame, its file name. Surfaces show a file's score over
-# this, one scale for every query (0-1): a question with no evidence but meaning stays low.
+# defines, its module named, the innermost traceback frame, its file name (a short question's; an issue's
+# title words take its place). Surfaces show a file's score over this, one scale for every query (0-1): a
+# question with no evidence but meaning stays low.
 MAX_EVIDENCE = 1.0 + SEMANTIC + 3 * DEFINES + MODULE + INNERMOST + NAMED
-SHORT_WORDS = 30  # a question up to this many words is short (file names count); an issue's text is longer
 ROLE: dict[str, float] = {
     "source": 1.0, "test": 0.5, "example": 0.5, "benchmark": 0.5, "docs": 0.3, "generated": 0.3,
     "changelog": 0.2, "other": 0.3,
@@ -65,99 +76,12 @@ ROLE: dict[str, float] = {
 # the learned ranker (``file_ranker.py``, fitted on mined commits) re-orders the best files: off (see there)
 LEARNED = False
 CONTENT_FILES = 30  # the best files (by their evidence) whose role their text's start may change
-# a traceback's frame: Python's ``File "x.py", line 3, in f`` or IPython's ``x.py in f(self)``
-_FRAME = re.compile(r'File "([^"]+)", line \d+(?:, in ([\w<>]+))?|^\s*(\S+\.py) in ([\w<>]+)\(', re.MULTILINE)
-_DETAILS = re.compile(r"<details>.*?</details>", re.DOTALL | re.IGNORECASE)
-_DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)+(?:\.py)?\b")
 _FILE_SUFFIX = re.compile(r"\.(py|pyi|js|ts|go|java|rs|rb|c|h|cpp|cfg|toml|ini|rst|md|txt)$")
-_ASKS = {
-    "test": re.compile(r"\btest(s|ed|ing)?\b|\btest case|\bunit test", re.IGNORECASE),
-    "example": re.compile(r"\bexamples?\b|\bsamples?\b|\bdemos?\b", re.IGNORECASE),
-    "changelog": re.compile(r"\bchange ?log|\brelease notes?\b|\bchanges\.rst\b", re.IGNORECASE),
-    "docs": re.compile(r"\bdocumentation\b|\bdocs\b|\breadme\b", re.IGNORECASE),
-    "benchmark": re.compile(r"\bbench(mark)?(s|ed|ing)?\b", re.IGNORECASE),
-    "generated": re.compile(
-        r"\bgenerated\b|\bminified\b|\bbundled?\b|\bvendored\b|\.d\.ts\b|\btype (declarations?|definitions?)\b",
-        re.IGNORECASE,
-    ),
-}
-# What makes a text read as a question about code (``read_code_question``).
-_CODE_SIGNS = re.compile(
-    r'File "[^"]+", line \d+|```|`[^`\s]+`|\b\w+(Error|Exception|Warning)\b|Traceback \(most recent'
-    r"|\b[a-z]\w*_\w+\(|\b[A-Za-z_]\w*\.[A-Za-z_]\w*\("
-)
-_CODE_QUESTION = re.compile(
-    r"^\s*(where|how|which|what)\b.{0,40}\b(is|are|does|do|did|gets?|handles?|function|class|method|module|"
-    r"file|code)\b",
-    re.IGNORECASE,
-)
-_WORD = re.compile(r"[A-Za-z]{3,}")
 
 
 def role_of(path: str) -> str:
     """A file's role from its path alone (``file_role.role``)."""
     return role(path)
-
-
-@dataclass(frozen=True)
-class CodeQuestion:
-    """What a text says about code: the names it spells, the modules and frames it names, what it asks for."""
-
-    text: str
-    title: str  # an issue's first line when more follows ("Two sections called Symbols in index"), else ""
-    identifiers: tuple[str, ...]
-    modules: tuple[str, ...]  # dotted names and folder/file names, as written
-    frames: tuple[tuple[str, str], ...]  # traceback frames' (file path, function), outermost first
-    asked: frozenset[str]  # roles the text asks for (test, changelog, docs): not discounted
-    words: frozenset[str]  # the word stems of a short question (file names match them); empty for long text
-
-
-def read_question(text: str) -> CodeQuestion:
-    """The evidence ``text`` offers, whether or not it reads as a code question. A report's folded
-    ``<details>`` blocks (the environment: versions of every package installed) are left out, unless one
-    holds a traceback."""
-    text = _DETAILS.sub(lambda m: m.group(0) if _FRAME.search(m.group(0)) else " ", clean_query(text))
-    words = _WORD.findall(text)
-    short = frozenset(_stem(w.lower()) for w in words if w.lower() not in _COMMON_WORDS)
-    return CodeQuestion(
-        text=text,
-        title=_title(text),
-        identifiers=tuple(query_identifiers(text)),
-        modules=tuple(dict.fromkeys(m.group(0) for m in _DOTTED.finditer(text))),
-        frames=tuple(
-            (m.group(1) or m.group(3), m.group(2) or m.group(4) or "") for m in _FRAME.finditer(text)
-        ),
-        # a short question that says "test" asks for tests; an issue's text says "docs" in passing
-        asked=frozenset(
-            k for k, pattern in _ASKS.items() if pattern.search(text) and len(words) <= SHORT_WORDS
-        ),
-        words=short if len(words) <= SHORT_WORDS else frozenset(),
-    )
-
-
-# a report template's heading is no title ("### Bug description"), nor is a traceback's first line
-_NO_TITLE = re.compile(
-    r"^[#*\s]*(describe the bug|bug( description| report)?|description|summary|steps to reproduce|to reproduce"
-    r"|(expected|current|actual) behaviou?r|what happened\??|environment|problem)[\s:*]*$"
-    r"|^Traceback \(most recent|^File \"",
-    re.IGNORECASE,
-)
-
-
-def _title(text: str) -> str:
-    """An issue's first line when more follows and it reads as a title (short, not a template's heading)."""
-    lines = [line.strip() for line in text.strip().splitlines()]
-    first = lines[0] if len(lines) > 1 else ""
-    return "" if _NO_TITLE.search(first) or len(_WORD.findall(first)) > SHORT_WORDS else first
-
-
-def reads_as_code_question(text: str) -> bool:
-    """A traceback, code, an error's name, a call, "where is / how does / which function …", or an issue's
-    text (more than ``SHORT_WORDS`` words: over a collection holding code, a pasted report asks for code
-    even when it quotes none — "two sections called Symbols in the index")."""
-    return bool(
-        _CODE_SIGNS.search(text) or _CODE_QUESTION.search(text) or len(_WORD.findall(text)) > SHORT_WORDS
-    )
 
 
 @dataclass(frozen=True)
@@ -185,6 +109,15 @@ def keyword_chunks(
 ) -> list[tuple[Chunk, float]]:
     """The keyword arm's chunks for the text, with their BM25 scores, best first."""
     return _with_chunks(store, [store.keyword_search(collection, question.text, filters, depth)])[0]
+
+
+def title_chunks(
+    store: Store, collection: str, question: CodeQuestion, filters: Filters, depth: int = DEPTH
+) -> list[tuple[Chunk, float]]:
+    """The keyword arm's chunks for an issue's title line alone, best first; none without a title."""
+    if not question.title:
+        return []
+    return _with_chunks(store, [store.keyword_search(collection, question.title, filters, depth)])[0]
 
 
 def dense_chunks(
@@ -231,6 +164,8 @@ class FileSignals:
     passages: tuple[float, ...]  # its keyword chunks' BM25 scores, best first
     why: tuple[str, ...]
     evidence: tuple[Evidence, ...]
+    title: float = 0.0  # the title's words: its best chunks' scores for the title alone, relative (0-1)
+    message: bool = False  # holds a message the text quotes
 
 
 def rank_files(
@@ -239,10 +174,11 @@ def rank_files(
     question: CodeQuestion,
     found: Sequence[tuple[Chunk, float]],
     near: Sequence[Sequence[tuple[Chunk, float]]] = (),
+    titled: Sequence[tuple[Chunk, float]] = (),
 ) -> list[FileHit]:
     """Every file with evidence, best first. ``found``: the keyword arm's chunks; ``near``: the dense arm's
-    (``dense_chunks``: for the text, and for its title)."""
-    signals = file_signals(store, collection, question, found, near)
+    (``dense_chunks``: for the text, and for its title); ``titled``: the keyword arm's for the title."""
+    signals = file_signals(store, collection, question, found, near, titled)
     ranked = weigh_files(store, collection, question, signals)
     model = file_ranker.load() if LEARNED else None
     return ranked if model is None else _learned(store, collection, question, found, signals, ranked, model)
@@ -278,6 +214,10 @@ def weigh_files(
         score = s.words
         if s.meaning:
             score += SEMANTIC * s.meaning
+        if s.title:
+            score += TITLE * s.title
+        if s.message:
+            score += MESSAGE
         if s.defines:
             score += DEFINES * s.defines
         if s.module:
@@ -305,6 +245,7 @@ def file_signals(
     question: CodeQuestion,
     found: Sequence[tuple[Chunk, float]],
     near: Sequence[Sequence[tuple[Chunk, float]]] = (),
+    titled: Sequence[tuple[Chunk, float]] = (),
 ) -> list[FileSignals]:
     """Every file with evidence and what each signal says of it (``rank_files`` weighs them)."""
     scores: dict[str, list[float]] = defaultdict(list)
@@ -316,7 +257,11 @@ def file_signals(
         if len(best[chunk.path]) < 2:
             best[chunk.path].append(_evidence(chunk))
     meaning = _by_meaning(near)
-    for chunk, _ in (pair for read in near for pair in read):  # a file only the dense arm found: its best
+    title = _by_title(titled)
+    for chunk, _ in (
+        *titled,
+        *(pair for read in near for pair in read),
+    ):  # a file only the dense arm found: its best
         documents.setdefault(chunk.path, chunk.document_id)
         if chunk.path not in scores and len(best[chunk.path]) < 2:
             best[chunk.path].append(_evidence(chunk))
@@ -332,7 +277,8 @@ def file_signals(
             defined[symbol.path].add(symbol.name)
     named = _modules(store, collection, question.modules) if question.modules else set()
     top = max((sum(sorted(v, reverse=True)[:TOP_CHUNKS]) for v in scores.values()), default=0.0) or 1.0
-    candidates = set(scores) | set(defined) | set(meaning) | {p for p in named if p in documents}
+    candidates = set(scores) | set(title) | set(defined) | set(meaning) | {p for p in named if p in documents}
+    said = _said_in(store, collection, question.messages)
     framed = _framed(question.frames, candidates, defining)
     candidates |= {path for path, at in framed.items() if at}  # a moved file's function names its new file
     innermost = max((i for found_at in framed.values() for i in found_at), default=-1)  # the last of ours
@@ -340,6 +286,8 @@ def file_signals(
     for path in candidates:
         own = sorted(scores.get(path, []), reverse=True)
         why = [f"words: {len(own)} passage{'s' if len(own) != 1 else ''}"] if own else []
+        if title.get(path):
+            why.append("title words")
         if meaning.get(path):
             why.append("meaning")
         rare = 0.0
@@ -348,6 +296,8 @@ def file_signals(
             why.append("defines " + ", ".join(sorted(defined[path], key=lambda n: len(defining[n]))[:3]))
         if path in named:
             why.append("module named")
+        if path in said:
+            why.append("holds a message quoted")
         deepest = bool(framed[path]) and framed[path][-1] == innermost
         if framed[path]:
             why.append("in the traceback" + (" (innermost frame)" if deepest else ""))
@@ -357,7 +307,8 @@ def file_signals(
         signals.append(
             FileSignals(path, documents[path], sum(own[:TOP_CHUNKS]) / top, meaning.get(path, 0.0), rare,
                         path in named, bool(framed[path]) and not deepest, deepest, in_name, tuple(own),
-                        tuple(why), tuple(best.get(path, ())))
+                        tuple(why), tuple(best.get(path, ())), title.get(path, 0.0),
+                        path in said)
         )  # fmt: skip
     return signals
 
@@ -411,22 +362,11 @@ def _modules(store: Store, collection: str, written: Sequence[str]) -> set[str]:
 _COMMON = frozenset(
     {"init", "main", "test", "tests", "util", "utils", "core", "base", "common", "setup", "conf", "index"}
 )
-_COMMON_WORDS = frozenset(
-    {"where", "what", "which", "how", "the", "are", "does", "is", "and", "for", "with", "code", "function",
-     "class", "method", "file", "module", "handled", "defined", "implemented", "done", "when", "that"}
-)  # fmt: skip
 
 
 def _file_words(path: str) -> frozenset[str]:
     name = path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
-    return frozenset(_stem(w) for w in re.split(r"[_\-.]+", name) if len(w) >= 3 and w not in _COMMON)
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "er", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
+    return frozenset(stem(w) for w in re.split(r"[_\-.]+", name) if len(w) >= 3 and w not in _COMMON)
 
 
 def _evidence(chunk: Chunk) -> Evidence:
@@ -435,6 +375,35 @@ def _evidence(chunk: Chunk) -> Evidence:
     module = chunk.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
     symbol = str(chunk.metadata.get("symbol") or "").removeprefix(module + ".")
     return Evidence(symbol, chunk.line_start, chunk.line_end, chunk.chunk_id)
+
+
+def _said_in(store: Store, collection: str, messages: Sequence[str]) -> set[str]:
+    """The files holding a quoted message (``MESSAGE_FILES`` at most per message): the whole message as a run
+    of words, else its longest run of at least ``MESSAGE_RUN`` (the first of that length found)."""
+    said: set[str] = set()
+    for message in messages:
+        words = message.split()
+        runs = (words[i : i + n] for n in range(len(words), min(len(words), MESSAGE_RUN) - 1, -1)
+                for i in range(len(words) - n + 1))  # fmt: skip
+        for run in runs:
+            ids = store.chunks_with_phrase(collection, " ".join(run), Filters(), MESSAGE_FILES * 20)
+            if ids:
+                files = {chunk.path for chunk in store.get_chunks(ids).values()}
+                if len(files) <= MESSAGE_FILES:
+                    said |= files
+                break
+    return said
+
+
+def _by_title(titled: Sequence[tuple[Chunk, float]]) -> dict[str, float]:
+    """Each file's title evidence: the sum of its best ``TOP_CHUNKS`` chunks' scores relative to the best
+    file's (0–1)."""
+    scores: dict[str, list[float]] = defaultdict(list)
+    for chunk, score in titled:
+        scores[chunk.path].append(score)
+    sums = {path: sum(sorted(v, reverse=True)[:TOP_CHUNKS]) for path, v in scores.items()}
+    top = max(sums.values(), default=0.0) or 1.0
+    return {path: total / top for path, total in sums.items() if total > 0}
 
 
 def _by_meaning(near: Sequence[Sequence[tuple[Chunk, float]]]) -> dict[str, float]:

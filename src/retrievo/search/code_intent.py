@@ -39,15 +39,14 @@ from retrievo.search import exact
 from retrievo.search.code_files import (
     DEPTH,
     ROLE,
-    CodeQuestion,
     FileHit,
     dense_chunks,
     file_roles,
     keyword_chunks,
     rank_files,
-    read_question,
-    reads_as_code_question,
+    title_chunks,
 )
+from retrievo.search.code_question import CodeQuestion, read_question, reads_as_code_question
 from retrievo.search.file_role import role as file_role
 from retrievo.search.fusion import SHORT_WORDS
 from retrievo.search.rescore import Scope
@@ -110,8 +109,9 @@ class CodeQuestions:
         # score already; as a file term too, the Anthropic code set loses Pass@10 90.1 -> 89.5 %)
         embed = scope.embed_query if regime == "issue" else None
         near = dense_chunks(store, collection, reading.question, filters, embed)
-        files = rank_files(store, collection, reading.question, found, near)
-        read = [*found, *(pair for dense in near for pair in dense)]
+        titled = title_chunks(store, collection, reading.question, filters, SEARCH_DEPTH[regime])
+        files = rank_files(store, collection, reading.question, found, near, titled)
+        read = [*found, *titled, *(pair for dense in near for pair in dense)]
         ranked = {f.path for f in files}
         unranked = {h.chunk.path: h.chunk.document_id for h in result.hits if h.chunk.path not in ranked}
         roles = file_roles(store, collection, [(path, doc, 0.0) for path, doc in unranked.items()])

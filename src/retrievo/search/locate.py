@@ -9,7 +9,14 @@ way (``search/code_intent.py``).
 from __future__ import annotations
 
 from retrievo.models import Filters
-from retrievo.search.code_files import FileHit, dense_chunks, keyword_chunks, rank_files, read_question
+from retrievo.search.code_files import (
+    FileHit,
+    dense_chunks,
+    keyword_chunks,
+    rank_files,
+    title_chunks,
+)
+from retrievo.search.code_question import read_question
 from retrievo.search.query_text import EmbedQuery
 from retrievo.store.base import Store
 
@@ -23,4 +30,5 @@ def locate(
     question = read_question(text)
     found = keyword_chunks(store, collection, question, Filters())
     near = dense_chunks(store, collection, question, Filters(), embed_query)
-    return rank_files(store, collection, question, found, near)[:limit]
+    titled = title_chunks(store, collection, question, Filters())
+    return rank_files(store, collection, question, found, near, titled)[:limit]

@@ -1,0 +1,150 @@
+"""What a text says about code (``read_question``): the names it spells as code, the modules and files it
+names, its traceback frames, an issue's title line, the kinds of file a short question asks for. The evidence
+``code_files`` ranks files by (``locate`` and ``search``'s code questions).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from retrievo.search.query_text import clean_query
+from retrievo.search.structure import query_identifiers
+
+SHORT_WORDS = 30  # a question up to this many words is short (file names count); an issue's text is longer
+
+
+# a traceback's frame: Python's ``File "x.py", line 3, in f``, IPython's ``x.py in f(self)`` (before 8) and
+# ``File ~/x.py:3, in C.f(self)`` (8 on), pytest's ``x.py:3: in f``; each alternative: (path, function)
+_FRAME = re.compile(
+    r'File "([^"]+)", line \d+(?:, in ([\w<>]+))?|^\s*(\S+\.py) in ([\w<>]+)\('
+    r"|\bFile ([^\s,:]+\.pyx?):\d+(?:, in (?:[\w<>]+\.)*([\w<>]+))?|^\s*(\S+\.py):\d+: in ([\w<>]+)",
+    re.MULTILINE,
+)
+_DETAILS = re.compile(r"<details>.*?</details>", re.DOTALL | re.IGNORECASE)
+_DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)+(?:\.py)?\b")
+
+
+_ASKS = {
+    "test": re.compile(r"\btest(s|ed|ing)?\b|\btest case|\bunit test", re.IGNORECASE),
+    "example": re.compile(r"\bexamples?\b|\bsamples?\b|\bdemos?\b", re.IGNORECASE),
+    "changelog": re.compile(r"\bchange ?log|\brelease notes?\b|\bchanges\.rst\b", re.IGNORECASE),
+    "docs": re.compile(r"\bdocumentation\b|\bdocs\b|\breadme\b", re.IGNORECASE),
+    "benchmark": re.compile(r"\bbench(mark)?(s|ed|ing)?\b", re.IGNORECASE),
+    "generated": re.compile(
+        r"\bgenerated\b|\bminified\b|\bbundled?\b|\bvendored\b|\.d\.ts\b|\btype (declarations?|definitions?)\b",
+        re.IGNORECASE,
+    ),
+}
+# What makes a text read as a question about code (``read_code_question``).
+_CODE_SIGNS = re.compile(
+    r'File "[^"]+", line \d+|```|`[^`\s]+`|\b\w+(Error|Exception|Warning)\b|Traceback \(most recent'
+    r"|\b[a-z]\w*_\w+\(|\b[A-Za-z_]\w*\.[A-Za-z_]\w*\("
+)
+_CODE_QUESTION = re.compile(
+    r"^\s*(where|how|which|what)\b.{0,40}\b(is|are|does|do|did|gets?|handles?|function|class|method|module|"
+    r"file|code)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+@dataclass(frozen=True)
+class CodeQuestion:
+    """What a text says about code: the names it spells, the modules and frames it names, what it asks for."""
+
+    text: str
+    title: str  # an issue's first line when more follows ("Two sections called Symbols in index"), else ""
+    identifiers: tuple[str, ...]
+    modules: tuple[str, ...]  # dotted names and folder/file names, as written
+    frames: tuple[tuple[str, str], ...]  # traceback frames' (file path, function), outermost first
+    asked: frozenset[str]  # roles the text asks for (test, changelog, docs): not discounted
+    words: frozenset[str]  # the word stems of a short question (file names match them); empty for long text
+    messages: tuple[str, ...] = ()  # the words of the messages it quotes (``_said``), at most ``MESSAGES``
+
+
+def read_question(text: str) -> CodeQuestion:
+    """The evidence ``text`` offers, whether or not it reads as a code question. A report's folded
+    ``<details>`` blocks (the environment: versions of every package installed) are left out, unless one
+    holds a traceback."""
+    text = _DETAILS.sub(lambda m: m.group(0) if _FRAME.search(m.group(0)) else " ", clean_query(text))
+    words = _WORD.findall(text)
+    short = frozenset(stem(w.lower()) for w in words if w.lower() not in _COMMON_WORDS)
+    return CodeQuestion(
+        text=text,
+        title=_title(text),
+        identifiers=tuple(query_identifiers(text)),
+        modules=tuple(dict.fromkeys(m.group(0) for m in _DOTTED.finditer(text))),
+        frames=tuple(_frame(m) for m in _FRAME.finditer(text)),
+        # a short question that says "test" asks for tests; an issue's text says "docs" in passing
+        asked=frozenset(
+            k for k, pattern in _ASKS.items() if pattern.search(text) and len(words) <= SHORT_WORDS
+        ),
+        words=short if len(words) <= SHORT_WORDS else frozenset(),
+        messages=_said(text),
+    )
+
+
+# A message the program printed, as a report quotes it: an error's or a warning's text after its name
+# (``KeyError: …``, ``WARNING: …``, a linter's ``F0010: …``), or a double-quoted run of words that is no path.
+_MESSAGE_LINE = re.compile(
+    r"\b(?:WARNING|ERROR|CRITICAL|Error|Warning|[A-Z]\w*(?:Error|Exception|Warning)|[A-Z]\d{4})\s*:\s*([^\n]+)$",
+    re.MULTILINE,
+)
+_QUOTED = re.compile(r'"([^"\n/\\]{12,200})"|“([^”\n/\\]{12,200})”')
+_MESSAGE_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+MESSAGES = 8  # messages read of one text
+MESSAGE_WORDS = 12  # words read of one message
+
+
+def _said(text: str) -> tuple[str, ...]:
+    """The messages ``text`` quotes, each as its first ``MESSAGE_WORDS`` words (three at least), in order."""
+    found = [m.group(1) for m in _MESSAGE_LINE.finditer(text)]
+    found += [m.group(1) or m.group(2) for m in _QUOTED.finditer(text)]
+    runs = (_MESSAGE_WORD.findall(message)[:MESSAGE_WORDS] for message in found)
+    return tuple(dict.fromkeys(" ".join(run) for run in runs if len(run) >= 3))[:MESSAGES]
+
+
+# a report template's heading is no title ("### Bug description"), nor is a traceback's first line
+_NO_TITLE = re.compile(
+    r"^[#*\s]*(describe the bug|bug( description| report)?|description|summary|steps to reproduce|to reproduce"
+    r"|(expected|current|actual) behaviou?r|what happened\??|environment|problem)[\s:*]*$"
+    r"|^Traceback \(most recent|^File \"",
+    re.IGNORECASE,
+)
+
+
+def _title(text: str) -> str:
+    """An issue's first line when more follows and it reads as a title (short, not a template's heading)."""
+    lines = [line.strip() for line in text.strip().splitlines()]
+    first = lines[0] if len(lines) > 1 else ""
+    return "" if _NO_TITLE.search(first) or len(_WORD.findall(first)) > SHORT_WORDS else first
+
+
+def reads_as_code_question(text: str) -> bool:
+    """A traceback, code, an error's name, a call, "where is / how does / which function …", or an issue's
+    text (more than ``SHORT_WORDS`` words: over a collection holding code, a pasted report asks for code
+    even when it quotes none — "two sections called Symbols in the index")."""
+    return bool(
+        _CODE_SIGNS.search(text) or _CODE_QUESTION.search(text) or len(_WORD.findall(text)) > SHORT_WORDS
+    )
+
+
+_COMMON_WORDS = frozenset(
+    {"where", "what", "which", "how", "the", "are", "does", "is", "and", "for", "with", "code", "function",
+     "class", "method", "file", "module", "handled", "defined", "implemented", "done", "when", "that"}
+)  # fmt: skip
+
+
+def stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "er", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def _frame(found: re.Match[str]) -> tuple[str, str]:
+    """A ``_FRAME`` match's (path, function): the alternative that matched fills one pair of groups."""
+    groups = found.groups()
+    at = next(i for i in range(0, len(groups), 2) if groups[i])
+    return groups[at], groups[at + 1] or ""
