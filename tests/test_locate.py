@@ -14,6 +14,7 @@ from mcp import Client, StdioServerParameters
 from retrievo import Config, Engine
 from retrievo.models import Filters, Kind
 from retrievo.search.code_files import (
+    _same_file,
     keyword_chunks,
     rank_files,
     role_of,
@@ -324,6 +325,21 @@ def test_frames_of_ipython_8_and_pytest() -> None:
         ("/x/tool/parser.py", "parse"),
     )
     assert read_question("see tool/parser.py:9: for the line").frames == (), "a path and line is no frame"
+    node = read_question(
+        "HTTPError: Response code 404\n"
+        "    at Request._onResponseBase (/app/node_modules/got/dist/source/core/index.js:913:31)\n"
+        "    at async Promise.all (index 0)\n"
+        "    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)\n"
+        "    at file:///home/me/run.mjs:3:1\n"
+    )
+    assert node.frames == (
+        ("/app/node_modules/got/dist/source/core/index.js", "_onResponseBase"),
+        ("/home/me/run.mjs", ""),
+    ), "Node's frames: a script's, not Node's own"
+    assert _same_file("/app/node_modules/got/dist/source/core/index.js", "/src/got/source/core/index.ts")
+    assert not _same_file(
+        "/app/node_modules/got/dist/source/core/index.js", "/src/got/source/core/options.ts"
+    )
 
 
 def test_an_issues_title_words_weigh_on_their_own(tmp_path: Path) -> None:
@@ -382,6 +398,10 @@ def test_a_message_the_report_quotes_names_where_it_is_raised(tmp_path: Path) ->
         "no number is assigned for table my table",
         "no number is assigned for table",
     ), "the warning's words, and the quoted run; no path, nothing under three words"
+    built = read_question(
+        "Warning, treated as error:\ndocs/x.rst.inc:4:Malformed option '[on=]P', should be \"opt\""
+    )
+    assert built.messages == ("Malformed option on P should be opt",), "a builder's file:line: message"
     with Engine(Config(db=tmp_path / "t.db", embedder="none")) as engine:
         engine.index([root])
         files = engine.locate(report, limit=2)

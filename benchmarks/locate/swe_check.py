@@ -1,11 +1,20 @@
-"""``retrievo locate`` on ../shared/data/swe_loc_dev with and without the learned file ranker (issue 59).
+"""``retrievo locate`` on ../shared/data/swe_loc_dev: the shipped ranking, its issue-text signals taken out,
+and the learned file ranker on (issue 59).
 
-Asks each of the 31 issues through ``Engine.locate`` (the public road: keyword arm, ``code_files.rank_files``)
-over the keyword-only indexes ``benchmarks/code_search/swe_locate.py --keep DIR --modes locate`` made, once
-with ``code_files.LEARNED`` off (today's hand-weighted ranking) and once on (``file_ranker.json``), and
-prints hit@1/5/10 and each one's median and slowest answer time.
+Asks each of the 31 issues through ``Engine.locate`` (the public road: keyword arm, dense arm when the index
+has vectors, ``code_files.rank_files``) over the indexes ``benchmarks/code_search/swe_locate.py --keep DIR``
+made: the keyword-only ones (``--modes locate``: ``{repo}-keyword.db``) or, with ``--dense``, the embedded
+ones (``--modes locate,hybrid``: ``{repo}.db``, the bundled model). Systems, each issue asked once each:
 
-    .venv/bin/python -m benchmarks.locate.swe_check [--keep /tmp/swe/new] [--json FILE]
+- ``shipped``: the defaults;
+- ``no title, no message``: ``code_files.TITLE`` and ``MESSAGE`` at 0 (an issue's title words and the
+  messages it quotes, added 2026-11-27);
+- ``learned``: ``code_files.LEARNED`` on (``file_ranker.json``).
+
+Prints hit@1/5/10 (a gold file among the first k files), acc@5/10 (every gold file among them: SweRank's
+measure) and each system's median and slowest answer time.
+
+    .venv/bin/python -m benchmarks.locate.swe_check [--keep /tmp/swe/new] [--dense] [--json FILE]
 """
 
 from __future__ import annotations
@@ -22,6 +31,11 @@ from retrievo.engine import Engine
 from retrievo.search import code_files
 
 CUTOFFS = (1, 5, 10)
+SYSTEMS = {  # name: (TITLE, MESSAGE, LEARNED)
+    "shipped": (code_files.TITLE, code_files.MESSAGE, False),
+    "no title, no message": (0.0, 0.0, False),
+    "learned": (code_files.TITLE, code_files.MESSAGE, True),
+}
 
 
 def main() -> None:
@@ -29,38 +43,46 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--keep", type=Path, default=Path("/tmp/swe/new"))
+    parser.add_argument("--dense", action="store_true", help="the embedded indexes, the bundled model")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    ranks: dict[str, list[int]] = {"today": [], "learned": []}
-    took: dict[str, list[float]] = {"today": [], "learned": []}
+    places: dict[str, list[list[int]]] = {system: [] for system in SYSTEMS}
+    took: dict[str, list[float]] = {system: [] for system in SYSTEMS}
     rows = []
     for instance in load_instances():
         name, repo = instance["instance_id"], instance["repo"].split("/")[1]
         root = str((args.keep / "trees" / name).resolve()) + "/"
-        config = Config(db=args.keep / f"{repo}-keyword.db", collection=collection_of(name), embedder="none")
-        row = {"instance": name}
+        db = args.keep / (f"{repo}.db" if args.dense else f"{repo}-keyword.db")
+        config = Config(db=db, collection=collection_of(name), embedder="local" if args.dense else "none")
+        row: dict[str, object] = {"instance": name}
         with Engine(config) as engine:
-            engine.locate(instance["problem_statement"], limit=10)  # warm: the first query opens the index
-            for system, learned in (("today", False), ("learned", True)):
-                code_files.LEARNED = learned
+            engine.locate(instance["problem_statement"], limit=10)  # warm: the index opens, the query embeds
+            for system, (title, message, learned) in SYSTEMS.items():
+                code_files.TITLE, code_files.MESSAGE, code_files.LEARNED = title, message, learned
                 started = time.perf_counter()
                 files = engine.locate(instance["problem_statement"], limit=10)
                 took[system].append((time.perf_counter() - started) * 1000)
                 found = [f.path.removeprefix(root) for f in files]
-                rank = next((i + 1 for i, f in enumerate(found) if f in instance["gold_files"]), 0)
-                ranks[system].append(rank)
-                row[system] = rank
-        code_files.LEARNED = False
+                gold = [found.index(g) + 1 if g in found else 0 for g in instance["gold_files"]]
+                places[system].append(gold)
+                row[system] = gold
+        code_files.TITLE, code_files.MESSAGE, code_files.LEARNED = SYSTEMS["shipped"]
         rows.append(row)
         print(json.dumps(row), flush=True)
-    table = {
-        system: {f"hit@{k}": round(sum(0 < r <= k for r in found) / len(found), 3) for k in CUTOFFS}
-        | {"p50_ms": round(statistics.median(took[system]), 1), "max_ms": round(max(took[system]), 1)}
-        for system, found in ranks.items()
-    }
+    table = {system: scores(found) | {"p50_ms": round(statistics.median(took[system]), 1),
+                                      "max_ms": round(max(took[system]), 1)}
+             for system, found in places.items()}  # fmt: skip
     print(json.dumps(table, indent=1))
     if args.json:
-        args.json.write_text(json.dumps({"table": table, "rows": rows}, indent=1))
+        args.json.write_text(json.dumps({"dense": args.dense, "table": table, "rows": rows}, indent=1))
+
+
+def scores(places: list[list[int]]) -> dict[str, float]:
+    """hit@k: any gold file among the first k; acc@k: all of them."""
+    n = len(places)
+    hit = {f"hit@{k}": sum(any(0 < p <= k for p in gold) for gold in places) / n for k in CUTOFFS}
+    acc = {f"acc@{k}": sum(all(0 < p <= k for p in gold) for gold in places) / n for k in (5, 10)}
+    return {key: round(value, 3) for key, value in (hit | acc).items()}
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ DEPTH = 1000  # chunks the keyword arm returns for the aggregation
 DENSE_DEPTH = 300  # chunks the dense arm returns for it
 TOP_CHUNKS = 3
 DEFINES, MODULE, FRAME, INNERMOST, NAMED, SEMANTIC, TITLE, MESSAGE = 0.2, 0.2, 0.25, 1.0, 0.3, 1.0, 0.5, 0.3
-MESSAGE_FILES, MESSAGE_RUN = 3, 5
+MESSAGE_FILES, MESSAGE_RUN, MESSAGE_LOOKUPS = 3, 5, 64  # files a message may name; its shortest run; lookups
 # The most evidence a file can show: its words at the best file's level, full meaning, three rare names it
 # defines, its module named, the innermost traceback frame, its file name (a short question's; an issue's
 # title words take its place). Surfaces show a file's score over this, one scale for every query (0-1): a
@@ -379,13 +379,18 @@ def _evidence(chunk: Chunk) -> Evidence:
 
 def _said_in(store: Store, collection: str, messages: Sequence[str]) -> set[str]:
     """The files holding a quoted message (``MESSAGE_FILES`` at most per message): the whole message as a run
-    of words, else its longest run of at least ``MESSAGE_RUN`` (the first of that length found)."""
+    of words, else its longest run of at least ``MESSAGE_RUN`` (the first of that length found); at most
+    ``MESSAGE_LOOKUPS`` lookups in all."""
     said: set[str] = set()
+    lookups = MESSAGE_LOOKUPS  # of a whole text: a message of 12 words has 36 runs of 5 words or more
     for message in messages:
         words = message.split()
         runs = (words[i : i + n] for n in range(len(words), min(len(words), MESSAGE_RUN) - 1, -1)
                 for i in range(len(words) - n + 1))  # fmt: skip
         for run in runs:
+            lookups -= 1
+            if lookups < 0:
+                return said
             ids = store.chunks_with_phrase(collection, " ".join(run), Filters(), MESSAGE_FILES * 20)
             if ids:
                 files = {chunk.path for chunk in store.get_chunks(ids).values()}
@@ -449,6 +454,10 @@ def _in_project(frame: str, candidates: set[str]) -> bool:
 
 def _same_file(frame: str, path: str) -> bool:
     """A traceback's path (often another machine's, site-packages) names this indexed file: the longer of
-    the two ends with the other's last two parts."""
-    tail = "/".join(frame.replace("\\", "/").split("/")[-2:])
-    return path.replace("\\", "/").endswith(tail)
+    the two ends with the other's last two parts; a script's suffix aside (``dist/core/index.js``, compiled,
+    is ``source/core/index.ts``)."""
+    tail = "/".join(_SCRIPT.sub("", frame.replace("\\", "/")).split("/")[-2:])
+    return _SCRIPT.sub("", path.replace("\\", "/")).endswith(tail)
+
+
+_SCRIPT = re.compile(r"\.[cm]?[jt]sx?$")

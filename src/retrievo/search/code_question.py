@@ -15,12 +15,15 @@ SHORT_WORDS = 30  # a question up to this many words is short (file names count)
 
 
 # a traceback's frame: Python's ``File "x.py", line 3, in f``, IPython's ``x.py in f(self)`` (before 8) and
-# ``File ~/x.py:3, in C.f(self)`` (8 on), pytest's ``x.py:3: in f``; each alternative: (path, function)
+# ``File ~/x.py:3, in C.f(self)`` (8 on), pytest's ``x.py:3: in f``, Node's ``at C.f (/x/index.js:3:9)``
 _FRAME = re.compile(
     r'File "([^"]+)", line \d+(?:, in ([\w<>]+))?|^\s*(\S+\.py) in ([\w<>]+)\('
-    r"|\bFile ([^\s,:]+\.pyx?):\d+(?:, in (?:[\w<>]+\.)*([\w<>]+))?|^\s*(\S+\.py):\d+: in ([\w<>]+)",
+    r"|\bFile ([^\s,:]+\.pyx?):\d+(?:, in (?:[\w<>]+\.)*([\w<>]+))?|^\s*(\S+\.py):\d+: in ([\w<>]+)"
+    r"|^\s*at (?:async )?(?:(?:[\w$<>]+\.)*([\w$<>]+)(?: \[as [\w$]+\])? \()?(?:file://)?"
+    r"([^\s()]+\.[cm]?[jt]sx?):\d+(?::\d+)?\)?",
     re.MULTILINE,
 )
+_FRAME_GROUPS = ((1, 2), (3, 4), (5, 6), (7, 8), (10, 9))  # each alternative's (path, function) groups
 _DETAILS = re.compile(r"<details>.*?</details>", re.DOTALL | re.IGNORECASE)
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)+(?:\.py)?\b")
 
@@ -86,20 +89,22 @@ def read_question(text: str) -> CodeQuestion:
 
 
 # A message the program printed, as a report quotes it: an error's or a warning's text after its name
-# (``KeyError: …``, ``WARNING: …``, a linter's ``F0010: …``), or a double-quoted run of words that is no path.
+# (``KeyError: …``, ``WARNING: …``, a linter's ``F0010: …``) or a file's place (``index.rst:4: …``), or a
+# double-quoted run of words that is no path.
 _MESSAGE_LINE = re.compile(
-    r"\b(?:WARNING|ERROR|CRITICAL|Error|Warning|[A-Z]\w*(?:Error|Exception|Warning)|[A-Z]\d{4})\s*:\s*([^\n]+)$",
+    r"\b(?:WARNING|ERROR|CRITICAL|Error|Warning|[A-Z]\w*(?:Error|Exception|Warning)|[A-Z]\d{4})\s*:\s*([^\n]+)$"
+    r"|^\S+\.\w+:\d+:(?:\d+:)?\s*([A-Za-z][^\n]+)$",  # a compiler's or a builder's ``file.rst:4: message``
     re.MULTILINE,
 )
 _QUOTED = re.compile(r'"([^"\n/\\]{12,200})"|“([^”\n/\\]{12,200})”')
-_MESSAGE_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+_MESSAGE_WORD = re.compile(r"[A-Za-z](?:[A-Za-z']*[A-Za-z])?")
 MESSAGES = 8  # messages read of one text
 MESSAGE_WORDS = 12  # words read of one message
 
 
 def _said(text: str) -> tuple[str, ...]:
     """The messages ``text`` quotes, each as its first ``MESSAGE_WORDS`` words (three at least), in order."""
-    found = [m.group(1) for m in _MESSAGE_LINE.finditer(text)]
+    found = [m.group(1) or m.group(2) for m in _MESSAGE_LINE.finditer(text)]
     found += [m.group(1) or m.group(2) for m in _QUOTED.finditer(text)]
     runs = (_MESSAGE_WORD.findall(message)[:MESSAGE_WORDS] for message in found)
     return tuple(dict.fromkeys(" ".join(run) for run in runs if len(run) >= 3))[:MESSAGES]
@@ -145,6 +150,5 @@ def stem(word: str) -> str:
 
 def _frame(found: re.Match[str]) -> tuple[str, str]:
     """A ``_FRAME`` match's (path, function): the alternative that matched fills one pair of groups."""
-    groups = found.groups()
-    at = next(i for i in range(0, len(groups), 2) if groups[i])
-    return groups[at], groups[at + 1] or ""
+    path, function = next((p, f) for p, f in _FRAME_GROUPS if found.group(p))
+    return found.group(path), found.group(function) or ""
