@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -20,6 +21,7 @@ from retrievo.search.code_files import (
     role_of,
 )
 from retrievo.search.code_question import read_question, reads_as_code_question
+from serving import create_key, serving
 from test_mcp import call, run_client
 
 ISSUE = """OptionParser drops an option whose name holds a dot
@@ -122,7 +124,7 @@ def cli_locate(db: Path, text: str, *options: str) -> subprocess.CompletedProces
     )  # fmt: skip
 
 
-def test_locate_answers_the_same_on_the_cli_and_over_mcp(embedded_repo_db: Path) -> None:
+def test_locate_answers_the_same_on_the_cli_over_mcp_and_rest(embedded_repo_db: Path) -> None:
     """One locate: the CLI reads the same arms (keyword, meaning, structure) as MCP and REST and prints the
     same JSON, files with paths relative to the indexed root; a blank text is refused with what to give."""
     printed = []
@@ -158,6 +160,14 @@ def test_locate_answers_the_same_on_the_cli_and_over_mcp(embedded_repo_db: Path)
         ),
         ask,
     )
+    where = ["--db", str(embedded_repo_db)]
+    token = create_key(where, "locate")
+    with serving(where) as server:
+        for text, over_cli in zip(QUESTIONS, printed, strict=True):
+            answer = httpx.post(f"{server.url}/api/locate", json={"text": text, "limit": 10},
+                                headers={"Authorization": f"Bearer {token}"}, timeout=60)  # fmt: skip
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["files"] == over_cli["files"], f"REST answers as the CLI and MCP: {text}"
 
 
 def test_search_ranks_a_code_question_by_file_evidence(repo_db: Path) -> None:
