@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from retrievo import Config, Engine
-from retrievo.models import Chunk, Kind
-from retrievo.search.code_intent import is_stub, stub_of
+from retrievo.models import Chunk, Hit, Kind
+from retrievo.search.code_files import Evidence, FileHit
+from retrievo.search.code_intent import _ordered, is_stub, stub_of
 from retrievo.search.file_role import relative_path, role
 
 
@@ -237,3 +238,27 @@ def test_a_deprecated_stub_does_not_outrank_the_code_doing_the_work(pager_db: Pa
         texts = [h.chunk.text for h in engine.search(question, limit=10).hits]
     place = {kind: next(i for i, t in enumerate(texts) if mark in t) for kind, mark in MARKS.items()}
     assert place["working"] < place["stub"]
+
+
+def test_a_file_the_answer_holds_only_by_a_stub_joins_by_its_working_code() -> None:
+    """The best file of an issue (``PolyFit``: its ``__call__`` forwards to ``_fit_predict``) is in the fused
+    answer only by its one-call ``__call__``, which scores × ``STUB``: its best chunk that is no stub joins
+    on the file's evidence, and the stub takes no place from it. A file held by working code gains nothing."""
+    forwarder = replace(
+        _chunk("def __call__(self, data):\n    return self._fit_predict(data)\n"), path="src/fit.py"
+    )
+    working = replace(_chunk("def _fit_predict(self, data):\n    x, y = data\n    return polyfit(x, y)\n"),
+                      chunk_id=2, path="src/fit.py")  # fmt: skip
+    other = replace(_chunk("def plot(self):\n    for layer in self.layers:\n        draw(layer)\n"), chunk_id=3,
+                    path="src/plot.py")  # fmt: skip
+    hits = (Hit(other, 1.0, 0.9), Hit(forwarder, 0.2, 0.5))
+    evidence = (Evidence("__call__", 1, 2, 1), Evidence("_fit_predict", 1, 3, 2))
+    files = [
+        FileHit("src/fit.py", 2.0, "source", ("words",), evidence, "doc", 2.0, 1.0),
+        FileHit("src/plot.py", 0.5, "source", ("words",), (Evidence("plot", 1, 3, 3),), "doc2", 0.5, 1.0),
+    ]
+    read = [(other, 1.0), (forwarder, 0.2), (working, 0.1)]
+    ordered = _ordered(hits, files, read, 4.0, 10, query="polyfit is not robust to missing data")
+    assert [h.chunk.chunk_id for h in ordered] == [2, 3], "the working code first, the stub out of the answer"
+    held = _ordered((Hit(other, 1.0, 0.9), Hit(working, 0.2, 0.5)), files, read, 4.0, 10, query="polyfit")
+    assert sorted(h.chunk.chunk_id for h in held) == [2, 3], "held by working code: nothing joins"

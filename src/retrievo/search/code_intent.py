@@ -146,8 +146,8 @@ def _ordered(
     """Each hit scored ``ROLE × (own + FILE × its file's evidence × REPEAT^(k−1))`` (``own``: its fused score
     min-max scaled over the answer; the evidence relative to the best file's; k: the hit's place in its file),
     × ``STUB`` for a stub or a forwarder the query does not name (``stub_of``), best first; a ranked file the
-    answer missed (of the first ``inject``, or of the first ``WANTED`` of the kind asked for) brings its best chunk (keyword, else dense), on its file
-    evidence alone. ``how``: the further weight of the kinds not asked for (``HOW`` for "how/where"). ``roles``:
+    answer missed or holds only by stubs (of the first ``inject``, or of the first ``WANTED`` of the kind asked for) brings its best chunk
+    (keyword, else dense; the best that is no stub), on its file evidence alone. ``how``: the further weight of the kinds not asked for (``HOW`` for "how/where"). ``roles``:
     the roles of the hits' files the ranking left out (else read from their paths). ``verbatim_ids``: hits that
     hold the query word for word (``verbatim``): whatever their file, they come first; ``exempt_ids``: hits
     holding every word of a one- or two-word query (``holding_every_word``): their file's role costs nothing."""
@@ -158,19 +158,26 @@ def _ordered(
     chunks = {chunk.chunk_id: chunk for chunk, _ in read}
     seen: dict[str, int] = defaultdict(int)
     candidates: list[tuple[Hit, float]] = []
+    stubs = {h.chunk.chunk_id for h in hits if stub_of(query, h.chunk)}
     present = {h.chunk.path for h in hits}
-    extra = [f for f in files[:inject] if f.path not in present]
+    working = {h.chunk.path for h in hits if h.chunk.chunk_id not in stubs}  # present by code that works
+    extra = [f for f in files[:inject] if f.path not in working]
     wanted = [f for f in files if f.weight == 1.0][:WANTED]  # the best files of the kind asked for
-    extra += [f for f in wanted if f.path not in present and f not in extra]
+    extra += [f for f in wanted if f.path not in working and f not in extra]
     floor = min(h.relevance for h in hits)
-    for hit in (
-        *hits,
-        *(
-            Hit(chunks[f.evidence[0].chunk_id], 0.0, floor)
-            for f in extra
-            if f.evidence and f.evidence[0].chunk_id in chunks
-        ),
-    ):
+    held = {h.chunk.chunk_id for h in hits}
+    # a joining file's best chunk, the best that is no stub when it has one (a one-call ``__call__`` says less
+    # than the code it calls); a file the answer holds only by a stub joins by such a chunk, or not at all
+    joining = []
+    for f in extra:
+        led = [chunks[e.chunk_id] for e in f.evidence if e.chunk_id in chunks and e.chunk_id not in held]
+        lead = next(
+            (c for c in led if not stub_of(query, c)), None if f.path in present else next(iter(led), None)
+        )
+        if lead is not None:
+            joining.append(lead)
+            stubs |= {lead.chunk_id} if stub_of(query, lead) else set()
+    for hit in (*hits, *(Hit(chunk, 0.0, floor) for chunk in joining)):
         path = hit.chunk.path
         place, file = rank_of.get(path, (len(files), None))
         evidence = (file.raw if file is not None else 0.0) / top_file
@@ -181,14 +188,11 @@ def _ordered(
         kind *= how if kind < 1.0 else 1.0
         if hit.chunk.chunk_id in exempt_ids:
             kind = 1.0
-        score = (
-            (own + weight * evidence * REPEAT ** seen[path])
-            * kind
-            * (STUB if stub_of(query, hit.chunk) else 1.0)
-        )
+        stub = hit.chunk.chunk_id in stubs
+        score = (own + weight * evidence * REPEAT ** seen[path]) * kind * (STUB if stub else 1.0)
         if hit.chunk.chunk_id in verbatim_ids:
             score += VERBATIM
-        seen[path] += 1
+        seen[path] += 0 if stub else 1  # a stub, demoted, takes no place from its file's working code
         why = (f"file {place + 1}", *file.why) if file is not None else ()
         candidates.append(
             (replace(hit, score=round(score, 4), why=why, explain=_explained(hit, file, place)), score)
