@@ -6,7 +6,7 @@ are ranked, each from its evidence:
 
 - **Words**: the keyword arm over every chunk (BM25: the text's rare words weigh most); a file scores the sum
   of its best ``TOP_CHUNKS`` chunks' scores, relative to the best file's (0–1).
-- **The title's words**: an issue's title line (``_title``) asked of the keyword arm alone adds ``TITLE`` × its
+- **The title's words**: an issue's title line (``code_question._title``) asked of the keyword arm alone adds ``TITLE`` × its
   files' sums the same way: the ten words that say what a long report is about ("Trailing whitespace in
   DatasetGroupBy text representation") are not drowned by its example code and environment.
 - **Modules named**: a dotted name the text spells (``sphinx.ext.viewcode``, ``xarray.core.groupby``) or a
@@ -23,10 +23,10 @@ are ranked, each from its evidence:
   ``MESSAGE_FILES`` files hold as a run of words (``Store.chunks_with_phrase``: the whole message, else its
   longest run of at least ``MESSAGE_RUN`` words: a placeholder such as ``%s`` breaks it) adds ``MESSAGE`` to
   those of them that have other evidence: where the message is raised or logged.
-- **Traceback frames**: a file named in a frame (``File "…/x.py", line N, in f`` or IPython's ``…/x.py in
-  f(…)``) adds ``FRAME``; the innermost of the repository's frames (where it broke; below it only libraries)
-  ``INNERMOST`` instead. A frame whose file the repository no longer has (moved, renamed since the report)
-  names the one or two files defining its function.
+- **Traceback frames**: a file named in a frame (``code_question._FRAME``: Python's, IPython's, pytest's,
+  Node's; a compiled ``dist/…/x.js`` names its ``x.ts``) adds ``FRAME``; the innermost of the repository's
+  frames (where it broke; below it only libraries) ``INNERMOST`` instead. A frame whose file the repository
+  no longer has (moved, renamed since the report) names the one or two files defining its function.
 - **File names** (short questions only, "where are options parsed"): a file whose name shares a word stem
   with the question adds ``NAMED``. In a long issue text most words match some file name: noise there.
 - **What kind of file** (``search/file_role.py``: from the path relative to its indexed root, and for the
@@ -51,10 +51,7 @@ from dataclasses import dataclass, replace
 from retrievo.errors import EmbedderUnavailable
 from retrievo.models import ArmHit, Chunk, Filters
 from retrievo.search import file_ranker
-from retrievo.search.code_question import (
-    CodeQuestion,
-    stem,
-)
+from retrievo.search.code_question import CodeQuestion, stem
 from retrievo.search.file_role import relative_path, role
 from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, EmbedQuery
 from retrievo.store.base import Store
