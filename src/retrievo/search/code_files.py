@@ -6,9 +6,9 @@ are ranked, each from its evidence:
 
 - **Words**: the keyword arm over every chunk (BM25: the text's rare words weigh most); a file scores the sum
   of its best ``TOP_CHUNKS`` chunks' scores, relative to the best file's (0–1).
-- **The title's words**: an issue's title line (``code_question._title``) asked of the keyword arm alone adds ``TITLE`` × its
-  files' sums the same way: the ten words that say what a long report is about ("Trailing whitespace in
-  DatasetGroupBy text representation") are not drowned by its example code and environment.
+- **The title's words**: an issue's title line (``code_question._title``) asked of the keyword arm alone adds
+  ``TITLE`` × its files' sums the same way: the ten words that say what a long report is about ("Trailing
+  whitespace in DatasetGroupBy text representation") are not drowned by its example code and environment.
 - **Modules named**: a dotted name the text spells (``sphinx.ext.viewcode``, ``xarray.core.groupby``) or a
   file name with its folder (``pylint/lint/run.py``) that is a file of the repository adds ``MODULE``.
 - **Identifiers defined**: names the text spells as code (``query_identifiers``: backticked, dotted,

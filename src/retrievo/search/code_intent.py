@@ -144,13 +144,14 @@ def _ordered(
     query: str = "",
 ) -> list[Hit]:
     """Each hit scored ``ROLE × (own + FILE × its file's evidence × REPEAT^(k−1))`` (``own``: its fused score
-    min-max scaled over the answer; the evidence relative to the best file's; k: the hit's place in its file),
-    × ``STUB`` for a stub or a forwarder the query does not name (``stub_of``), best first; a ranked file the
-    answer missed or holds only by stubs (of the first ``inject``, or of the first ``WANTED`` of the kind asked for) brings its best chunk
-    (keyword, else dense; the best that is no stub), on its file evidence alone. ``how``: the further weight of the kinds not asked for (``HOW`` for "how/where"). ``roles``:
-    the roles of the hits' files the ranking left out (else read from their paths). ``verbatim_ids``: hits that
-    hold the query word for word (``verbatim``): whatever their file, they come first; ``exempt_ids``: hits
-    holding every word of a one- or two-word query (``holding_every_word``): their file's role costs nothing."""
+    min-max scaled over the answer; the evidence relative to the best file's; k: the hit's place in its file), ×
+    ``STUB`` for a stub or a forwarder the query does not name (``stub_of``), best first; a ranked file the
+    answer missed or holds only by stubs (of the first ``inject``, or of the first ``WANTED`` of the kind asked
+    for) brings its best chunk (keyword, else dense; the best that is no stub), on its file evidence alone.
+    ``how``: the further weight of the kinds not asked for (``HOW`` for "how/where"). ``roles``: the roles of
+    the hits' files the ranking left out (else read from their paths). ``verbatim_ids``: hits that hold the
+    query word for word (``verbatim``): whatever their file, they come first; ``exempt_ids``: hits holding every
+    word of a one- or two-word query (``holding_every_word``): their file's role costs nothing."""
     rank_of = {f.path: (i, f) for i, f in enumerate(files)}
     top_file = max((f.score for f in files), default=0.0) or 1.0
     high, low = max(h.score for h in hits), min(h.score for h in hits)
