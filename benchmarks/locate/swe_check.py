@@ -12,9 +12,11 @@ ones (``--modes locate,hybrid``: ``{repo}.db``, the bundled model). Systems, eac
 - ``learned``: ``code_files.LEARNED`` on (``file_ranker.json``).
 
 Prints hit@1/5/10 (a gold file among the first k files), acc@5/10 (every gold file among them: SweRank's
-measure) and each system's median and slowest answer time.
+measure) and each system's median and slowest answer time. With ``--loro``, ``TITLE`` × ``MESSAGE`` over
+``GRID`` is chosen leave-one-repository-out (on three repositories by hit@1, then @5, @10; the fewest weight
+on a tie; scored on the fourth), pooled over the four.
 
-    .venv/bin/python -m benchmarks.locate.swe_check [--keep /tmp/swe/new] [--dense] [--json FILE]
+    .venv/bin/python -m benchmarks.locate.swe_check [--keep /tmp/swe/new] [--dense] [--loro] [--json FILE]
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import json
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.code_search.swe_locate import collection_of, load_instances
 from retrievo.config import Config
@@ -31,6 +34,7 @@ from retrievo.engine import Engine
 from retrievo.search import code_files
 
 CUTOFFS = (1, 5, 10)
+GRID = [(title, message) for title in (0.0, 0.25, 0.5, 1.0) for message in (0.0, 0.3, 0.6)]
 SYSTEMS = {  # name: (TITLE, MESSAGE, LEARNED)
     "shipped": (code_files.TITLE, code_files.MESSAGE, False),
     "no title, no message": (0.0, 0.0, False),
@@ -44,8 +48,10 @@ def main() -> None:
     )
     parser.add_argument("--keep", type=Path, default=Path("/tmp/swe/new"))
     parser.add_argument("--dense", action="store_true", help="the embedded indexes, the bundled model")
+    parser.add_argument("--loro", action="store_true", help="choose TITLE × MESSAGE leaving a repository out")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    grid: dict[tuple[float, float], dict[str, list[int]]] = {setting: {} for setting in GRID}
     places: dict[str, list[list[int]]] = {system: [] for system in SYSTEMS}
     took: dict[str, list[float]] = {system: [] for system in SYSTEMS}
     rows = []
@@ -66,6 +72,14 @@ def main() -> None:
                 gold = [found.index(g) + 1 if g in found else 0 for g in instance["gold_files"]]
                 places[system].append(gold)
                 row[system] = gold
+            for setting in GRID if args.loro else ():
+                code_files.TITLE, code_files.MESSAGE, code_files.LEARNED = (*setting, False)
+                found = [
+                    f.path.removeprefix(root) for f in engine.locate(instance["problem_statement"], limit=10)
+                ]
+                grid[setting][name] = [
+                    found.index(g) + 1 if g in found else 0 for g in instance["gold_files"]
+                ]
         code_files.TITLE, code_files.MESSAGE, code_files.LEARNED = SYSTEMS["shipped"]
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -73,8 +87,34 @@ def main() -> None:
                                       "max_ms": round(max(took[system]), 1)}
              for system, found in places.items()}  # fmt: skip
     print(json.dumps(table, indent=1))
+    chosen = loro(grid, load_instances()) if args.loro else None
+    if chosen:
+        print(json.dumps(chosen, indent=1))
     if args.json:
-        args.json.write_text(json.dumps({"dense": args.dense, "table": table, "rows": rows}, indent=1))
+        args.json.write_text(
+            json.dumps({"dense": args.dense, "table": table, "loro": chosen, "rows": rows}, indent=1)
+        )
+
+
+def loro(
+    grid: dict[tuple[float, float], dict[str, list[int]]], instances: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Each repository scored by the setting best on the other three (hit@1, @5, @10; then the least weight)."""
+    repos = sorted({i["repo"] for i in instances})
+    held: list[list[int]] = []
+    chosen = {}
+    for repo in repos:
+        train = [i["instance_id"] for i in instances if i["repo"] != repo]
+        test = [i["instance_id"] for i in instances if i["repo"] == repo]
+
+        def key(setting: tuple[float, float], names: list[str] = train) -> tuple[float, ...]:
+            found = scores([grid[setting][n] for n in names])
+            return (*(found[f"hit@{k}"] for k in CUTOFFS), -sum(setting))
+
+        best = max(GRID, key=key)
+        chosen[repo] = {"title": best[0], "message": best[1]}
+        held += [grid[best][n] for n in test]
+    return {"chosen": chosen, "held_out": scores(held)}
 
 
 def scores(places: list[list[int]]) -> dict[str, float]:
