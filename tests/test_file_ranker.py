@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,9 +76,10 @@ def test_rerank_moves_only_the_window_and_keeps_the_rest_in_order() -> None:
 
 @pytest.fixture()
 def learned() -> Iterator[None]:
-    code_files.LEARNED = True
+    shipped = code_files.LEARNED_WORDS
+    code_files.LEARNED_WORDS = 10**9
     yield
-    code_files.LEARNED = False
+    code_files.LEARNED_WORDS = shipped
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +108,7 @@ def test_locate_with_the_learned_ranker_finds_the_same_files_in_falling_score(
     text = "OptionParser drops an option whose name holds a dot: the option parser ignores --db.url"
     with Engine(Config(db=repo_db, embedder="none")) as engine:
         on = engine.locate(text, limit=10)
-        code_files.LEARNED = False
+        code_files.LEARNED_WORDS = 0
         off = engine.locate(text, limit=10)
     assert {f.path for f in on} == {f.path for f in off}
     assert on[0].path.endswith("tool/parser.py"), "the file defining the class the text names comes first"
@@ -114,3 +116,23 @@ def test_locate_with_the_learned_ranker_finds_the_same_files_in_falling_score(
     assert sorted(f.score for f in on) == sorted(f.score for f in off), (
         "scores stay on the hand-weighted scale"
     )
+
+
+def test_the_learned_ranker_reorders_short_texts_only(repo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default the learned ranker re-orders a question or a commit-length text (at most ``LEARNED_WORDS``
+    words: better there, held out) and leaves an issue's long text to the hand-weighted ranking."""
+    asked: list[str] = []
+    real = file_ranker.rerank
+
+    def spy(model: file_ranker.FileRanker, text: str, *rest: Any, **named: Any) -> Any:
+        asked.append(text)
+        return real(model, text, *rest, **named)
+
+    monkeypatch.setattr(file_ranker, "rerank", spy)
+    short = "the option parser drops an option whose name holds a dot"
+    long = " ".join([short] * 8)  # 96 words
+    with Engine(Config(db=repo_db, embedder="none")) as engine:
+        assert engine.locate(short, limit=3) and engine.locate(long, limit=3)
+        assert engine.locate(f"Dotted options\n\n{short}", limit=3), "a title: an issue's text"
+        assert engine.locate(f'{short}\nFile "/x/tool/parser.py", line 3, in parse', limit=3), "a traceback"
+    assert asked == [short], "the one-line short text re-ordered; the long one, the issues' not"

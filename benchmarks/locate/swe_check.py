@@ -9,7 +9,8 @@ ones (``--modes locate,hybrid``: ``{repo}.db``, the bundled model). Systems, eac
 - ``shipped``: the defaults;
 - ``no title, no message``: ``code_files.TITLE`` and ``MESSAGE`` at 0 (an issue's title words and the
   messages it quotes, added 2026-11-27);
-- ``learned``: ``code_files.LEARNED`` on (``file_ranker.json``).
+- ``learned``: the learned ranker (``file_ranker.json``) on any text (``code_files.LEARNED_WORDS``: it re-orders
+  texts of at most 60 words by default, and every issue here is longer).
 
 Prints hit@1/5/10 (a gold file among the first k files), acc@5/10 (every gold file among them: SweRank's
 measure) and each system's median and slowest answer time. With ``--loro``, ``TITLE`` × ``MESSAGE`` over
@@ -35,10 +36,11 @@ from retrievo.search import code_files
 
 CUTOFFS = (1, 5, 10)
 GRID = [(title, message) for title in (0.0, 0.25, 0.5, 1.0) for message in (0.0, 0.3, 0.6)]
-SYSTEMS = {  # name: (TITLE, MESSAGE, LEARNED)
-    "shipped": (code_files.TITLE, code_files.MESSAGE, False),
-    "no title, no message": (0.0, 0.0, False),
-    "learned": (code_files.TITLE, code_files.MESSAGE, True),
+ALWAYS = 10**9
+SYSTEMS = {  # name: (TITLE, MESSAGE, LEARNED_WORDS)
+    "shipped": (code_files.TITLE, code_files.MESSAGE, code_files.LEARNED_WORDS),
+    "no title, no message": (0.0, 0.0, code_files.LEARNED_WORDS),
+    "learned": (code_files.TITLE, code_files.MESSAGE, ALWAYS),
 }
 
 
@@ -64,7 +66,7 @@ def main() -> None:
         with Engine(config) as engine:
             engine.locate(instance["problem_statement"], limit=10)  # warm: the index opens, the query embeds
             for system, (title, message, learned) in SYSTEMS.items():
-                code_files.TITLE, code_files.MESSAGE, code_files.LEARNED = title, message, learned
+                code_files.TITLE, code_files.MESSAGE, code_files.LEARNED_WORDS = title, message, learned
                 started = time.perf_counter()
                 files = engine.locate(instance["problem_statement"], limit=10)
                 took[system].append((time.perf_counter() - started) * 1000)
@@ -73,14 +75,14 @@ def main() -> None:
                 places[system].append(gold)
                 row[system] = gold
             for setting in GRID if args.loro else ():
-                code_files.TITLE, code_files.MESSAGE, code_files.LEARNED = (*setting, False)
+                code_files.TITLE, code_files.MESSAGE = setting
                 found = [
                     f.path.removeprefix(root) for f in engine.locate(instance["problem_statement"], limit=10)
                 ]
                 grid[setting][name] = [
                     found.index(g) + 1 if g in found else 0 for g in instance["gold_files"]
                 ]
-        code_files.TITLE, code_files.MESSAGE, code_files.LEARNED = SYSTEMS["shipped"]
+        code_files.TITLE, code_files.MESSAGE, code_files.LEARNED_WORDS = SYSTEMS["shipped"]
         rows.append(row)
         print(json.dumps(row), flush=True)
     table = {system: scores(found) | {"p50_ms": round(statistics.median(took[system]), 1),

@@ -37,8 +37,9 @@ are ranked, each from its evidence:
 
 The weights are round values chosen on ../shared/data/swe_loc_dev (docs/benchmarks.md "Locating the code an
 issue is about" has each signal's share); the kinds' weights are priors, not fitted. ``file_signals`` gives
-each signal's raw value; with ``LEARNED`` on, ``file_ranker.py``'s weights fitted on mined commits re-order
-the best files (off: better on held-out mined commits, not on swe_loc_dev's issues; see file_ranker.json).
+each signal's raw value; for a one-line text of at most ``LEARNED_WORDS`` words ``file_ranker.py``'s weights
+fitted on mined commits re-order the best files (better held out on short texts, not on issues: file_ranker.json,
+docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -70,8 +71,11 @@ ROLE: dict[str, float] = {
     "source": 1.0, "test": 0.5, "example": 0.5, "benchmark": 0.5, "docs": 0.3, "generated": 0.3,
     "changelog": 0.2, "other": 0.3,
 }  # fmt: skip
-# the learned ranker (``file_ranker.py``, fitted on mined commits) re-orders the best files: off (see there)
-LEARNED = False
+# the learned ranker (``file_ranker.py``, fitted on mined commits) re-orders the best files of a one-line text
+# of at most this many words (a question, a commit's subject; 0: never): held out, it places more gold files
+# first there (Python commits of another repository, TypeScript ones), not on issues; a text with a title,
+# a message quoted or a traceback is an issue's, evidence it was not fitted on, and keeps the weights above
+LEARNED_WORDS = 60
 CONTENT_FILES = 30  # the best files (by their evidence) whose role their text's start may change
 _FILE_SUFFIX = re.compile(r"\.(py|pyi|js|ts|go|java|rs|rb|c|h|cpp|cfg|toml|ini|rst|md|txt)$")
 
@@ -130,7 +134,7 @@ def dense_chunks(
     if embed_query is None:
         return []
     reads: list[list[ArmHit]] = []
-    for text in dict.fromkeys(t for t in (question.text, question.title) if t):
+    for text in dict.fromkeys(t for t in (question.prose or question.text, question.title) if t):
         try:
             model_id, vector = embed_query(text[:MAX_EMBED_QUERY_CHARS])
         except EmbedderUnavailable:
@@ -177,8 +181,13 @@ def rank_files(
     (``dense_chunks``: for the text, and for its title); ``titled``: the keyword arm's for the title."""
     signals = file_signals(store, collection, question, found, near, titled)
     ranked = weigh_files(store, collection, question, signals)
-    model = file_ranker.load() if LEARNED else None
+    model = file_ranker.load() if _short(question) else None
     return ranked if model is None else _learned(store, collection, question, found, signals, ranked, model)
+
+
+def _short(question: CodeQuestion) -> bool:
+    """A text the learned ranker re-orders: short, and no issue's (``LEARNED_WORDS``)."""
+    return question.length <= LEARNED_WORDS and not (question.title or question.messages or question.frames)
 
 
 def _learned(
