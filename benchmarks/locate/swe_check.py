@@ -9,8 +9,8 @@ ones (``--modes locate,hybrid``: ``{repo}.db``, the bundled model). Systems, eac
 - ``shipped``: the defaults;
 - ``no title, no message``: ``code_files.TITLE`` and ``MESSAGE`` at 0 (an issue's title words and the
   messages it quotes, added 2026-11-27);
-- ``learned``: the learned ranker (``file_ranker.json``) on any text (``code_files.LEARNED_WORDS``: it re-orders
-  texts of at most 60 words by default, and every issue here is longer).
+- ``learned``: the learned ranker (``file_ranker.json``) on every text (by default it re-orders one-line texts
+  of at most ``code_files.LEARNED_WORDS`` words: no issue here).
 
 Prints hit@1/5/10 (a gold file among the first k files), acc@5/10 (every gold file among them: SweRank's
 measure) and each system's median and slowest answer time. With ``--loro``, ``TITLE`` × ``MESSAGE`` over
@@ -35,6 +35,7 @@ from retrievo.engine import Engine
 from retrievo.search import code_files
 
 CUTOFFS = (1, 5, 10)
+short = code_files._short  # which texts the learned ranker re-orders by default
 GRID = [(title, message) for title in (0.0, 0.25, 0.5, 1.0) for message in (0.0, 0.3, 0.6)]
 ALWAYS = 10**9
 SYSTEMS = {  # name: (TITLE, MESSAGE, LEARNED_WORDS)
@@ -67,6 +68,7 @@ def main() -> None:
             engine.locate(instance["problem_statement"], limit=10)  # warm: the index opens, the query embeds
             for system, (title, message, learned) in SYSTEMS.items():
                 code_files.TITLE, code_files.MESSAGE, code_files.LEARNED_WORDS = title, message, learned
+                code_files._short = short if learned != ALWAYS else lambda question: True
                 started = time.perf_counter()
                 files = engine.locate(instance["problem_statement"], limit=10)
                 took[system].append((time.perf_counter() - started) * 1000)
@@ -74,6 +76,7 @@ def main() -> None:
                 gold = [found.index(g) + 1 if g in found else 0 for g in instance["gold_files"]]
                 places[system].append(gold)
                 row[system] = gold
+            code_files.LEARNED_WORDS, code_files._short = SYSTEMS["shipped"][2], short
             for setting in GRID if args.loro else ():
                 code_files.TITLE, code_files.MESSAGE = setting
                 found = [
@@ -116,7 +119,8 @@ def loro(
         best = max(GRID, key=key)
         chosen[repo] = {"title": best[0], "message": best[1]}
         held += [grid[best][n] for n in test]
-    return {"chosen": chosen, "held_out": scores(held)}
+    every = {f"title {t}, message {m}": scores(list(grid[t, m].values())) for t, m in GRID}
+    return {"chosen": chosen, "held_out": scores(held), "in_sample": every}
 
 
 def scores(places: list[list[int]]) -> dict[str, float]:

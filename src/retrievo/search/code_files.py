@@ -60,7 +60,7 @@ from retrievo.store.base import Store
 DEPTH = 1000  # chunks the keyword arm returns for the aggregation
 DENSE_DEPTH = 300  # chunks the dense arm returns for it
 TOP_CHUNKS = 3
-DEFINES, MODULE, FRAME, INNERMOST, NAMED, SEMANTIC, TITLE, MESSAGE = 0.2, 0.2, 0.25, 1.0, 0.3, 1.0, 0.5, 0.3
+DEFINES, MODULE, FRAME, INNERMOST, NAMED, SEMANTIC, TITLE, MESSAGE = 0.2, 0.2, 0.25, 1.0, 0.3, 1.0, 0.25, 0.6
 MESSAGE_FILES, MESSAGE_RUN, MESSAGE_LOOKUPS = 3, 5, 64  # files a message may name; its shortest run; lookups
 # The most evidence a file can show: its words at the best file's level, full meaning, three rare names it
 # defines, its module named, the innermost traceback frame, its file name (a short question's; an issue's
@@ -134,7 +134,7 @@ def dense_chunks(
     if embed_query is None:
         return []
     reads: list[list[ArmHit]] = []
-    for text in dict.fromkeys(t for t in (question.prose or question.text, question.title) if t):
+    for text in dict.fromkeys(t for t in (question.text, question.title) if t):
         try:
             model_id, vector = embed_query(text[:MAX_EMBED_QUERY_CHARS])
         except EmbedderUnavailable:

@@ -65,7 +65,6 @@ class CodeQuestion:
     words: frozenset[str]  # the word stems of a short question (file names match them); empty for long text
     messages: tuple[str, ...] = ()  # the words of the messages it quotes (``_said``), at most ``MESSAGES``
     length: int = 0  # its words (of three letters or more)
-    prose: str = ""  # a long text's prose (``_prose``: no code, output, template headings), else ""
 
 
 def read_question(text: str) -> CodeQuestion:
@@ -88,26 +87,7 @@ def read_question(text: str) -> CodeQuestion:
         words=short if len(words) <= SHORT_WORDS else frozenset(),
         messages=_said(text),
         length=len(words),
-        prose=_prose(text) if len(words) > SHORT_WORDS else "",
     )
-
-
-_FENCED = re.compile(r"^\s*(```|~~~).*?^\s*\1[^\n]*$", re.DOTALL | re.MULTILINE)
-_NOT_PROSE = re.compile(
-    r"^(?: {4}|\t|\s*>>>|\s*\.\.\.|\s*File \"|\s*Traceback \(|\s*at \S|\s*[#*_]*\s*(?:describe the bug|to reproduce|"
-    r"expected behaviou?r|actual behaviou?r|environment( info)?|additional context|screenshots|your project|"
-    r"steps to reproduce|bug description|configuration|command used|(?:\w+ )?version|os|python version)\b).*$",
-    re.IGNORECASE | re.MULTILINE,
-)
-PROSE_WORDS = 10  # a text whose prose is shorter is read whole
-
-
-def _prose(text: str) -> str:
-    """A report's sentences: its fenced and indented code, console lines, tracebacks and a template's headings
-    left out (what the model reads of it: its first 256 tokens, better spent on what the report says)."""
-    kept = _NOT_PROSE.sub(" ", _FENCED.sub(" ", text))
-    kept = re.sub(r"\s+", " ", kept).strip()
-    return kept if len(_WORD.findall(kept)) >= PROSE_WORDS else ""
 
 
 # A message the program printed, as a report quotes it: an error's or a warning's text after its name
