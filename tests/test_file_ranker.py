@@ -119,8 +119,9 @@ def test_locate_with_the_learned_ranker_finds_the_same_files_in_falling_score(
 
 
 def test_the_learned_ranker_reorders_short_texts_only(repo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """By default the learned ranker re-orders a question or a commit-length text (at most ``LEARNED_WORDS``
-    words: better there, held out) and leaves an issue's long text to the hand-weighted ranking."""
+    """By default the learned ranker re-orders a one-line statement (a commit's subject, at most
+    ``LEARNED_WORDS`` words: better there, held out) and leaves an issue's text and a question to the
+    hand-weighted ranking."""
     asked: list[str] = []
     real = file_ranker.rerank
 
@@ -135,4 +136,5 @@ def test_the_learned_ranker_reorders_short_texts_only(repo_db: Path, monkeypatch
         assert engine.locate(short, limit=3) and engine.locate(long, limit=3)
         assert engine.locate(f"Dotted options\n\n{short}", limit=3), "a title: an issue's text"
         assert engine.locate(f'{short}\nFile "/x/tool/parser.py", line 3, in parse', limit=3), "a traceback"
-    assert asked == [short], "the one-line short text re-ordered; the long one, the issues' not"
+        assert engine.locate("how does the option parser drop an option with a dot?", limit=3), "a question"
+    assert asked == [short], "the one-line statement re-ordered; the long text, the issues', the question not"
