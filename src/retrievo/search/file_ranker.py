@@ -7,7 +7,9 @@ folder, the best single passage), are weighed by a linear model fitted on mined 
 changed pairs (``benchmarks/locate/``: ``features.py`` reads them, ``train.py`` fits and chooses the model
 leave-one-repository-out and writes ``file_ranker.json`` beside this module, with its provenance). The
 model re-orders the best ``window`` files of the hand-weighted ranking (a listwise softmax over them was
-fitted), so it adds no candidates and costs one small dot product a file.
+fitted), so it adds no candidates and costs one small dot product a file. ``code_files`` asks it only of a
+one-line statement of at most ``code_files.LEARNED_WORDS`` words (a commit's subject): held out, better
+there; an issue's text and a question keep the hand weights (docs/benchmarks.md).
 
 ``features`` is the one definition of a file's features, read by the training script and at query time.
 """
