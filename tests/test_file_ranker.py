@@ -137,4 +137,6 @@ def test_the_learned_ranker_reorders_short_texts_only(repo_db: Path, monkeypatch
         assert engine.locate(f"Dotted options\n\n{short}", limit=3), "a title: an issue's text"
         assert engine.locate(f'{short}\nFile "/x/tool/parser.py", line 3, in parse', limit=3), "a traceback"
         assert engine.locate("how does the option parser drop an option with a dot?", limit=3), "a question"
+        assert engine.locate(f"Summary\n{short}", limit=3), "two lines (a template's heading, no title)"
+        engine.locate("io: fd 2", limit=3)  # no word of three letters: nothing for the model to weigh
     assert asked == [short], "the one-line statement re-ordered; the long text, the issues', the question not"

@@ -262,3 +262,8 @@ def test_a_file_the_answer_holds_only_by_a_stub_joins_by_its_working_code() -> N
     assert [h.chunk.chunk_id for h in ordered] == [2, 3], "the working code first, the stub out of the answer"
     held = _ordered((Hit(other, 1.0, 0.9), Hit(working, 0.2, 0.5)), files, read, 4.0, 10, query="polyfit")
     assert sorted(h.chunk.chunk_id for h in held) == [2, 3], "held by working code: nothing joins"
+    only_stubs = [replace(files[0], evidence=evidence[:1]), files[1]]
+    alone = _ordered(hits, only_stubs, read, 4.0, 10, query="polyfit is not robust to missing data")
+    assert sorted(h.chunk.chunk_id for h in alone) == [1, 3], (
+        "no working chunk to bring: the stub stays, alone"
+    )

@@ -343,13 +343,17 @@ def test_frames_of_ipython_8_and_pytest() -> None:
         "    at file:///home/me/run.mjs:3:1\n"
     )
     assert node.frames == (
-        ("/app/node_modules/got/dist/source/core/index.js", "_onResponseBase"),
         ("/home/me/run.mjs", ""),
-    ), "Node's frames: a script's, not Node's own"
+        ("/app/node_modules/got/dist/source/core/index.js", "_onResponseBase"),
+    ), "Node's frames, a script's and not Node's own, turned round: outermost first, as Python prints them"
     assert _same_file("/app/node_modules/got/dist/source/core/index.js", "/src/got/source/core/index.ts")
     assert not _same_file(
         "/app/node_modules/got/dist/source/core/index.js", "/src/got/source/core/options.ts"
     )
+    assert not _same_file("/app/dist/score/index.js", "/src/got/source/core/index.ts"), "whole folder names"
+    assert not _same_file("x.py", "/src/max.py") and _same_file("x.py", "/src/x.py")
+    windows = read_question("File C:\\work\\seaborn\\_core\\plot.py:841, in Plot._plot(self, pyplot)")
+    assert windows.frames == (("C:\\work\\seaborn\\_core\\plot.py", "_plot"),), "IPython 8 on Windows"
 
 
 def test_an_issues_title_words_weigh_on_their_own(tmp_path: Path) -> None:
@@ -412,8 +416,53 @@ def test_a_message_the_report_quotes_names_where_it_is_raised(tmp_path: Path) ->
         "Warning, treated as error:\ndocs/x.rst.inc:4:Malformed option '[on=]P', should be \"opt\""
     )
     assert built.messages == ("Malformed option on P should be opt",), "a builder's file:line: message"
+    output = read_question(
+        "xarray/core/x.py:400: in _format_the_repr\n"
+        "x.py:12: DeprecationWarning: the foo keyword is deprecated\n"
+        "index.rst:4: WARNING: no number is assigned for table\n"
+        "Exception: the connection was reset by the peer\n"
+        "KeyError:\n\nNow I describe what I did next\n"
+    )
+    assert output.messages == (
+        "the foo keyword is deprecated",
+        "no number is assigned for table",
+        "the connection was reset by the peer",
+    ), "pytest's frame is no message, a warning's name is not its text, a message ends with its line"
     with Engine(Config(db=tmp_path / "t.db", embedder="none")) as engine:
         engine.index([root])
         files = engine.locate(report, limit=2)
     assert files[0].path.endswith("numbering.py") and "holds a message quoted" in files[0].why
     assert not any("message" in w for w in files[1].why)
+
+
+def test_a_node_stack_names_where_it_threw(tmp_path: Path) -> None:
+    """Node prints its stack innermost first: the frame where it threw (``parse.js``), not the command that
+    called it, is the innermost of the repository's frames."""
+    root = tmp_path / "client"
+    (root / "lib").mkdir(parents=True)
+    (root / "bin").mkdir()
+    (root / "lib" / "parse.js").write_text(
+        "export function parseHeader(line) {\n  const [name, value] = line.split(':');\n"
+        "  if (!value) { throw new Error('bad header ' + name); }\n  return { name, value };\n}\n"
+    )
+    (root / "lib" / "client.js").write_text(
+        "import { parseHeader } from './parse.js';\n\nexport class Client {\n  send(lines) {\n"
+        "    return lines.map(parseHeader);\n  }\n}\n"
+    )
+    (root / "bin" / "cli.js").write_text(
+        "import { Client } from '../lib/client.js';\n\nexport function main(argv) {\n"
+        "  return new Client().send(argv);\n}\n"
+    )
+    report = (
+        "Error: bad header x-empty\n"
+        "    at parseHeader (/srv/app/node_modules/client/lib/parse.js:3:24)\n"
+        "    at Array.map (<anonymous>)\n"
+        "    at Client.send (/srv/app/node_modules/client/lib/client.js:5:18)\n"
+        "    at main (/srv/app/node_modules/client/bin/cli.js:4:29)\n"
+    )
+    with Engine(Config(db=tmp_path / "c.db", embedder="none")) as engine:
+        engine.index([root])
+        files = engine.locate(report, limit=3)
+    assert files[0].path.endswith("lib/parse.js"), [f.path for f in files]
+    assert "in the traceback (innermost frame)" in files[0].why
+    assert all("innermost" not in w for f in files[1:] for w in f.why)

@@ -39,7 +39,8 @@ SETTINGS = {  # name: (TITLE, MESSAGE)
 CUTOFFS = (1, 5, 10)
 
 
-def issue_like(cap: int) -> dict[str, list[dict[str, Any]]]:
+def issue_like() -> dict[str, list[dict[str, Any]]]:
+    """The mined pairs that read like a short issue, by repository, newest first."""
     by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
     with gzip.open(PAIRS, "rt") as f:
         for line in f:
@@ -60,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
     places: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     quoting = 0
-    for repo, pairs in issue_like(args.cap).items():
+    for repo, pairs in issue_like().items():
         root = args.work / "trees" / repo.replace("/", "+")
         db = args.work / "db" / f"{repo.replace('/', '+')}.db"
         if not Path(f"{db}.done").exists():

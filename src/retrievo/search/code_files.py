@@ -20,9 +20,9 @@ are ranked, each from its evidence:
   read), relative to the best file's, averaged over the two. An issue's words often are not the code's
   ("show units in the dataset overview" is ``formatting.py``).
 - **Messages quoted**: an error's or warning's text the report quotes (``code_question._said``) that one to
-  ``MESSAGE_FILES`` files hold as a run of words (``Store.chunks_with_phrase``: the whole message, else its
-  longest run of at least ``MESSAGE_RUN`` words: a placeholder such as ``%s`` breaks it) adds ``MESSAGE`` to
-  those of them that have other evidence: where the message is raised or logged.
+  ``MESSAGE_FILES`` files hold as a run of words (``Store.chunks_with_phrase``: the whole message, else a run
+  of ``MESSAGE_RUN`` of its words: a placeholder such as ``%s`` breaks it) adds ``MESSAGE`` to those of them
+  that have other evidence: where the message is raised or logged.
 - **Traceback frames**: a file named in a frame (``code_question._FRAME``: Python's, IPython's, pytest's,
   Node's; a compiled ``dist/…/x.js`` names its ``x.ts``) adds ``FRAME``; the innermost of the repository's
   frames (where it broke; below it only libraries) ``INNERMOST`` instead. A frame whose file the repository
@@ -61,11 +61,12 @@ DEPTH = 1000  # chunks the keyword arm returns for the aggregation
 DENSE_DEPTH = 300  # chunks the dense arm returns for it
 TOP_CHUNKS = 3
 DEFINES, MODULE, FRAME, INNERMOST, NAMED, SEMANTIC, TITLE, MESSAGE = 0.2, 0.2, 0.25, 1.0, 0.3, 1.0, 0.25, 0.6
-MESSAGE_FILES, MESSAGE_RUN, MESSAGE_LOOKUPS = 3, 5, 64  # files a message may name; its shortest run; lookups
+MESSAGE_FILES, MESSAGE_RUN, MESSAGE_LOOKUPS = 3, 5, 24  # files a message may name; a run's words; lookups
 # The most evidence a file can show: its words at the best file's level, full meaning, three rare names it
 # defines, its module named, the innermost traceback frame, its file name (a short question's; an issue's
-# title words take its place). Surfaces show a file's score over this, one scale for every query (0-1): a
-# question with no evidence but meaning stays low.
+# title words and the message it quotes, 0.85 together, take its place and then some: an issue's best file
+# can reach 1 sooner). Surfaces show a file's score over this, one scale for every query (0-1): a question
+# with no evidence but meaning stays low.
 MAX_EVIDENCE = 1.0 + SEMANTIC + 3 * DEFINES + MODULE + INNERMOST + NAMED
 ROLE: dict[str, float] = {
     "source": 1.0, "test": 0.5, "example": 0.5, "benchmark": 0.5, "docs": 0.3, "generated": 0.3,
@@ -177,10 +178,12 @@ def rank_files(
     found: Sequence[tuple[Chunk, float]],
     near: Sequence[Sequence[tuple[Chunk, float]]] = (),
     titled: Sequence[tuple[Chunk, float]] = (),
+    filters: Filters | None = None,
 ) -> list[FileHit]:
     """Every file with evidence, best first. ``found``: the keyword arm's chunks; ``near``: the dense arm's
-    (``dense_chunks``: for the text, and for its title); ``titled``: the keyword arm's for the title."""
-    signals = file_signals(store, collection, question, found, near, titled)
+    (``dense_chunks``: for the text, and for its title); ``titled``: the keyword arm's for the title;
+    ``filters``: the search's (the quoted messages are looked up within them)."""
+    signals = file_signals(store, collection, question, found, near, titled, filters)
     ranked = weigh_files(store, collection, question, signals)
     model = file_ranker.load() if _short(question) else None
     return ranked if model is None else _learned(store, collection, question, found, signals, ranked, model)
@@ -188,8 +191,8 @@ def rank_files(
 
 def _short(question: CodeQuestion) -> bool:
     """A text the learned ranker re-orders: short, no issue's and no question (``LEARNED_WORDS``)."""
-    issue = question.title or question.messages or question.frames
-    return question.length <= LEARNED_WORDS and not issue and not exact.ASKS.search(question.text)
+    issue = question.title or question.messages or question.frames or "\n" in question.text.strip()
+    return 0 < question.length <= LEARNED_WORDS and not issue and not exact.ASKS.search(question.text)
 
 
 def _learned(
@@ -254,6 +257,7 @@ def file_signals(
     found: Sequence[tuple[Chunk, float]],
     near: Sequence[Sequence[tuple[Chunk, float]]] = (),
     titled: Sequence[tuple[Chunk, float]] = (),
+    filters: Filters | None = None,
 ) -> list[FileSignals]:
     """Every file with evidence and what each signal says of it (``rank_files`` weighs them)."""
     scores: dict[str, list[float]] = defaultdict(list)
@@ -286,7 +290,7 @@ def file_signals(
     named = _modules(store, collection, question.modules) if question.modules else set()
     top = max((sum(sorted(v, reverse=True)[:TOP_CHUNKS]) for v in scores.values()), default=0.0) or 1.0
     candidates = set(scores) | set(title) | set(defined) | set(meaning) | {p for p in named if p in documents}
-    said = _said_in(store, collection, question.messages)
+    said = _said_in(store, collection, question.messages, filters or Filters())
     framed = _framed(question.frames, candidates, defining)
     candidates |= {path for path, at in framed.items() if at}  # a moved file's function names its new file
     innermost = max((i for found_at in framed.values() for i in found_at), default=-1)  # the last of ours
@@ -385,26 +389,26 @@ def _evidence(chunk: Chunk) -> Evidence:
     return Evidence(symbol, chunk.line_start, chunk.line_end, chunk.chunk_id)
 
 
-def _said_in(store: Store, collection: str, messages: Sequence[str]) -> set[str]:
-    """The files holding a quoted message (``MESSAGE_FILES`` at most per message): the whole message as a run
-    of words, else its longest run of at least ``MESSAGE_RUN`` (the first of that length found); at most
-    ``MESSAGE_LOOKUPS`` lookups in all."""
+def _said_in(store: Store, collection: str, messages: Sequence[str], filters: Filters) -> set[str]:
+    """The files holding a quoted message: the whole message as a run of words, else its first run of
+    ``MESSAGE_RUN`` words that one to ``MESSAGE_FILES`` files hold (a run more files hold says nothing); at
+    most ``MESSAGE_LOOKUPS`` lookups in all (each reads up to 2,000 chunks on PostgreSQL)."""
     said: set[str] = set()
-    lookups = MESSAGE_LOOKUPS  # of a whole text: a message of 12 words has 36 runs of 5 words or more
+    lookups = MESSAGE_LOOKUPS
     for message in messages:
         words = message.split()
-        runs = (words[i : i + n] for n in range(len(words), min(len(words), MESSAGE_RUN) - 1, -1)
-                for i in range(len(words) - n + 1))  # fmt: skip
+        runs = [words] + [words[i : i + MESSAGE_RUN] for i in range(len(words) - MESSAGE_RUN + 1)]
         for run in runs:
             lookups -= 1
             if lookups < 0:
                 return said
-            ids = store.chunks_with_phrase(collection, " ".join(run), Filters(), MESSAGE_FILES * 20)
-            if ids:
-                files = {chunk.path for chunk in store.get_chunks(ids).values()}
-                if len(files) <= MESSAGE_FILES:
-                    said |= files
+            ids = store.chunks_with_phrase(collection, " ".join(run), filters, MESSAGE_FILES * 20)
+            files = {chunk.path for chunk in store.get_chunks(ids).values()} if ids else set()
+            if 0 < len(files) <= MESSAGE_FILES:
+                said |= files
                 break
+            if run is words and files:
+                break  # the whole message, held by many files: no run of it says more
     return said
 
 
@@ -465,7 +469,7 @@ def _same_file(frame: str, path: str) -> bool:
     the two ends with the other's last two parts; a script's suffix aside (``dist/core/index.js``, compiled,
     is ``source/core/index.ts``)."""
     tail = "/".join(_SCRIPT.sub("", frame.replace("\\", "/")).split("/")[-2:])
-    return _SCRIPT.sub("", path.replace("\\", "/")).endswith(tail)
+    return ("/" + _SCRIPT.sub("", path.replace("\\", "/"))).endswith("/" + tail)
 
 
 _SCRIPT = re.compile(r"\.[cm]?[jt]sx?$")

@@ -3,8 +3,8 @@
 A re-scorer (``search/rescore.py``). It reads a query as a code question when it holds a traceback, code, an
 error's name, a call, asks "where is / how does / which function …", or is an issue's text
 (``reads_as_code_question``), and the collection holds code. Files are ranked by ``search/code_files.py``
-(the keyword and dense arms' chunks at depth, modules named, identifiers defined, traceback frames, file
-names of a short question). Each hit then scores
+(the keyword and dense arms' chunks at depth, an issue's title words and the messages it quotes, modules
+named, identifiers defined, traceback frames, file names of a short question). Each hit then scores
 
     ROLE[its file's kind] × (its fused score, min-max over the answer + FILE × its evidence / the best file's)
 
@@ -20,10 +20,10 @@ deprecated (``@deprecated``, ``[Obsolete]``, ``DeprecationWarning``), or its who
 where is" question weighs the kinds it does not ask for ``HOW`` × more, and for every code question the best
 ``WANTED`` files of the kind it asks for (source unless it says otherwise) join an answer that missed them
 with their best chunk: over a JavaScript or TypeScript repository the fused answer can be all bundles, tests
-and README passages. An issue's text is about files (FILE 4, and the best files the fused answer missed join
-it with their best keyword chunk); a short question is about a passage (FILE 0.25, no other file joins): on
-the Anthropic code set's questions a
-strong file term costs more passages than it places (docs/benchmarks.md). ``explain`` adds the file's rank
+and README passages. An issue's text is about files (FILE 4, and the best files the fused answer missed, or holds
+only by stubs, join it with their best chunk that does the work); a short question is about a passage (FILE
+0.25, no other file joins): on the Anthropic code set's questions a strong file term costs more passages
+than it places (docs/benchmarks.md). ``explain`` adds the file's rank
 and score as the arm ``file``; every hit says ``why``.
 """
 
@@ -110,7 +110,7 @@ class CodeQuestions:
         embed = scope.embed_query if regime == "issue" else None
         near = dense_chunks(store, collection, reading.question, filters, embed)
         titled = title_chunks(store, collection, reading.question, filters, SEARCH_DEPTH[regime])
-        files = rank_files(store, collection, reading.question, found, near, titled)
+        files = rank_files(store, collection, reading.question, found, near, titled, filters)
         read = [*found, *titled, *(pair for dense in near for pair in dense)]
         ranked = {f.path for f in files}
         unranked = {h.chunk.path: h.chunk.document_id for h in result.hits if h.chunk.path not in ranked}
@@ -182,7 +182,7 @@ def _ordered(
         path = hit.chunk.path
         place, file = rank_of.get(path, (len(files), None))
         evidence = (file.raw if file is not None else 0.0) / top_file
-        own = (hit.score - low) / span if path in present and hit.score > low else 0.0
+        own = (hit.score - low) / span if hit.chunk.chunk_id in held and hit.score > low else 0.0
         # a file the ranking left out still weighs as its kind (docs, tests) unless the question asks for it
         role = (roles or {}).get(path) or file_role(path)
         kind = file.weight if file is not None else 1.0 if role in asked else ROLE[role]

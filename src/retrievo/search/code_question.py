@@ -1,6 +1,7 @@
 """What a text says about code (``read_question``): the names it spells as code, the modules and files it
-names, its traceback frames, an issue's title line, the kinds of file a short question asks for. The evidence
-``code_files`` ranks files by (``locate`` and ``search``'s code questions).
+names, its traceback frames (Python's, IPython's, pytest's, Node's), an issue's title line, the messages it
+quotes (errors, warnings), the kinds of file a short question asks for. The evidence ``code_files`` ranks
+files by (``locate`` and ``search``'s code questions).
 """
 
 from __future__ import annotations
@@ -16,14 +17,17 @@ SHORT_WORDS = 30  # a question up to this many words is short (file names count)
 
 # a traceback's frame: Python's ``File "x.py", line 3, in f``, IPython's ``x.py in f(self)`` (before 8) and
 # ``File ~/x.py:3, in C.f(self)`` (8 on), pytest's ``x.py:3: in f``, Node's ``at C.f (/x/index.js:3:9)``
+# (innermost first: ``read_question`` turns each run of them round). ``[ \t]``, not ``\s``: a line's start.
 _FRAME = re.compile(
-    r'File "([^"]+)", line \d+(?:, in ([\w<>]+))?|^\s*(\S+\.py) in ([\w<>]+)\('
-    r"|\bFile ([^\s,:]+\.pyx?):\d+(?:, in (?:[\w<>]+\.)*([\w<>]+))?|^\s*(\S+\.py):\d+: in ([\w<>]+)"
-    r"|^\s*at (?:async )?(?:(?:[\w$<>]+\.)*([\w$<>]+)(?: \[as [\w$]+\])? \()?(?:file://)?"
+    r'File "([^"]+)", line \d+(?:, in ([\w<>]+))?|^[ \t]*(\S+\.py) in ([\w<>]+)\('
+    r"|\bFile ((?:[A-Za-z]:)?[^\s,:]+\.pyx?):\d+(?:, in (?:[\w<>]+\.)*([\w<>]+))?"
+    r"|^[ \t]*(\S+\.py):\d+: in ([\w<>]+)"
+    r"|^[ \t]*at (?:async )?(?:new )?(?:(?:[\w$<>]+\.)*([\w$<>]+)(?: \[as [\w$]+\])? \()?(?:file://)?"
     r"([^\s()]+\.[cm]?[jt]sx?):\d+(?::\d+)?\)?",
     re.MULTILINE,
 )
 _FRAME_GROUPS = ((1, 2), (3, 4), (5, 6), (7, 8), (10, 9))  # each alternative's (path, function) groups
+_NODE = 10  # the group of a Node frame's path
 _DETAILS = re.compile(r"<details>.*?</details>", re.DOTALL | re.IGNORECASE)
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:[./][A-Za-z_]\w*)+(?:\.py)?\b")
 
@@ -79,7 +83,7 @@ def read_question(text: str) -> CodeQuestion:
         title=_title(text),
         identifiers=tuple(query_identifiers(text)),
         modules=tuple(dict.fromkeys(m.group(0) for m in _DOTTED.finditer(text))),
-        frames=tuple(_frame(m) for m in _FRAME.finditer(text)),
+        frames=_frames(text),
         # a short question that says "test" asks for tests; an issue's text says "docs" in passing
         asked=frozenset(
             k for k, pattern in _ASKS.items() if pattern.search(text) and len(words) <= SHORT_WORDS
@@ -91,11 +95,12 @@ def read_question(text: str) -> CodeQuestion:
 
 
 # A message the program printed, as a report quotes it: an error's or a warning's text after its name
-# (``KeyError: …``, ``WARNING: …``, a linter's ``F0010: …``) or a file's place (``index.rst:4: …``), or a
-# double-quoted run of words that is no path.
+# (``KeyError: …``, ``WARNING: …``, a linter's ``F0010: …``) or a file's place (``index.rst:4: …``, not
+# pytest's ``x.py:4: in f``, a frame), or a double-quoted run of words that is no path.
+_NAMED = r"(?:WARNING|ERROR|CRITICAL|Error|Warning|Exception|[A-Z]\w*(?:Error|Exception|Warning)|[A-Z]\d{4})"
 _MESSAGE_LINE = re.compile(
-    r"\b(?:WARNING|ERROR|CRITICAL|Error|Warning|[A-Z]\w*(?:Error|Exception|Warning)|[A-Z]\d{4})\s*:\s*([^\n]+)$"
-    r"|^\S+\.\w+:\d+:(?:\d+:)?\s*([A-Za-z][^\n]+)$",  # a compiler's or a builder's ``file.rst:4: message``
+    rf"\b{_NAMED}[ \t]*:[ \t]*([^\n]+)$"
+    rf"|^\S+\.\w+:\d+:(?:\d+:)?[ \t]*(?!in [\w<>.]+[ \t]*$)(?:{_NAMED}[ \t]*:[ \t]*)?([A-Za-z][^\n]+)$",
     re.MULTILINE,
 )
 _QUOTED = re.compile(r'"([^"\n/\\]{12,200})"|“([^”\n/\\]{12,200})”')
@@ -105,7 +110,8 @@ MESSAGE_WORDS = 12  # words read of one message
 
 
 def _said(text: str) -> tuple[str, ...]:
-    """The messages ``text`` quotes, each as its first ``MESSAGE_WORDS`` words (three at least), in order."""
+    """The messages ``text`` quotes, each as its first ``MESSAGE_WORDS`` words (three at least): the lines
+    naming an error or a place first, then the quoted runs."""
     found = [m.group(1) or m.group(2) for m in _MESSAGE_LINE.finditer(text)]
     found += [m.group(1) or m.group(2) for m in _QUOTED.finditer(text)]
     runs = (_MESSAGE_WORD.findall(message)[:MESSAGE_WORDS] for message in found)
@@ -129,11 +135,14 @@ def _title(text: str) -> str:
 
 
 def reads_as_code_question(text: str) -> bool:
-    """A traceback, code, an error's name, a call, "where is / how does / which function …", or an issue's
-    text (more than ``SHORT_WORDS`` words: over a collection holding code, a pasted report asks for code
-    even when it quotes none — "two sections called Symbols in the index")."""
+    """A traceback (any form ``_FRAME`` reads), code, an error's name, a call, "where is / how does / which
+    function …", or an issue's text (more than ``SHORT_WORDS`` words: over a collection holding code, a
+    pasted report asks for code even when it quotes none — "two sections called Symbols in the index")."""
     return bool(
-        _CODE_SIGNS.search(text) or _CODE_QUESTION.search(text) or len(_WORD.findall(text)) > SHORT_WORDS
+        _CODE_SIGNS.search(text)
+        or _CODE_QUESTION.search(text)
+        or _FRAME.search(text)
+        or len(_WORD.findall(text)) > SHORT_WORDS
     )
 
 
@@ -148,6 +157,21 @@ def stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             return word[: -len(suffix)]
     return word
+
+
+def _frames(text: str) -> tuple[tuple[str, str], ...]:
+    """The traceback frames of ``text``, outermost first: Node prints its innermost first, so each run of
+    Node frames is turned round."""
+    frames: list[tuple[str, str]] = []
+    node: list[tuple[str, str]] = []
+    for found in _FRAME.finditer(text):
+        if found.group(_NODE):
+            node.append(_frame(found))
+            continue
+        frames += reversed(node)
+        node = []
+        frames.append(_frame(found))
+    return (*frames, *reversed(node))
 
 
 def _frame(found: re.Match[str]) -> tuple[str, str]:
