@@ -22,6 +22,7 @@ from retrievo.search.file_role import relative_path, role
         ("src/click/parser.py", "source"), ("tests/test_parser.py", "test"), ("pkg/parser_test.py", "test"),
         ("lib/conftest.py", "test"), ("benchmarks/bench_parse.py", "benchmark"), ("pkg/api_pb2.py", "generated"),
         ("examples/quickstart.py", "example"), ("doc/example_google.py", "docs"),
+        ("galleries/users_explain/axes/legend_guide.py", "example"), ("app/gallery/views.py", "source"),
         # JavaScript / TypeScript
         ("source/core/Ky.ts", "source"), ("src/__tests__/pager.ts", "test"), ("src/pager.test.ts", "test"),
         ("src/pager.spec.js", "test"), ("test/retry.ts", "test"), ("index.d.ts", "generated"),

@@ -20,7 +20,8 @@ language retrievo reads, its path first:
 - **docs**: ``doc/``, ``docs/``, ``documentation/``, a README, and prose files (Markdown, reStructuredText,
   AsciiDoc, text), example code under a docs folder included.
 - **example**: code under ``examples/``, ``samples/``, ``demos/``, ``tutorials/``, ``sandbox/``,
-  ``playground/`` (``flink-ml-examples/`` too), ``example_*.py``, ``FooExample.java``; prose there is docs.
+  ``playground/``, ``galleries/`` (sphinx-gallery's; ``flink-ml-examples/`` too), ``example_*.py``,
+  ``FooExample.java``; prose there is docs.
 - **source**: any other file in a programming language; **other**: the rest (configuration, data).
 
 A path that reads as source is then checked against the file's ``text`` (its start is enough: the first
@@ -77,7 +78,7 @@ _DOCS = re.compile(
     re.IGNORECASE,
 )
 _EXAMPLES = re.compile(
-    r"(^|/)([\w.-]*[-_])?(examples?|samples?|demos?|tutorials?)/|(^|/)(sandbox|playground)/"
+    r"(^|/)([\w.-]*[-_])?(examples?|samples?|demos?|tutorials?)/|(^|/)(sandbox|playground|galleries)/"
     r"|(^|/)example_[^/]*$|_example\.\w+$|[a-z0-9]Example\.(java|kt|cs|scala)$"
 )
 _SOURCE = re.compile(
