@@ -28,7 +28,7 @@ import re
 import subprocess
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -70,10 +70,15 @@ def tokens(text: str) -> list[str]:
 
 
 class FileBM25:
-    """BM25 (k1 1.2, b 0.75; Robertson and Zaragoza 2009) over a tree's ``.py`` files, one document a file."""
+    """BM25 (k1 1.2, b 0.75; Robertson and Zaragoza 2009) over a tree's ``.py`` files (or those ``keep``
+    takes, by their path relative to the tree), one document a file."""
 
-    def __init__(self, root: Path, k1: float = 1.2, b: float = 0.75) -> None:
-        self.paths = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if p.is_file())
+    def __init__(
+        self, root: Path, k1: float = 1.2, b: float = 0.75, keep: Callable[[str], bool] | None = None
+    ) -> None:
+        take = keep or (lambda path: path.endswith(".py"))
+        relative = (p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+        self.paths = sorted(path for path in relative if take(path))
         vocab: dict[str, int] = {}
         rows, cols, vals, lengths = [], [], [], []
         for i, path in enumerate(self.paths):
@@ -91,6 +96,11 @@ class FileBM25:
         tf = tf.tocoo()
         weighted = tf.data * (k1 + 1) / (tf.data + norm[tf.row]) * idf[tf.col]
         self.matrix = sparse.csr_matrix((weighted, (tf.row, tf.col)), shape=tf.shape)
+
+    def ranked(self, text: str) -> list[str]:
+        """The files holding any of the text's words, best first (ties by path)."""
+        found = self.scores(text)
+        return sorted(found, key=lambda path: (-found[path], path))
 
     def scores(self, text: str) -> dict[str, float]:
         terms = [self.vocab[t] for t in set(tokens(text)) if t in self.vocab]

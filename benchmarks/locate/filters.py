@@ -161,3 +161,22 @@ def compile_sweeps(skip: tuple[str, ...] = ()) -> list[tuple[str, re.Pattern[str
 # --------------------------------------------------------------------------------------------
 # Mining one repository
 # --------------------------------------------------------------------------------------------
+
+
+def commit_skip(parents: list[str], author: str, changes: list[tuple[str, ...]]) -> str | None:
+    """Why a commit gives no pair whatever its message and files say (None: it may): a merge or a root, a
+    bot's, no change, more than ``MAX_FILES_CHANGED`` files, a path git quotes, a mass rename or move."""
+    if len(parents) != 1:
+        return "root_or_merge"
+    if BOT_RE.search(author):
+        return "bot_author"
+    if not changes:
+        return "empty"
+    if len(changes) > MAX_FILES_CHANGED:
+        return "too_many_files"
+    if any(any(ch in p for ch in '"\\') for c in changes for p in c[1:]):
+        return "odd_path"
+    renames = sum(1 for c in changes if c[0][:1] in "RC")
+    if renames > MAX_RENAMES or (renames and renames * 2 >= len(changes)):
+        return "mass_rename"
+    return None

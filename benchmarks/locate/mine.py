@@ -50,6 +50,7 @@ from benchmarks.locate.filters import (
     VENDORED_PARTS,
     WORD_RE,
     clean_message,
+    commit_skip,
     compile_sweeps,
     is_doc,
     is_test,
@@ -260,19 +261,9 @@ def mine_repo(root: Path, repo: str, rev: str | None, cap: int, max_scan: int) -
 
 def classify(parents, author, raw_message, changes, sweeps, extra_vendored, seen):
     """A skip reason (str), or the pair's fields (dict)."""
-    if len(parents) != 1:
-        return "root_or_merge"
-    if BOT_RE.search(author):
-        return "bot_author"
-    if not changes:
-        return "empty"
-    if len(changes) > MAX_FILES_CHANGED:
-        return "too_many_files"
-    if any(any(ch in p for ch in '"\\') for c in changes for p in c[1:]):
-        return "odd_path"
-    renames = sum(1 for c in changes if c[0][:1] in "RC")
-    if renames > MAX_RENAMES or (renames and renames * 2 >= len(changes)):
-        return "mass_rename"
+    skip = commit_skip(parents, author, changes)
+    if skip:
+        return skip
 
     message = clean_message(raw_message)
     subject = message.split("\n", 1)[0].strip()

@@ -50,19 +50,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from scipy import sparse
-
-from benchmarks.locate.features import MIRRORS, snapshot, tokens
+from benchmarks.locate.features import MIRRORS, FileBM25, snapshot
 from benchmarks.locate.filters import (
-    BOT_RE,
-    MAX_FILES_CHANGED,
-    MAX_RENAMES,
     MIN_WORDS,
     MIN_WORDS_WITH_REF,
     TEST_DIR_PARTS,
     WORD_RE,
     clean_message,
+    commit_skip,
     compile_sweeps,
     is_doc,
     is_vendored,
@@ -151,17 +146,9 @@ def classify(
     seen: set[tuple[str, tuple[str, ...]]],
 ) -> str | dict[str, Any]:
     """A skip reason, or the pair (``mine.classify`` with JavaScript gold files)."""
-    if len(parents) != 1:
-        return "root_or_merge"
-    if BOT_RE.search(author):
-        return "bot_author"
-    if not changes:
-        return "empty"
-    if len(changes) > MAX_FILES_CHANGED:
-        return "too_many_files"
-    renames = sum(1 for c in changes if c[0][:1] in "RC")
-    if renames > MAX_RENAMES or (renames and renames * 2 >= len(changes)):
-        return "mass_rename"
+    skip = commit_skip(parents, author, changes)
+    if skip:
+        return skip
     message = clean_message(raw)
     subject = message.split("\n", 1)[0].strip()
     conventional = CONVENTIONAL.match(subject)
@@ -208,40 +195,6 @@ def mine(repo: str) -> Mined:
 # --------------------------------------------------------------------------------------------
 
 
-class SourceBM25:
-    """BM25 (k1 1.2, b 0.75) over a tree's source files (``is_source``), one document a file."""
-
-    def __init__(self, root: Path, k1: float = 1.2, b: float = 0.75) -> None:
-        self.paths = sorted(
-            rel for p in root.rglob("*") if p.is_file() and is_source(rel := p.relative_to(root).as_posix())
-        )
-        vocab: dict[str, int] = {}
-        rows, cols, vals, lengths = [], [], [], []
-        for i, path in enumerate(self.paths):
-            counts = Counter(tokens((root / path).read_text(encoding="utf-8", errors="replace")))
-            lengths.append(sum(counts.values()))
-            for term, n in counts.items():
-                rows.append(i)
-                cols.append(vocab.setdefault(term, len(vocab)))
-                vals.append(n)
-        self.vocab = vocab
-        shape = (len(self.paths), len(vocab))
-        tf = sparse.coo_matrix((vals, (rows, cols)), shape=shape, dtype=np.float64)
-        df = np.bincount(cols, minlength=len(vocab))
-        idf = np.log(1 + (len(self.paths) - df + 0.5) / (df + 0.5))
-        norm = k1 * (1 - b + b * np.array(lengths, dtype=np.float64) / max(float(np.mean(lengths)), 1.0))
-        weighted = tf.data * (k1 + 1) / (tf.data + norm[tf.row]) * idf[tf.col]
-        self.matrix = sparse.csr_matrix((weighted, (tf.row, tf.col)), shape=shape)
-
-    def ranked(self, text: str) -> list[str]:
-        terms = [self.vocab[t] for t in set(tokens(text)) if t in self.vocab]
-        if not terms:
-            return []
-        column = np.asarray(self.matrix[:, terms].sum(axis=1)).ravel()
-        order = sorted(np.flatnonzero(column), key=lambda i: (-column[i], self.paths[i]))
-        return [self.paths[i] for i in order]
-
-
 # --------------------------------------------------------------------------------------------
 # Asking
 # --------------------------------------------------------------------------------------------
@@ -275,7 +228,7 @@ def check(repo: str, cap: int, work: Path) -> dict[str, Any]:
             engine.index([root], embed=False)
             index_s, reused = time.perf_counter() - started, False
             done.write_text(f"{index_s:.1f}")
-        bm25 = SourceBM25(root)
+        bm25 = FileBM25(root, keep=is_source)
         print(
             f"{repo}: {len(kept)} pairs asked ({len(mined.pairs)} mined from {mined.scanned} commits, "
             f"{gone} with a gold file gone at HEAD); indexed in {index_s:.0f} s"
