@@ -15,6 +15,7 @@ from mcp import Client, StdioServerParameters
 from retrievo import Config, Engine
 from retrievo.models import Filters, Kind
 from retrievo.search.code_files import (
+    Read,
     _same_file,
     keyword_chunks,
     rank_files,
@@ -238,7 +239,7 @@ def test_traceback_frames_of_ipython_and_moved_files(repo_db: Path) -> None:
     stdlib = read_question('File "/usr/lib/python3.11/argparse.py", line 9, in parse\n')
     with Engine(Config(db=repo_db, embedder="none")) as engine:
         store, name = engine._collection_store(None)
-        files = rank_files(store, name, stdlib, keyword_chunks(store, name, stdlib, Filters()))
+        files = rank_files(store, name, stdlib, Read(keyword_chunks(store, name, stdlib, Filters())))
     assert not any("traceback" in w for f in files for w in f.why), "a library's frame names no file of ours"
     words = " ".join(["an index entry starting with a symbol lands in a second Symbols section"] * 4)
     assert reads_as_code_question(words), "an issue's text (over thirty words) asks for code"
@@ -380,7 +381,7 @@ def test_an_issues_title_words_weigh_on_their_own(tmp_path: Path) -> None:
         store, name = engine._collection_store(None)
         question = read_question(report)
         found = keyword_chunks(store, name, question, Filters())
-        without = rank_files(store, name, question, found)
+        without = rank_files(store, name, question, Read(found))
         first = engine.locate(report, limit=2)[0]
     assert question.title == "Show units in the text representation"
     assert without[0].path.endswith("plotting.py"), "the body alone points at the file the example calls"

@@ -39,7 +39,7 @@ from scipy import sparse
 from retrievo.config import Config
 from retrievo.engine import Engine
 from retrievo.models import Filters
-from retrievo.search.code_files import FileHit, file_signals, keyword_chunks, weigh_files
+from retrievo.search.code_files import FileHit, Read, file_signals, keyword_chunks, weigh_files
 from retrievo.search.code_question import read_question
 from retrievo.search.file_ranker import features, query
 from retrievo.search.file_role import relative_path
@@ -117,7 +117,7 @@ def candidates(
     started = time.perf_counter()
     question = read_question(text)
     found = keyword_chunks(store, collection, question, Filters())
-    signals = {s.path: s for s in file_signals(store, collection, question, found)}
+    signals = {s.path: s for s in file_signals(store, collection, question, Read(found))}
     ranked: list[FileHit] = weigh_files(store, collection, question, list(signals.values()))
     hand_ms = (time.perf_counter() - started) * 1000
     roots = store.roots(collection)

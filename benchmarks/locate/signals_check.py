@@ -74,9 +74,8 @@ def main() -> None:
             for pair in kept:
                 question = read_question(pair["message"])
                 quoting += bool(question.messages)
-                found = code_files.keyword_chunks(store, "default", question, Filters())
-                titled = code_files.title_chunks(store, "default", question, Filters())
-                signals = code_files.file_signals(store, "default", question, found, (), titled)
+                read = code_files.read_arms(store, "default", question, Filters(), None)
+                signals = code_files.file_signals(store, "default", question, read)
                 for setting, (title, message) in SETTINGS.items():
                     code_files.TITLE, code_files.MESSAGE = title, message
                     ranked = code_files.weigh_files(store, "default", question, signals)[:10]

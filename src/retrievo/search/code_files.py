@@ -114,13 +114,35 @@ def keyword_chunks(
     return _with_chunks(store, [store.keyword_search(collection, question.text, filters, depth)])[0]
 
 
-def title_chunks(
-    store: Store, collection: str, question: CodeQuestion, filters: Filters, depth: int = DEPTH
-) -> list[tuple[Chunk, float]]:
-    """The keyword arm's chunks for an issue's title line alone, best first; none without a title."""
-    if not question.title:
-        return []
-    return _with_chunks(store, [store.keyword_search(collection, question.title, filters, depth)])[0]
+@dataclass(frozen=True)
+class Read:
+    """What the arms return for a text, each list best first: the keyword arm's chunks (``found``, with their
+    BM25 scores), the dense arm's for the text and for its title (``near``, one list each; none without
+    vectors), the keyword arm's for an issue's title line alone (``titled``; none without a title)."""
+
+    found: Sequence[tuple[Chunk, float]]
+    near: Sequence[Sequence[tuple[Chunk, float]]] = ()
+    titled: Sequence[tuple[Chunk, float]] = ()
+
+    def chunks(self) -> list[tuple[Chunk, float]]:
+        """Every chunk read, keyword first."""
+        return [*self.found, *self.titled, *(pair for near in self.near for pair in near)]
+
+
+def read_arms(
+    store: Store,
+    collection: str,
+    question: CodeQuestion,
+    filters: Filters,
+    embed_query: EmbedQuery | None,
+    depth: int = DEPTH,
+) -> Read:
+    """The keyword arm for the text and its title (``depth`` chunks each; their chunks fetched at once) and
+    the dense arm (``embed_query`` None: not read)."""
+    texts = [question.text, *([question.title] if question.title else [])]
+    keyword = _with_chunks(store, [store.keyword_search(collection, t, filters, depth) for t in texts])
+    near = dense_chunks(store, collection, question, filters, embed_query)
+    return Read(keyword[0], near, keyword[1] if question.title else [])
 
 
 def dense_chunks(
@@ -175,18 +197,17 @@ def rank_files(
     store: Store,
     collection: str,
     question: CodeQuestion,
-    found: Sequence[tuple[Chunk, float]],
-    near: Sequence[Sequence[tuple[Chunk, float]]] = (),
-    titled: Sequence[tuple[Chunk, float]] = (),
+    read: Read,
     filters: Filters | None = None,
 ) -> list[FileHit]:
-    """Every file with evidence, best first. ``found``: the keyword arm's chunks; ``near``: the dense arm's
-    (``dense_chunks``: for the text, and for its title); ``titled``: the keyword arm's for the title;
-    ``filters``: the search's (the quoted messages are looked up within them)."""
-    signals = file_signals(store, collection, question, found, near, titled, filters)
+    """Every file with evidence in ``read`` (``read_arms``), best first. ``filters``: the search's (the quoted
+    messages are looked up within them)."""
+    signals = file_signals(store, collection, question, read, filters)
     ranked = weigh_files(store, collection, question, signals)
     model = file_ranker.load() if _short(question) else None
-    return ranked if model is None else _learned(store, collection, question, found, signals, ranked, model)
+    return (
+        ranked if model is None else _learned(store, collection, question, read.found, signals, ranked, model)
+    )
 
 
 def _short(question: CodeQuestion) -> bool:
@@ -254,26 +275,23 @@ def file_signals(
     store: Store,
     collection: str,
     question: CodeQuestion,
-    found: Sequence[tuple[Chunk, float]],
-    near: Sequence[Sequence[tuple[Chunk, float]]] = (),
-    titled: Sequence[tuple[Chunk, float]] = (),
+    read: Read,
     filters: Filters | None = None,
 ) -> list[FileSignals]:
     """Every file with evidence and what each signal says of it (``rank_files`` weighs them)."""
     scores: dict[str, list[float]] = defaultdict(list)
     best: dict[str, list[Evidence]] = defaultdict(list)
     documents: dict[str, str] = {}
-    for chunk, score in found:
+    for chunk, score in read.found:
         scores[chunk.path].append(score)
         documents.setdefault(chunk.path, chunk.document_id)
         if len(best[chunk.path]) < 2:
             best[chunk.path].append(_evidence(chunk))
-    meaning = _by_meaning(near)
-    title = _by_title(titled)
-    for chunk, _ in (
-        *titled,
-        *(pair for read in near for pair in read),
-    ):  # a file only the dense arm found: its best
+    meaning = _by_meaning(read.near)
+    title = _by_title(read.titled)
+    for chunk, _ in read.chunks()[
+        len(read.found) :
+    ]:  # a file only the title or the dense arm found: its best
         documents.setdefault(chunk.path, chunk.document_id)
         if chunk.path not in scores and len(best[chunk.path]) < 2:
             best[chunk.path].append(_evidence(chunk))

@@ -40,11 +40,9 @@ from retrievo.search.code_files import (
     DEPTH,
     ROLE,
     FileHit,
-    dense_chunks,
     file_roles,
-    keyword_chunks,
     rank_files,
-    title_chunks,
+    read_arms,
 )
 from retrievo.search.code_question import CodeQuestion, read_question, reads_as_code_question
 from retrievo.search.file_role import role as file_role
@@ -104,20 +102,17 @@ class CodeQuestions:
         filters = replace(reading.filters, as_of=scope.point)
         question = reading.question
         regime = ("where" if _WHERE.search(question.text) else "question") if question.words else "issue"
-        found = keyword_chunks(store, collection, reading.question, filters, SEARCH_DEPTH[regime])
         # the dense arm's evidence for files: an issue's (a short question's passages have it in the fused
         # score already; as a file term too, the Anthropic code set loses Pass@10 90.1 -> 89.5 %)
         embed = scope.embed_query if regime == "issue" else None
-        near = dense_chunks(store, collection, reading.question, filters, embed)
-        titled = title_chunks(store, collection, reading.question, filters, SEARCH_DEPTH[regime])
-        files = rank_files(store, collection, reading.question, found, near, titled, filters)
-        read = [*found, *titled, *(pair for dense in near for pair in dense)]
+        read = read_arms(store, collection, question, filters, embed, SEARCH_DEPTH[regime])
+        files = rank_files(store, collection, question, read, filters)
         ranked = {f.path for f in files}
         unranked = {h.chunk.path: h.chunk.document_id for h in result.hits if h.chunk.path not in ranked}
         roles = file_roles(store, collection, [(path, doc, 0.0) for path, doc in unranked.items()])
         how = HOW if regime != "issue" and _HOW.search(question.text) else 1.0
         ordered = _ordered(
-            result.hits, files, read, FILE[regime], INJECT[regime], question.asked, roles, how,
+            result.hits, files, read.chunks(), FILE[regime], INJECT[regime], question.asked, roles, how,
             verbatim(result.query, result.hits), holding_every_word(result.query, result.hits), result.query,
         )  # fmt: skip
         return replace(result, hits=tuple(ordered))

@@ -9,13 +9,7 @@ way (``search/code_intent.py``).
 from __future__ import annotations
 
 from retrievo.models import Filters
-from retrievo.search.code_files import (
-    FileHit,
-    dense_chunks,
-    keyword_chunks,
-    rank_files,
-    title_chunks,
-)
+from retrievo.search.code_files import FileHit, rank_files, read_arms
 from retrievo.search.code_question import read_question
 from retrievo.search.query_text import EmbedQuery
 from retrievo.store.base import Store
@@ -28,7 +22,5 @@ def locate(
 ) -> list[FileHit]:
     """Files of ``collection`` for an issue's text, best first (``embed_query``: None for no dense arm)."""
     question = read_question(text)
-    found = keyword_chunks(store, collection, question, Filters())
-    near = dense_chunks(store, collection, question, Filters(), embed_query)
-    titled = title_chunks(store, collection, question, Filters())
-    return rank_files(store, collection, question, found, near, titled)[:limit]
+    read = read_arms(store, collection, question, Filters(), embed_query)
+    return rank_files(store, collection, question, read)[:limit]
