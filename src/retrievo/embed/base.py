@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -41,6 +42,11 @@ class Embedder(ABC):
 
     @abstractmethod
     def embed_batch(self, texts: Sequence[str]) -> Vectors: ...
+
+    def describe(self) -> dict[str, Any]:
+        """What serves this model here (``retrievo status``): its id and size; a subclass adds how it runs.
+        Loads nothing."""
+        return {"model_id": self.model_id, "dimensions": self.dimensions}
 
     def plan_batches(self, texts: Sequence[str], order: Sequence[int]) -> list[list[int]]:
         """Indexes of ``texts`` (``order``: shortest first) cut into the batches ``embed_batch`` receives."""

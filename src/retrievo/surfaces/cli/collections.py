@@ -7,6 +7,7 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
@@ -133,9 +134,11 @@ def verify(db: Path | None, store: str | None, collection: str | None, fix: bool
 def status(db: Path | None, store: str | None, as_json: bool) -> None:
     """Show collections, documents, chunks, embedded and missing vectors."""
     with _errors():
-        state = _engine(db, None, store=store).status()
+        engine = _engine(db, None, store=store)
+        state = engine.status()
+        model = engine.embedder.describe() if engine.embedder is not None else None
         if as_json:
-            click.echo(json.dumps(status_to_dict(state), indent=2))
+            click.echo(json.dumps(status_to_dict(state) | {"embedder": model}, indent=2))
             return
         table = Table(title=f"{state.db} ({state.size_bytes / 1e6:.1f} MB)")
         for column in ("collection", "documents", "chunks", "embedded", "missing", "model", "last indexed"):
@@ -146,3 +149,18 @@ def status(db: Path | None, store: str | None, as_json: bool) -> None:
                 f"{c.model_id or '-'} ({c.dimensions or '-'}d)", c.last_indexed or "-",
             )  # fmt: skip
         out.print(table)
+        out.print(embedder_line(model), highlight=False, markup=False, soft_wrap=True)
+
+
+def embedder_line(model: dict[str, Any] | None) -> str:
+    """One line on what embeds here: the model, and for the bundled one its kernels and the CPU's say."""
+    if model is None:
+        return "embedder: none (keyword search only)"
+    line = f"embedder: {model['model_id']} ({model['dimensions']}d)"
+    if "kernels" not in model:
+        return line
+    cpu = model["cpu"]
+    features = ", ".join(cpu["features"]) or "none of avx2, VNNI, ARM dot products"
+    exact = ", ".join(cpu["exact"]) or "none"
+    return (f"{line} on {model['kernels']} kernels (RETRIEVO_KERNELS={model['setting']}); CPU {cpu['name']} "
+            f"({features}), exact integer paths here: {exact}")  # fmt: skip
