@@ -57,8 +57,8 @@ def test_the_converted_weights_run_by_the_one_forward_pass_give_the_graphs_vecto
     served = minilm.embed_documents(TEXTS)  # what the CPU indexes with (integer kernels)
     assert minilm.kernels in ("u8s8", "u8u8")
     agreement = np.sum(ours * served, axis=1)
-    # The integer kernels' own rounding (embed/integer.py): ≥ 0.999 on real text, 0.998 on the lone "x".
-    assert float(np.min(agreement[1:])) > 0.999 and float(agreement[0]) > 0.998
+    # The integer kernels' own rounding (embed/integer.py): ≥ 0.9997 on real text, 0.9995 on the lone "x".
+    assert float(np.min(agreement[1:])) > 0.9995 and float(agreement[0]) > 0.999
     reference = np.asarray(
         [r["vector"] for r in json.loads(REFERENCE.read_text())["vectors"]], dtype=np.float32
     )

