@@ -262,7 +262,9 @@ def test_a_chunk_whose_text_and_hash_disagree_is_marked_damaged(
 
 # The CamelCase pattern query_identifiers once used: right, but quadratic in a word's length (3 s for a
 # 10,000-letter word in a hybrid search, the p99 of the hostile queries); kept here as the oracle.
-_CAMEL_ORACLE = re.compile(r"\b[A-Za-z]*[a-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b")
+_CAMEL_ORACLE = re.compile(
+    r"\b[A-Za-z]*[a-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b"
+)
 
 
 @settings(max_examples=400, deadline=None)

@@ -104,7 +104,7 @@ def integer_model(
             nodes.append(helper.make_node("Mul", [x, p + "mask"], [p + "rest"]))
             nodes.append(helper.make_node("Gather", [x, p + "outliers"], [p + "peaks"], axis=2))
             source = p + "rest"
-        if centre:  # a lopsided row (GELU's output is >= -0.17): quantised around its middle, added back after
+        if centre:  # a lopsided row (GELU's output, >= -0.17): quantised around its middle, added back after
             nodes.extend([
                 helper.make_node("ReduceMax", [source], [p + "hi"], axes=[-1], keepdims=1),
                 helper.make_node("ReduceMin", [source], [p + "lo"], axes=[-1], keepdims=1),
