@@ -227,9 +227,11 @@ class FailureThrottle(TokenBucket):
     """Failed logins cost the server an argon2 hash each (~24 ms of CPU): after ``burst`` failures for one
     key id, or from one client, more attempts wait (429 with Retry-After) while the allowance refills at
     ``rate`` a second. A token bucket that only failures spend, and a token accepted before is never held
-    up, so someone guessing at a key cannot lock its owner out."""
+    up, so someone guessing at a key cannot lock its owner out. One attempt every 10 seconds (six a
+    minute, not sixty) also means that ten failures made on a slow or busy machine, which may take a
+    second or more, have not refilled the allowance by the eleventh."""
 
-    rate: float = 1.0
+    rate: float = 0.1
     burst: float = 10.0
 
     def wait(self, *who: str) -> float:

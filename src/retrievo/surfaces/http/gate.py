@@ -3,7 +3,7 @@
 - No key, a malformed key, an unknown or revoked key: 401 with the same words, whatever was wrong.
 - Over the key's rate: 429 with ``Retry-After``.
 - Failed logins are throttled per key id and per client (``FailureThrottle``): after 10 failures, one
-  attempt a second, the rest answered 429 with ``Retry-After`` before any hash is computed.
+  attempt every 10 seconds, the rest answered 429 with ``Retry-After`` before any hash is computed.
 - The log line has method, path (never the query string), status, duration and the key's *name*;
   never a secret, never query text (unless ``log_queries``, and then only from the REST layer).
 """
