@@ -7,9 +7,11 @@ For each path of ``embed/kernels.py`` (``u8s8``, ``u8u8``, ``float``), on this m
   Anthropic code set's chunks and CoSQA dev's code (``--texts`` of each, as ``retrievo eval`` indexes them:
   the entry's title and text), plus short questions;
 - speed: chunks/s through ``embed_documents`` (one chunk per core in flight, as indexing runs) over the
-  SciFact abstracts, best of ``--repeat`` runs.
+  SciFact abstracts, min / median / max of ``--repeat`` rounds; each round times every path once, and
+  with ``--baseline REV`` that revision's default path too (a ``git worktree``, in a child process), so
+  the machine's drift falls on all alike.
 
-    .venv/bin/python -m benchmarks.scale.kernels --json benchmarks/results/kernels-DATE-CPU.json
+    .venv/bin/python -m benchmarks.scale.kernels --baseline 5bd51cc --json benchmarks/results/kernels-DATE-CPU.json
 
 ``--record tests/data/minilm_integer_vectors.json`` writes the vectors the default path serves for the
 tests' texts (``tests/test_integer_queries.py`` holds every CPU's served vectors to them), with the CPU and
@@ -22,6 +24,9 @@ import argparse
 import json
 import os
 import platform
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -58,6 +63,7 @@ def main() -> None:
     parser.add_argument("--speed-texts", type=int, default=300, help="SciFact abstracts timed")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--paths", default="float,u8u8,u8s8")
+    parser.add_argument("--baseline", help="a revision whose default path is timed in the same rounds")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--record", type=Path, help="write the served vectors of the tests' texts here")
     args = parser.parse_args()
@@ -71,26 +77,37 @@ def main() -> None:
     sets = {name: texts(name, args.texts) for name in CORPORA} | {"questions": QUESTIONS}
     timed = texts("scifact", args.speed_texts)
     reference: dict[str, np.ndarray] = {}
-    rows: list[dict[str, Any]] = []
+    rows: dict[str, dict[str, Any]] = {}
+    models: dict[str, Any] = {}
     paths = ["float"] + [p for p in args.paths.split(",") if p != "float"]  # the reference first
     for path in paths:
-        model = MiniLMEmbedder(kernels=path, device="cpu")
+        model = models[path] = MiniLMEmbedder(kernels=path, device="cpu")
         model.embed_documents(timed[:8])  # load, warm
         assert model.kernels == path, (model.kernels, path)
         vectors = {name: model.embed_documents(items) for name, items in sets.items()}
         if path == "float":
             reference = vectors
-        rates = []
-        for _ in range(args.repeat):
-            start = time.perf_counter()
-            model.embed_documents(timed)
-            rates.append(len(timed) / (time.perf_counter() - start))
-        row: dict[str, Any] = {"path": path, "exact": path == "float" or kernels.exact(path),
-                               "chunks_per_s": round(max(rates), 1)}  # fmt: skip
+        row = rows[path] = {"path": path, "exact": path == "float" or kernels.exact(path), "rates": []}
         for name, got in vectors.items():
             cosines = np.sum(got * reference[name], axis=1)
             row[name] = {"min": round(float(cosines.min()), 5), "mean": round(float(cosines.mean()), 5)}
-        rows.append(row)
+    if args.baseline:
+        rows["baseline"] = {"path": f"default at {args.baseline}", "rates": []}
+    with tempfile.TemporaryDirectory() as work:
+        baseline = _worktree(args.baseline, Path(work)) if args.baseline else None
+        for _ in range(args.repeat):  # rounds, every path once a round: the machine's drift is shared
+            for path, model in models.items():
+                start = time.perf_counter()
+                model.embed_documents(timed)
+                rows[path]["rates"].append(len(timed) / (time.perf_counter() - start))
+            if baseline is not None:
+                rows["baseline"]["rates"].append(_baseline_rate(baseline, timed))
+        if baseline is not None:
+            subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT, check=True)
+    for row in rows.values():
+        rates = sorted(row.pop("rates"))
+        row["chunks_per_s"] = {"min": round(rates[0], 1), "median": round(rates[len(rates) // 2], 1),
+                               "max": round(rates[-1], 1)}  # fmt: skip
         print(json.dumps(row), flush=True)
     result = {
         "command": "python -m benchmarks.scale.kernels " + " ".join(
@@ -100,11 +117,41 @@ def main() -> None:
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "chosen": kernels.choose("integer"),
-        "paths": rows,
+        "paths": list(rows.values()),
     }  # fmt: skip
     print(json.dumps({k: v for k, v in result.items() if k != "paths"}))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+def _worktree(revision: str, work: Path) -> Path:
+    tree = work / "baseline"
+    subprocess.run(["git", "worktree", "add", "--detach", str(tree), revision], cwd=ROOT, check=True,
+                   capture_output=True)  # fmt: skip
+    return tree
+
+
+BASELINE_CHILD = """
+import json, sys, time
+from retrievo.embed.local import MiniLMEmbedder
+texts = json.load(open(sys.argv[1]))
+model = MiniLMEmbedder()
+model.embed_documents(texts[:8])
+start = time.perf_counter()
+model.embed_documents(texts)
+print(json.dumps({"rate": len(texts) / (time.perf_counter() - start), "kernels": model.kernels}))
+"""
+
+
+def _baseline_rate(tree: Path, timed: list[str]) -> float:
+    """chunks/s of ``tree``'s default path over ``timed``, in a child with that tree's ``src`` first."""
+    feed = tree / "texts.json"
+    feed.write_text(json.dumps(timed), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "RETRIEVO_KERNELS": "integer"}
+    done = subprocess.run([sys.executable, "-c", BASELINE_CHILD, str(feed)], cwd=tree, env=env, check=True,
+                          capture_output=True, text=True)  # fmt: skip
+    rate: float = json.loads(done.stdout.strip().splitlines()[-1])["rate"]
+    return rate
 
 
 def record(path: Path) -> None:
