@@ -228,14 +228,13 @@ def test_each_integer_path_can_be_forced_and_serves_what_its_probe_says(
 
 def test_the_probe_agrees_with_what_the_cpu_is_known_to_do() -> None:
     """x86 with AVX2 forms u8 x s8 pairs in 16 bits (VPMADDUBSW: 255 x 127 x 2 = 64,770 saturates) unless it
-    has VNNI (32-bit sums); ARM's and older x86's kernels widen first. u8 x u8 widens everywhere."""
+    has VNNI (32-bit sums); elsewhere the probe alone says. u8 x u8 widens before it multiplies, everywhere."""
     cpu = kernels.cpu()
     features = set(cpu["features"])
     if cpu["machine"].lower() in ("x86_64", "amd64") and "avx2" in features:
         assert kernels.exact("u8s8") == bool(features & {"avx512_vnni", "avx_vnni", "amx_int8"}), cpu
-    else:
-        assert kernels.exact("u8s8"), cpu
     assert kernels.exact("u8u8") and cpu["exact"] == [p for p in ("u8s8", "u8u8") if kernels.exact(p)]
+    assert kernels.choose("integer") == cpu["exact"][0]  # u8s8 where exact (the faster), else u8u8
 
 
 def test_the_served_vectors_agree_with_the_ones_recorded_on_another_cpu(minilm: MiniLMEmbedder) -> None:
