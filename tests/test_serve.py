@@ -208,6 +208,25 @@ def test_errors_are_json_with_a_status_that_means_something(server: Server, team
     assert post(server, "/api/no_such_tool", {}, key).status_code in (404, 405)
 
 
+def test_rest_bodies_too_deep_or_too_large_are_refused_and_the_connection_goes_on(
+    server: Server, team: dict[str, Any]
+) -> None:
+    """As /mcp answers: 400 for arguments nested past 32 levels (3,000 brackets once answered 500 and reset
+    the next request on the connection), 413 past the body limit (1 MB; 60 MB were read and parsed whole)."""
+    headers = {"Authorization": f"Bearer {team['all']}", "Content-Type": "application/json"}
+    ordinary = {"query": QUESTION, "filters": {"collection": "hr"}}
+    deep = b'{"query": "leave", "filters": ' + b"[" * 3000 + b"]" * 3000 + b"}"
+    nested = b'{"query": "leave", "filters": {"tags": ' + b"[" * 40 + b"]" * 40 + b"}}"
+    with httpx.Client(base_url=server.url, headers=headers, timeout=60) as client:  # one connection
+        for body in (deep, nested):
+            refused = client.post("/api/search", content=body)
+            assert refused.status_code == 400 and "nests deeper than 32 levels" in refused.json()["error"]
+            assert client.post("/api/search", json=ordinary).status_code == 200
+        huge = client.post("/api/search", content=b'{"query": "' + b"a" * 2_000_000 + b'"}')
+        assert huge.status_code == 413 and "limit of 1,000,000 bytes" in huge.json()["error"]
+        assert client.post("/api/search", json=ordinary).status_code == 200
+
+
 def test_openapi_is_generated_from_the_tools(server: Server) -> None:
     schema = httpx.get(f"{server.url}/api/openapi.json", timeout=30).json()
     for tool in ("search", "get_context", "get_document", "find_similar", "index_status", "refresh_index"):

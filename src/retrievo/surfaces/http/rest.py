@@ -69,17 +69,46 @@ async def call_tool(server: MCPServer, name: str, arguments: dict[str, Any]) -> 
     return JSONResponse(data)
 
 
+MAX_DEPTH = 32  # a tool's arguments nest a few levels (filters); deeper is refused, never recursed into
+
+
 async def arguments_of(request: Request) -> dict[str, Any] | JSONResponse:
-    body = await request.body()
+    """The body's JSON object; 413 past the server's body limit (read no further), 400 for what is not a
+    JSON object or nests deeper than ``MAX_DEPTH``, as ``/mcp`` answers."""
+    limit: int = getattr(request.app.state, "max_body_bytes", 1_000_000)
+    parts, size = [], 0
+    async for part in request.stream():
+        size += len(part)
+        if size > limit:
+            return error(413, f"the request body is over the server's limit of {limit:,} bytes; send less")
+        parts.append(part)
+    body = b"".join(parts)
     if not body.strip():
         return {}
     try:
         data = json.loads(body)
+    except RecursionError:
+        return error(400, f"the request body nests deeper than {MAX_DEPTH} levels")
     except (ValueError, UnicodeDecodeError):
         return error(400, "the request body is not valid JSON; send the tool's arguments as a JSON object")
     if not isinstance(data, dict):
         return error(400, "the request body must be a JSON object of the tool's arguments")
+    if _depth(data) > MAX_DEPTH:
+        return error(400, f"the request body nests deeper than {MAX_DEPTH} levels")
     return data
+
+
+def _depth(value: Any) -> int:
+    """How deep ``value`` nests (a scalar 0), walked without recursion and no further than MAX_DEPTH + 1."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if not isinstance(item, dict | list):
+            continue
+        deepest = max(deepest, level)
+        if level <= MAX_DEPTH:
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def add_tool_routes(app: FastAPI, servers: McpServers, reference: MCPServer) -> None:
