@@ -82,7 +82,9 @@ def build_app(engine: Engine, settings: ServeSettings, keys: KeyRing | None = No
         title="retrievo", version=version("retrievo"), description=DESCRIPTION, lifespan=lifespan,
         docs_url="/api/docs", redoc_url=None, openapi_url="/api/openapi.json",
     )  # fmt: skip
-    app.state.max_body_bytes = settings.max_body_bytes  # the REST routes' limit, as /mcp's (rest.arguments_of)
+    app.state.max_body_bytes = (
+        settings.max_body_bytes
+    )  # the REST routes' limit, as /mcp's (rest.arguments_of)
     add_tool_routes(app, servers, servers.rest_server((frozenset(settings.collections) or None, True)))
 
     @app.get("/healthz", tags=["operations"], summary="The process is up.")
