@@ -181,10 +181,22 @@ def test_hostile_arguments_are_tool_errors_and_the_server_keeps_serving(
     run_client(_stdio(indexed_db[0]), hostile)
 
 
-def test_a_missing_index_is_a_tool_error_that_says_what_to_do(tmp_path: Path) -> None:
-    async def missing(client: Client) -> None:
-        assert {tool.name for tool in (await client.list_tools()).tools} == DEFAULT_TOOLS
-        result = await client.call_tool("search", {"query": "anything"})
-        assert result.is_error and "retrievo index PATH" in result.content[0].text  # type: ignore[union-attr]
+def test_a_missing_index_stops_the_server_at_start_with_what_to_do(tmp_path: Path) -> None:
+    """A client shows a server that failed to start: one that answered ``initialize`` and failed at the
+    first call read as connected (Claude Code showed "Connected" for a wrong --db)."""
+    import subprocess
 
-    run_client(_stdio(tmp_path / "absent.db", tools="auto"), missing)
+    absent = tmp_path / "absent.db"
+    started = subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", "mcp", "--db", str(absent)],
+        input="", capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert started.returncode == 1 and started.stdout == ""  # nothing on the protocol's stream
+    assert f"no index at {absent}" in started.stderr and "retrievo index PATH" in started.stderr
+    assert not absent.exists()
+
+    async def refused(client: Client) -> None:
+        await client.list_tools()
+
+    with pytest.raises(BaseException):  # the official client: the server is gone before it answers
+        run_client(_stdio(absent, tools="auto"), refused)
