@@ -164,7 +164,19 @@ def _organizations(node: XmlElement, path: tuple[str, ...], model: Model) -> Non
             if ref:
                 model.folders.setdefault(ref, folder)
             label = _text(item, "label")
-            stack.append((item, (*folder, label) if label else folder))
+            stack.append((item, _inside(folder, label) if label else folder))
+
+
+# A folder path keeps this many levels (the last "…"): deeper nesting says nothing more, and a path that grew
+# with it was rebuilt at every level (80,000 nested folders: 14.5 s of CPU, quadratic).
+MAX_FOLDER_DEPTH = 32
+
+
+def _inside(folder: tuple[str, ...], name: str) -> tuple[str, ...]:
+    """The path of a folder ``name`` inside ``folder``, at most MAX_FOLDER_DEPTH levels."""
+    if len(folder) >= MAX_FOLDER_DEPTH:
+        return folder
+    return (*folder, name if len(folder) < MAX_FOLDER_DEPTH - 1 else "…")
 
 
 def _view(view: XmlElement, name: str, model: Model) -> None:
@@ -182,7 +194,7 @@ def _read_archi(root: XmlElement, fallback_name: str) -> Model:
         for child in node:
             tag = _local(child.tag)
             if tag == "folder":
-                stack.append((child, (*folder, child.get("name", ""))))
+                stack.append((child, _inside(folder, child.get("name", ""))))
             elif tag == "element":
                 _archi_item(child, folder, model)
     return model
