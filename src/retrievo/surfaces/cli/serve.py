@@ -242,7 +242,9 @@ def mcp(
     with _errors():
         picked = parse_toolsets(toolsets)
         engine = _engine(db, collections[0] if collections else None, store=store)
-        if not watch_paths:  # no index to serve (a wrong --db, a store not reachable): fail now, not at a call
+        if (
+            not watch_paths
+        ):  # no index to serve (a wrong --db, a store not reachable): fail now, not at a call
             engine.open_store(create=False)
         if watch_paths:
             from retrievo.operations.watch import Watcher
