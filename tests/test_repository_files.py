@@ -73,3 +73,32 @@ def test_config_and_licence_files_are_indexed_and_no_chunk_is_only_punctuation(t
         assert "tiny-client/package.json" in found.hits[0].chunk.context
         ci = engine.search("workflows ci npm test", mode="keyword", limit=3)
         assert ".github/workflows/ci.yml" in ci.hits[0].chunk.context
+
+
+def test_a_go_repositorys_module_files_and_people_files_are_indexed_as_text(tmp_path: Path) -> None:
+    """go.mod, go.sum, MAINTAINERS and .mailmap were skipped as "unsupported type", even with --include go.mod."""
+    root = tmp_path / "cli"
+    root.mkdir()
+    files = {
+        "go.mod": "module github.com/example/cli\n\ngo 1.22\n\nrequire github.com/spf13/pflag v1.0.5\n",
+        "go.sum": "github.com/spf13/pflag v1.0.5 h1:iy+VFUOCP1a+8yFto/drg2CJ5u0yRoB7fZw3DKv/JXA=\n",
+        "MAINTAINERS": "Ada Lovelace <ada@example.org> (@ada)\n",
+        ".mailmap": "Ada Lovelace <ada@example.org> <ada@old.example.org>\n",
+        "GNUmakefile": "test:\n\tgo test ./...\n",
+        "rules.mk": "lint:\n\tgolangci-lint run\n",
+        "NOTES": "\x00\x01binary",  # a capitalised name, but binary: skipped for that
+    }
+    for name, text in files.items():
+        (root / name).write_text(text)
+    db = tmp_path / "index.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "retrievo.surfaces.cli", "index", str(root), "--db", str(db), "--no-embed", "--json"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    skipped = {Path(s["path"]).name: s["reason"] for s in json.loads(done.stdout)["skipped_files"]}
+    assert list(skipped) == ["NOTES"] and skipped["NOTES"].startswith("binary")
+    with Engine(Config(db=db, embedder="none")) as engine:
+        assert {Path(d.path).name for d in engine.documents()} == set(files) - {"NOTES"}
+        found = engine.search("pflag module requirement", mode="keyword", limit=2)
+        assert Path(found.hits[0].chunk.path).name == "go.mod" and "cli/go.mod" in found.hits[0].chunk.context

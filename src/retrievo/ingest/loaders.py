@@ -35,10 +35,14 @@ HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
 PDF_SUFFIXES = frozenset({".pdf"})
 # A repository's configuration is where many answers are (scripts, engines, CI steps, the licence): read as
 # text, each chunk carrying the file's path. Lock files are generated and long: skipped with that reason.
-CONFIG_SUFFIXES = frozenset({".json", ".jsonc", ".json5", ".yaml", ".yml", ".toml", ".ini", ".cfg"})
+CONFIG_SUFFIXES = frozenset({
+    ".json", ".jsonc", ".json5", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".properties", ".mk", ".cmake",
+})  # fmt: skip
 CONFIG_NAMES = frozenset({
-    "license", "licence", "copying", "notice", "authors", "contributors", "codeowners", "makefile",
-    "dockerfile", "procfile", "gemfile", "pipfile", ".gitignore", ".editorconfig", ".npmrc", ".nvmrc",
+    "license", "licence", "copying", "notice", "authors", "contributors", "codeowners", "maintainers", "owners",
+    "makefile", "gnumakefile", "justfile", "rakefile", "vagrantfile", "brewfile", "podfile", "containerfile",
+    "dockerfile", "procfile", "gemfile", "pipfile", "go.mod", "go.sum", "go.work", ".gitignore", ".gitattributes",
+    ".mailmap", ".editorconfig", ".npmrc", ".nvmrc",
 })  # fmt: skip
 LOCK_NAMES = frozenset({
     "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "composer.lock", "cargo.lock",
@@ -118,8 +122,13 @@ NESTED_TOO_DEEPLY = "nested too deeply: more levels than the parser allows; noth
 
 
 def is_config(path: Path) -> bool:
+    """A repository's configuration, licence or people file: by name, by suffix, or an extension-less name in
+    capitals (``MAINTAINERS``, ``NEWS``, ``VERSION``: a repository's texts by convention). Read as text;
+    binary content is still skipped by its NUL bytes."""
     name = path.name.lower()
-    return name in CONFIG_NAMES or name in LOCK_NAMES or path.suffix.lower() in CONFIG_SUFFIXES
+    if name in CONFIG_NAMES or name in LOCK_NAMES or path.suffix.lower() in CONFIG_SUFFIXES:
+        return True
+    return not path.suffix and path.name.isupper() and path.name.replace("_", "").isalpha()
 
 
 def load_config(path: Path, source: str, text: str) -> LoadedDocument:
