@@ -132,3 +132,30 @@ def _running(pid: int) -> bool:
             return handle.read().split()[2] != "Z"  # a zombie has left; its reaper is init
     except OSError:
         return False
+
+
+def test_a_reader_process_killed_mid_run_costs_no_file(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kill -9 of one reader worker ended a run with BrokenProcessPool: the files in flight are read again
+    in a fresh pool, in the order given, and the run goes on."""
+    import logging
+    import os
+    import signal
+
+    folder = _corpus(tmp_path / "docs", 200)
+    jobs = [FileJob(path, 10_000_000, False, None, None, "auto") for path in sorted(folder.iterdir())]
+    results = []
+    with caplog.at_level(logging.WARNING, logger="retrievo.ingest.prepare"), PreparePool(2, 0) as pool:
+        for prepared in pool.map(jobs):
+            results.append(prepared)
+            if len(results) == 2:  # the first is read in this process, the rest in the pool
+                assert pool._pool is not None
+                victim = next(iter(pool._pool._processes))
+                os.kill(victim, signal.SIGKILL)
+        assert pool._pool is not None and victim not in pool._pool._processes  # a fresh pool went on
+    assert "a reader process was lost" in caplog.text
+    assert [p.path for p in results] == [job.path for job in jobs]
+    serial = [prepare(job) for job in jobs]
+    assert [[d.text for d in p.drafts] for p in results] == [[d.text for d in p.drafts] for p in serial]
+    assert sum(isinstance(p.outcome, LoadedDocument) for p in results) == 201

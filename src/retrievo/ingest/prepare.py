@@ -6,7 +6,9 @@ already indexed for it, so it runs anywhere. ``PreparePool`` runs it in ``spawn`
 (never forked: the caller holds database connections and threads), in the order the files were given,
 at most ``IN_FLIGHT`` per worker ahead of the caller. On 2 cores the write of one group of files then
 overlaps the reading and chunking of the next. A pool that cannot start (a sandbox without
-semaphores) prepares in the caller's process instead; the results are the same.
+semaphores) prepares in the caller's process instead; the results are the same. A worker that dies (killed,
+or crashed by a parser) breaks the pool: a fresh one reads the files that were in flight again, one at a
+time, and a file whose reader dies while it is read alone is skipped with that reason; the run goes on.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import types
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -124,6 +127,7 @@ class PreparePool:
         self.serial_first = SERIAL_FIRST if serial_first is None else serial_first
         self._pool: ProcessPoolExecutor | None = None
         self._failed = False
+        self._lost = False  # a worker died: the pool is broken and takes no more work
 
     def _executor(self) -> ProcessPoolExecutor | None:
         if self._pool is None and not self._failed:
@@ -144,14 +148,59 @@ class PreparePool:
         if pool is None:
             yield from (prepare(job) for job in given)
             return
-        pending: deque[Future[Prepared]] = deque()
+        pending: deque[tuple[FileJob, Future[Prepared]]] = deque()
         ahead = self.workers * IN_FLIGHT
         for job in given:
-            pending.append(pool.submit(prepare, job))
+            pending.append((job, self._submit(job)))
             if len(pending) >= ahead:
-                yield pending.popleft().result()
+                yield self._take(pending)
         while pending:
-            yield pending.popleft().result()
+            yield self._take(pending)
+
+    def _submit(self, job: FileJob) -> Future[Prepared]:
+        if self._pool is not None and not self._lost:
+            try:
+                return self._pool.submit(prepare, job)
+            except BrokenProcessPool:
+                self._lost = True
+        return self._done(self._alone(job))
+
+    def _take(self, pending: deque[tuple[FileJob, Future[Prepared]]]) -> Prepared:
+        """The first pending file's result; if its pool broke, every file in flight read again, one at a time."""
+        job, future = pending.popleft()
+        try:
+            return future.result()
+        except BrokenProcessPool as exc:
+            self._lost = True
+            log.warning(
+                "a reader process was lost (%s); the %d files in flight are read again", exc, len(pending) + 1
+            )
+        lost = [job, *(j for j, _ in pending)]
+        pending.clear()
+        results = [self._alone(j) for j in lost]
+        pending.extend((j, self._done(r)) for j, r in zip(lost[1:], results[1:], strict=True))
+        return results[0]
+
+    def _alone(self, job: FileJob) -> Prepared:
+        """``job`` in a fresh pool with nothing else in flight; skipped if its reader dies reading it, twice."""
+        for _ in range(2):
+            if self._lost and self._pool is not None:  # a broken pool takes no more work: a fresh one
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool, self._lost = None, False
+            pool = self._executor()
+            if pool is None:
+                return prepare(job)
+            try:
+                return pool.submit(prepare, job).result()
+            except BrokenProcessPool:
+                self._lost = True
+        return Prepared(job.path, Skip("its reader process died while reading it, twice: not read"))
+
+    @staticmethod
+    def _done(result: Prepared) -> Future[Prepared]:
+        future: Future[Prepared] = Future()
+        future.set_result(result)
+        return future
 
     def close(self) -> None:
         if self._pool is not None:
