@@ -17,7 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from conftest import HANDBOOK, SHARED_DATA
-from retrievo import Config, Engine
+from retrievo import CollectionNotFound, Config, Engine
 from retrievo.embed.local import MiniLMEmbedder
 from test_mcp import call, run_client
 
@@ -62,6 +62,8 @@ def test_the_tools_over_one_kind_find_its_collections_and_honour_the_one_named(t
         assert library["results"] and all("docs" in r["source_path"] for r in library["results"])
         hit = (await call(client, "search", {"query": "parental leave", "filters": {"collection": "docs"}},
                           schemas))["results"][0]  # fmt: skip
+        unnamed = await call(client, "search", {"query": "parental leave"}, schemas)  # no `default` here
+        assert unnamed["results"][0]["uri"] == hit["uri"]
         same = await call(client, "find_similar", {"uri": hit["uri"], "collection": "docs"}, schemas)
         assert same["results"]
         elsewhere = await client.call_tool("find_similar", {"uri": hit["uri"], "collection": "models"})
@@ -75,6 +77,21 @@ def test_the_tools_over_one_kind_find_its_collections_and_honour_the_one_named(t
         ),
         ask,
     )
+
+
+def test_the_python_api_searches_the_collections_holding_documents_when_none_is_named(
+    two_collections: Path, minilm: MiniLMEmbedder
+) -> None:
+    with Engine(Config(db=two_collections), embedder=minilm) as engine:  # collection left at "default"
+        found = engine.search("parental leave", limit=3)
+        assert found.hits and all("/docs/" in hit.chunk.path for hit in found.hits)
+        named = engine.search("parental leave", collection="docs", limit=3)
+        assert [h.chunk.chunk_id for h in found.hits] == [h.chunk.chunk_id for h in named.hits]
+        with pytest.raises(CollectionNotFound, match="collection 'elsewhere' does not exist"):
+            engine.search("parental leave", collection="elsewhere")
+    named_in_config = Engine(Config(db=two_collections, collection="nope"), embedder=minilm)  # named: kept
+    with named_in_config, pytest.raises(CollectionNotFound, match="collection 'nope' does not exist"):
+        named_in_config.search("parental leave")
 
 
 def test_similar_on_the_cli_honours_the_collection_named(two_collections: Path) -> None:

@@ -95,13 +95,16 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 
+DEFAULT_COLLECTION = "default"  # the collection a call means when it names none (and one of that name exists)
+
+
 @dataclass(frozen=True)
 class Config:
     db: Path = DEFAULT_DB
     store: str | None = None
     ef_search: int = 100
     cache_dir: Path | None = None
-    collection: str = "default"
+    collection: str = DEFAULT_COLLECTION
     embedder: str = "local"
     embed_url: str | None = None
     embed_model: str | None = None

@@ -56,6 +56,21 @@ class Scope:
             )
         return name
 
+    def searched(self) -> str:
+        """No collection named: the default if it exists (or the index cannot be read: its error says so),
+        else the served collections holding documents or code, comma-joined (the search fans out)."""
+        existing = self.existing() if self.existing is not None else None
+        if existing is None or (
+            self.default in existing and (self.allowed is None or self.default in self.allowed)
+        ):
+            return self.check(None)
+        kinds = self.held() if self.held is not None else {}
+        held = [
+            name for name, has in sorted(kinds.items())
+            if has & {"document", "code"} and (self.allowed is None or name in self.allowed)
+        ]  # fmt: skip
+        return ",".join(held) if held else self.check(None)
+
     def holding(
         self, kind: str, collection: str | None, several: bool = True, unheld: str | None = None
     ) -> str:
@@ -77,10 +92,14 @@ class Scope:
         return self.default if self.default in held else held[0]
 
     def filters(self, raw: SearchFilters | None) -> tuple[str, Filters]:
+        """The collection(s) a search reads and its filters: the collection named, checked; else the default
+        where it exists, else every served collection holding documents or code (before: "collection
+        'default' does not exist" over an index whose collections have other names)."""
+        data = raw.model_dump(exclude_none=True) if raw is not None else {}
+        named = data.pop("collection", None)
+        collection = self.check(named) if named is not None else self.searched()
         if raw is None:
-            return self.check(None), Filters()
-        data = raw.model_dump(exclude_none=True)
-        collection = self.check(data.pop("collection", None))
+            return collection, Filters()
         try:
             return collection, filters_from_mapping(data)
         except ConfigError as exc:
