@@ -93,6 +93,8 @@ def parse_code(text: str, language: str, module: str) -> tuple[list[CodeSymbol],
             if kind == "function" and parent is not None and symbols[parent].kind in CLASS_LIKE:
                 kind = "method"
             span = node.parent if node.parent is not None and node.parent.type in grammar.wrappers else node
+            if language == "go" and node.type == "type_spec" and _alone_in(node, "type_declaration"):
+                span = node.parent  # ``type Foo struct``: from ``type`` on, and its doc comment above
             if language == "go" and node.type == "method_declaration":
                 receiver = _go_receiver(node, data)
                 parent_names = [receiver] if receiver else []
@@ -103,7 +105,7 @@ def parse_code(text: str, language: str, module: str) -> tuple[list[CodeSymbol],
                     name=name,
                     qualified_name=".".join([module, *parent_names, name]),
                     kind=kind,
-                    start=offsets.char(span.start_byte),
+                    start=offsets.char(_documented_start(span, data)),
                     end=offsets.char(span.end_byte),
                     signature=_signature(target, data),
                     docstring=_docstring(target, span, data, grammar.docstring_body),
@@ -209,11 +211,44 @@ def _docstring(node: Any, span: Any, data: bytes, in_body: bool) -> str:
     comments: list[str] = []
     sibling = span.prev_named_sibling
     line = span.start_point[0]
-    while sibling is not None and sibling.type == "comment" and line - sibling.end_point[0] <= 1:
-        comments.insert(0, _text(sibling, data))
+    while sibling is not None and sibling.type in PREFIXES and line - sibling.end_point[0] <= 1:
+        if sibling.type in COMMENTS:
+            comments.insert(0, _text(sibling, data))
         line = sibling.start_point[0]
         sibling = sibling.prev_named_sibling
     return _summary("\n".join(comments))
+
+
+# What may stand right above a definition and belongs to it: its doc comment (each grammar's comment
+# nodes) and, in Rust, its attributes (``/// Doc`` above ``#[derive(..)]`` above ``struct``).
+COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
+PREFIXES = COMMENTS | {"attribute_item"}
+
+
+def _alone_in(node: Any, kind: str) -> bool:
+    """Whether ``node``'s parent is a ``kind`` holding no other node of ``node``'s type (not a group)."""
+    parent = node.parent
+    return (
+        parent is not None
+        and parent.type == kind
+        and sum(c.type == node.type for c in parent.named_children) == 1
+    )
+
+
+def _documented_start(span: Any, data: bytes) -> int:
+    """Where a definition's chunk starts: the first line of the comments (and attributes) right above it,
+    each on a line of its own with no blank line between; a comment that ends a line of code is not one.
+    A Go ``// Foo does X`` above ``func Foo`` was a chunk of its own (222 of a repository's 1,050)."""
+    start: int = span.start_byte
+    line = span.start_point[0]
+    sibling = span.prev_named_sibling
+    while sibling is not None and sibling.type in PREFIXES and line - sibling.end_point[0] <= 1:
+        begins = data.rfind(b"\n", 0, sibling.start_byte) + 1
+        if data[begins : sibling.start_byte].strip():
+            break  # after code on its line: that line's comment, not this definition's
+        start, line = sibling.start_byte, sibling.start_point[0]
+        sibling = sibling.prev_named_sibling
+    return start
 
 
 def _summary(text: str) -> str:
