@@ -44,9 +44,9 @@ class Embedder(ABC):
     def embed_batch(self, texts: Sequence[str]) -> Vectors: ...
 
     def describe(self) -> dict[str, Any]:
-        """What serves this model here (``retrievo status``): its id and size; a subclass adds how it runs.
-        Loads nothing."""
-        return {"model_id": self.model_id, "dimensions": self.dimensions}
+        """What serves this model here (``retrievo status``): its id; a subclass adds its size where known and
+        how it runs. Loads nothing and asks no service (a provider's size is learnt from its first answer)."""
+        return {"model_id": self.model_id, "dimensions": getattr(self, "_dimensions", None)}
 
     def plan_batches(self, texts: Sequence[str], order: Sequence[int]) -> list[list[int]]:
         """Indexes of ``texts`` (``order``: shortest first) cut into the batches ``embed_batch`` receives."""

@@ -30,7 +30,7 @@ import numpy as np
 
 from retrievo.embed.base import Embedder, ProgressCallback, Vectors
 from retrievo.embed.device import choose_device, device_setting
-from retrievo.embed.kernels import choose, exact, kernels_setting
+from retrievo.embed.kernels import SETTINGS, choose, exact, kernels_setting
 from retrievo.errors import ConfigError, EmbedderUnavailable
 
 if TYPE_CHECKING:
@@ -66,6 +66,8 @@ class MiniLMEmbedder(Embedder):
         cores = threads or os.cpu_count() or 1
         # RETRIEVO_KERNELS unless said here (embed/kernels.py); integer=False is kernels="float"
         self.setting = kernels or (kernels_setting() if integer else "float")
+        if self.setting not in SETTINGS:
+            raise ConfigError(f"kernels must be one of {', '.join(SETTINGS)}, not {self.setting!r}")
         self.integer = self.setting != "float"
         self.device = device or device_setting()  # auto, cpu or cuda; decided when the model loads
         self.kernels: str = "float"  # what the loaded session runs on: u8s8, u8u8, float or cuda-fp16
@@ -89,9 +91,10 @@ class MiniLMEmbedder(Embedder):
         if self._session is None:
             try:
                 kernels = "cuda-fp16" if choose_device(self.device) == "cuda" else choose(self.setting)
-            except ConfigError as exc:  # RETRIEVO_DEVICE=cuda without one: said, not raised
-                kernels = f"none ({exc})"
-        return super().describe() | {"kernels": kernels, "setting": self.setting, "cpu": cpu()}
+            except Exception as exc:  # RETRIEVO_DEVICE=cuda without one, a broken PyTorch: said, not raised
+                kernels = f"none ({type(exc).__name__}: {exc})"
+        return super().describe() | {"dimensions": DIMENSIONS, "kernels": kernels, "setting": self.setting,
+                                     "cpu": cpu()}  # fmt: skip
 
     def plan_batches(self, texts: Sequence[str], order: Sequence[int]) -> list[list[int]]:
         batches: list[list[int]] = []
@@ -134,6 +137,8 @@ class MiniLMEmbedder(Embedder):
                     self._session = self._gpu_session(path)
                     return self._session
                 chosen = choose(self.setting)
+                if chosen == "float" and self.setting == "integer":
+                    log.warning("the model stays on the float graph: no exact integer kernels here")
                 session = None if chosen == "float" else self._integer_session(ort, options, path, chosen)
                 if session is None:
                     from retrievo.embed.integer import float_model

@@ -359,10 +359,11 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
         """Hybrid search, then the best evidence packed under ``max_tokens`` with numbered citations."""
         if max_tokens < 1:
             raise ConfigError(f"max_tokens must be at least 1, got {max_tokens}")
-        if collection and "," in collection:
+        wanted = self.searched(collection)  # none named: those holding documents (one store unless routed)
+        if "," in wanted and (collection or self.config.routes):
             raise ConfigError("context reads one collection; search several with search (collection 'a,b')")
-        result = self.search(query, collection, limit, filters=filters, baseline=baseline, as_of=as_of)
-        store = self._open_store(create=False, collection=collection or self.config.collection)
+        result = self.search(query, wanted, limit, filters=filters, baseline=baseline, as_of=as_of)
+        store = self._open_store(create=False, collection=wanted.split(",")[0])
         # Code answers follow seed 002's budget manager (CodeBudget.for_code: tokens kept free, a penalty
         # per repeated file, a floor); docs beside code take at most half of the rest, so a code question's
         # answer carries code.

@@ -129,10 +129,10 @@ class Routes:
         wanted = collection or self.config.collection
         if collection or wanted != DEFAULT_COLLECTION:
             return wanted
-        kinds = self.content_kinds()
-        if not kinds or wanted in kinds:
+        existing = self.collections()  # None: unreadable, and the search says why
+        if not existing or wanted in existing:
             return wanted
-        held = [name for name, has in sorted(kinds.items()) if has & {"document", "code"}]
+        held = [name for name, has in sorted(self.content_kinds().items()) if has & {"document", "code"}]
         return ",".join(held) if held else wanted
 
     def search_collections(

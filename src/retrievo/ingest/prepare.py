@@ -163,7 +163,7 @@ class PreparePool:
                 return self._pool.submit(prepare, job)
             except BrokenProcessPool:
                 self._lost = True
-        return self._done(self._alone(job))
+        return self._done(self._alone(job, suspect=False))
 
     def _take(self, pending: deque[tuple[FileJob, Future[Prepared]]]) -> Prepared:
         """The first pending file's result; if its pool broke, every file in flight read again, one at a time."""
@@ -177,17 +177,19 @@ class PreparePool:
             )
         lost = [job, *(j for j, _ in pending)]
         pending.clear()
-        results = [self._alone(j) for j in lost]
+        results = [self._alone(j, suspect=True) for j in lost]
         pending.extend((j, self._done(r)) for j, r in zip(lost[1:], results[1:], strict=True))
         return results[0]
 
-    def _alone(self, job: FileJob) -> Prepared:
+    def _alone(self, job: FileJob, suspect: bool) -> Prepared:
         """``job`` in a fresh pool with nothing else in flight; skipped if its reader dies reading it, twice."""
         for _ in range(2):
             if self._lost and self._pool is not None:  # a broken pool takes no more work: a fresh one
                 self._pool.shutdown(wait=False, cancel_futures=True)
                 self._pool, self._lost = None, False
             pool = self._executor()
+            if pool is None and suspect:  # in flight when a reader died, it may have killed it: not read here
+                return Prepared(job.path, Skip("its reader process was lost and no other could be started"))
             if pool is None:
                 return prepare(job)
             try:

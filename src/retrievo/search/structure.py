@@ -48,7 +48,7 @@ def query_identifiers(query: str) -> list[str]:
 
 
 def _camel(word: str) -> bool:
-    """CamelCase in one pass over an ASCII word (``parseArgs``, ``HTTPServer``, ``Utf8Decoder``): a lower-case
+    """CamelCase in one pass over an ASCII word (``parseArgs``, ``XmlHttp``, ``Utf8Decoder``): a lower-case
     letter in its leading letters with a capital after it, or a capital, lower case or digits, a capital.
     (The regular expression that said this took time quadratic in a word's length: 3 s for 10,000 letters.)"""
     letters = next((i for i, c in enumerate(word) if not c.isalpha()), len(word))

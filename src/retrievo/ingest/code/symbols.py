@@ -211,7 +211,9 @@ def _docstring(node: Any, span: Any, data: bytes, in_body: bool) -> str:
     comments: list[str] = []
     sibling = span.prev_named_sibling
     line = span.start_point[0]
-    while sibling is not None and sibling.type in PREFIXES and line - sibling.end_point[0] <= 1:
+    for _ in range(MAX_PREFIXES):
+        if sibling is None or sibling.type not in PREFIXES or line - sibling.end_point[0] > 1:
+            break
         if sibling.type in COMMENTS:
             comments.insert(0, _text(sibling, data))
         line = sibling.start_point[0]
@@ -223,6 +225,9 @@ def _docstring(node: Any, span: Any, data: bytes, in_body: bool) -> str:
 # nodes) and, in Rust, its attributes (``/// Doc`` above ``#[derive(..)]`` above ``struct``).
 COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
 PREFIXES = COMMENTS | {"attribute_item"}
+# At most this many read upwards: each step back is a walk over the parent's children in tree-sitter, and
+# a file of thousands of comment lines above one definition made the reading quadratic.
+MAX_PREFIXES = 64
 
 
 def _alone_in(node: Any, kind: str) -> bool:
@@ -242,7 +247,9 @@ def _documented_start(span: Any, data: bytes) -> int:
     start: int = span.start_byte
     line = span.start_point[0]
     sibling = span.prev_named_sibling
-    while sibling is not None and sibling.type in PREFIXES and line - sibling.end_point[0] <= 1:
+    for _ in range(MAX_PREFIXES):
+        if sibling is None or sibling.type not in PREFIXES or line - sibling.end_point[0] > 1:
+            break
         begins = data.rfind(b"\n", 0, sibling.start_byte) + 1
         if data[begins : sibling.start_byte].strip():
             break  # after code on its line: that line's comment, not this definition's

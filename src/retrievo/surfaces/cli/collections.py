@@ -156,7 +156,7 @@ def embedder_line(model: dict[str, Any] | None) -> str:
     """One line on what embeds here: the model, and for the bundled one its kernels and the CPU's say."""
     if model is None:
         return "embedder: none (keyword search only)"
-    line = f"embedder: {model['model_id']} ({model['dimensions']}d)"
+    line = f"embedder: {model['model_id']} ({model['dimensions'] or '?'}d)"
     if "kernels" not in model:
         return line
     cpu = model["cpu"]

@@ -245,7 +245,7 @@ def mcp(
         if (
             not watch_paths
         ):  # no index to serve (a wrong --db, a store not reachable): fail now, not at a call
-            engine.open_store(create=False)
+            engine.open_store(create=False, collection=collections[0] if collections else None)
         if watch_paths:
             from retrievo.operations.watch import Watcher
 

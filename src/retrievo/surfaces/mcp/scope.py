@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from retrievo.config import DEFAULT_COLLECTION
 from retrievo.errors import ConfigError
 from retrievo.models import Filters
 from retrievo.surfaces.filters import filters_from_mapping
@@ -60,8 +61,10 @@ class Scope:
         """No collection named: the default if it exists (or the index cannot be read: its error says so),
         else the served collections holding documents or code, comma-joined (the search fans out)."""
         existing = self.existing() if self.existing is not None else None
-        if existing is None or (
-            self.default in existing and (self.allowed is None or self.default in self.allowed)
+        if (
+            existing is None
+            or self.default != DEFAULT_COLLECTION  # a default configured by name is kept (its error says so)
+            or (self.default in existing and (self.allowed is None or self.default in self.allowed))
         ):
             return self.check(None)
         kinds = self.held() if self.held is not None else {}
