@@ -87,6 +87,8 @@ def test_the_python_api_searches_the_collections_holding_documents_when_none_is_
         assert found.hits and all("/docs/" in hit.chunk.path for hit in found.hits)
         named = engine.search("parental leave", collection="docs", limit=3)
         assert [h.chunk.chunk_id for h in found.hits] == [h.chunk.chunk_id for h in named.hits]
+        context = engine.context("parental leave", max_tokens=400)  # packed from the same collections
+        assert context.sources and all("/docs/" in source.path for source in context.sources)
         with pytest.raises(CollectionNotFound, match="collection 'elsewhere' does not exist"):
             engine.search("parental leave", collection="elsewhere")
     named_in_config = Engine(Config(db=two_collections, collection="nope"), embedder=minilm)  # named: kept
