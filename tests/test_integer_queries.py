@@ -211,7 +211,7 @@ def test_each_integer_path_can_be_forced_and_serves_what_its_probe_says(
     floats = MiniLMEmbedder(integer=False).embed_documents(texts)
     agreement = np.sum(vectors * floats, axis=1)
     # as the test above: > 0.999 at worst (the lone "x": 0.9995), 0.9997 on average; >= 0.9997 at worst on
-    # the benchmark corpora (docs/benchmarks.md "Bundled model kernels")
+    # the benchmark corpora (docs/scale.md "Bundled model kernels per CPU")
     close = float(agreement.min()) > 0.999 and float(agreement.mean()) >= 0.9997
     if path == "u7s8":  # exact, but 7-bit activations lose too much (0.9988 at worst): never chosen
         assert kernels.exact(path) and not close and float(agreement.min()) > 0.995

@@ -22,8 +22,8 @@ span the row's range, not twice its peak) keep the vectors close to the float gr
 average, ≥ 0.9997 at worst on SciFact abstracts, the Anthropic code set's chunks and CoSQA's code (before
 the feed-forward change: 0.9996, ≥ 0.9993) — on an exact path. 7-bit activations (``u7s8``, which never
 saturate either) reach 0.9988 at worst and are not chosen. Per-token scales also make a text's vector
-independent of the batch it is embedded in. Measured per path and CPU: docs/benchmarks.md "Bundled
-model kernels" (``benchmarks/scale/kernels.py``; tests/test_integer_queries.py checks the bundled texts).
+independent of the batch it is embedded in. Measured per path and CPU: docs/scale.md "Bundled
+model kernels per CPU" (``benchmarks/scale/kernels.py``; tests/test_integer_queries.py checks the bundled texts).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ NumPy's integer product. ``RETRIEVO_KERNELS``:
 - ``float``: the shipped graph's float products.
 
 ``RETRIEVO_QUERY_KERNELS`` is the setting's older name. Each path's speed and agreement, with the CPU
-it ran on: docs/benchmarks.md "Bundled model kernels" (``benchmarks/scale/kernels.py``).
+it ran on: docs/scale.md "Bundled model kernels per CPU" (``benchmarks/scale/kernels.py``).
 """
 
 from __future__ import annotations
