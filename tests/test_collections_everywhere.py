@@ -17,7 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from conftest import HANDBOOK, SHARED_DATA
-from retrievo import CollectionNotFound, Config, Engine
+from retrievo import Config, Engine
 from retrievo.embed.local import MiniLMEmbedder
 from test_mcp import call, run_client
 
@@ -77,23 +77,6 @@ def test_the_tools_over_one_kind_find_its_collections_and_honour_the_one_named(t
         ),
         ask,
     )
-
-
-def test_the_python_api_searches_the_collections_holding_documents_when_none_is_named(
-    two_collections: Path, minilm: MiniLMEmbedder
-) -> None:
-    with Engine(Config(db=two_collections), embedder=minilm) as engine:  # collection left at "default"
-        found = engine.search("parental leave", limit=3)
-        assert found.hits and all("/docs/" in hit.chunk.path for hit in found.hits)
-        named = engine.search("parental leave", collection="docs", limit=3)
-        assert [h.chunk.chunk_id for h in found.hits] == [h.chunk.chunk_id for h in named.hits]
-        context = engine.context("parental leave", max_tokens=400)  # packed from the same collections
-        assert context.sources and all("/docs/" in source.path for source in context.sources)
-        with pytest.raises(CollectionNotFound, match="collection 'elsewhere' does not exist"):
-            engine.search("parental leave", collection="elsewhere")
-    named_in_config = Engine(Config(db=two_collections, collection="nope"), embedder=minilm)  # named: kept
-    with named_in_config, pytest.raises(CollectionNotFound, match="collection 'nope' does not exist"):
-        named_in_config.search("parental leave")
 
 
 def test_similar_on_the_cli_honours_the_collection_named(two_collections: Path) -> None:

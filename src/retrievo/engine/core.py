@@ -266,13 +266,13 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
         """
         if fusion is not None and fusion not in FUSIONS:
             raise ConfigError(f"unknown fusion {fusion!r}; choose {', '.join(FUSIONS)}")
-        if "," in (wanted := self.searched(collection)):  # several collections (engine/routes.py)
+        if "," in (wanted := collection or self.config.collection):  # several collections (engine/routes.py)
             return self.search_collections(query, [c.strip() for c in wanted.split(",")], limit, mode=mode,
                                            filters=filters, min_score=min_score, explain=explain, baseline=baseline,
                                            as_of=as_of, fusion=fusion)  # fmt: skip
         with self.reading():
             return self._search(
-                query, wanted, limit, mode, filters, min_score, explain, baseline, as_of, fusion
+                query, collection, limit, mode, filters, min_score, explain, baseline, as_of, fusion
             )
 
     @contextmanager
@@ -359,11 +359,10 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
         """Hybrid search, then the best evidence packed under ``max_tokens`` with numbered citations."""
         if max_tokens < 1:
             raise ConfigError(f"max_tokens must be at least 1, got {max_tokens}")
-        wanted = self.searched(collection)  # none named: those holding documents (one store unless routed)
-        if "," in wanted and (collection or self.config.routes):
+        if collection and "," in collection:
             raise ConfigError("context reads one collection; search several with search (collection 'a,b')")
-        result = self.search(query, wanted, limit, filters=filters, baseline=baseline, as_of=as_of)
-        store = self._open_store(create=False, collection=wanted.split(",")[0])
+        result = self.search(query, collection, limit, filters=filters, baseline=baseline, as_of=as_of)
+        store = self._open_store(create=False, collection=collection or self.config.collection)
         # Code answers follow seed 002's budget manager (CodeBudget.for_code: tokens kept free, a penalty
         # per repeated file, a floor); docs beside code take at most half of the rest, so a code question's
         # answer carries code.

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from retrievo.config import DEFAULT_COLLECTION, Config
+from retrievo.config import Config
 from retrievo.errors import ConfigError, DocumentNotFound
 from retrievo.models import CollectionStatus, IndexStatus, SearchResult
 from retrievo.store.base import Store
@@ -120,20 +120,6 @@ class Routes:
         except Exception:
             return None
         return sorted(names)
-
-    def searched(self, collection: str | None) -> str:
-        """The collection(s) a search reads: the one named; else the configured one where it exists, or where
-        it was named (``RETRIEVO_COLLECTION``, ``--collection``); else every collection holding documents or
-        code, comma-joined (before: "collection 'default' does not exist" over an index whose collections
-        have other names)."""
-        wanted = collection or self.config.collection
-        if collection or wanted != DEFAULT_COLLECTION:
-            return wanted
-        existing = self.collections()  # None: unreadable, and the search says why
-        if not existing or wanted in existing:
-            return wanted
-        held = [name for name, has in sorted(self.content_kinds().items()) if has & {"document", "code"}]
-        return ",".join(held) if held else wanted
 
     def search_collections(
         self, query: str, collections: list[str], limit: int, **options: Any
