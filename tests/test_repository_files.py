@@ -50,16 +50,20 @@ def repository(root: Path) -> Path:
     return root
 
 
-def test_config_and_licence_files_are_indexed_and_no_chunk_is_only_punctuation(tmp_path: Path) -> None:
-    root = repository(tmp_path / "tiny-client")
-    db = tmp_path / "index.db"
+def skipped_by_indexing(root: Path, db: Path) -> dict[str, str]:
+    """``retrievo index ROOT --no-embed --json`` as a user runs it: the files it skipped, by name, with why."""
     done = subprocess.run(
         [sys.executable, "-m", "retrievo.surfaces.cli", "index", str(root), "--db", str(db), "--no-embed", "--json"],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    report = json.loads(done.stdout)
-    skipped = {Path(s["path"]).name: s["reason"] for s in report["skipped_files"]}
+    return {Path(s["path"]).name: s["reason"] for s in json.loads(done.stdout)["skipped_files"]}
+
+
+def test_config_and_licence_files_are_indexed_and_no_chunk_is_only_punctuation(tmp_path: Path) -> None:
+    root = repository(tmp_path / "tiny-client")
+    db = tmp_path / "index.db"
+    skipped = skipped_by_indexing(root, db)
     assert list(skipped) == ["package-lock.json"] and skipped["package-lock.json"].startswith("lock file")
     with Engine(Config(db=db, embedder="none")) as engine:
         listed = {Path(d.path).name: d for d in engine.documents()}
@@ -91,12 +95,7 @@ def test_a_go_repositorys_module_files_and_people_files_are_indexed_as_text(tmp_
     for name, text in files.items():
         (root / name).write_text(text)
     db = tmp_path / "index.db"
-    done = subprocess.run(
-        [sys.executable, "-m", "retrievo.surfaces.cli", "index", str(root), "--db", str(db), "--no-embed", "--json"],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    skipped = {Path(s["path"]).name: s["reason"] for s in json.loads(done.stdout)["skipped_files"]}
+    skipped = skipped_by_indexing(root, db)
     assert list(skipped) == ["NOTES"] and skipped["NOTES"].startswith("binary")
     with Engine(Config(db=db, embedder="none")) as engine:
         assert {Path(d.path).name for d in engine.documents()} == set(files) - {"NOTES"}
