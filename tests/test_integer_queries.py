@@ -237,6 +237,29 @@ def test_the_probe_agrees_with_what_the_cpu_is_known_to_do() -> None:
     assert kernels.choose("integer") == cpu["exact"][0]  # u8s8 where exact (the faster), else u8u8
 
 
+def test_the_probe_graph_is_one_an_older_onnx_runtime_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """onnx writes its newest IR version by default, which an older ONNX Runtime refuses: on a Xeon with AMX
+    (ONNX Runtime 1.30, onnx 1.23) every path then read "not exact" and the model fell to the float graph. The
+    probe writes IR 8 (every runtime since 1.10); a refusal is "not exact", never an error."""
+    written: list[int] = []
+    session = ort.InferenceSession
+
+    def reading(model: bytes, *args: object, **kwargs: object) -> ort.InferenceSession:
+        written.append(onnx.load_from_string(model).ir_version)
+        if written[-1] > 8:
+            raise RuntimeError("Unsupported model IR version")  # what an older runtime answers
+        return session(model, *args, **kwargs)
+
+    monkeypatch.setattr(ort, "InferenceSession", reading)
+    assert kernels._probe("u8u8") and written == [8]
+    monkeypatch.setattr(ort, "InferenceSession", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("old")))
+    kernels.exact.cache_clear()
+    try:
+        assert not kernels.exact("u8u8")
+    finally:
+        kernels.exact.cache_clear()
+
+
 def test_the_served_vectors_agree_with_the_ones_recorded_on_another_cpu(minilm: MiniLMEmbedder) -> None:
     """An index built on one machine answers alike on another. The file's vectors were made on an AVX2 CPU
     without VNNI (u8u8; the CPU and path are in the file); a CPU with VNNI serves u8s8. Both sum the same

@@ -96,7 +96,8 @@ def _probe(products: str) -> bool:
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.log_severity_level = 3
-    model = helper.make_model(graph, opset_imports=opsets)
+    # IR version 8: read by every ONNX Runtime since 1.10 (onnx's newest is refused by older runtimes)
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=8)
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     activations = rng.integers(0, top + 1, (9, width), dtype=np.uint8)
     activations[:3] = top  # u8: every pair 255 × 127 = 64,770, past a 16-bit sum
