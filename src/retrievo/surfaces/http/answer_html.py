@@ -109,7 +109,7 @@ def citation(hit: dict[str, Any], roots: Sequence[str]) -> str:
         {"document_id": document_id, "revision_id": revision_id, "line_start": first, "line_end": last}
     )
     shown = f"{shown_path(str(hit['path']), roots)}:{lines}"
-    return f'<a class="cite" href="/view?{esc(query)}" title="{esc(hit["path"])}">{esc(shown)}</a>'
+    return f'<a class="cite" href="/view?{esc(query)}#hit" title="{esc(hit["path"])}">{esc(shown)}</a>'
 
 
 def relevance(hit: dict[str, Any]) -> str:

@@ -50,7 +50,9 @@ def format_of(path: str) -> Format:
     return "text"
 
 
-def cited(text: str, start: int | None, end: int | None, line_start: int | None, line_end: int | None) -> Cited:
+def cited(
+    text: str, start: int | None, end: int | None, line_start: int | None, line_end: int | None
+) -> Cited:
     """The citation's characters and lines, either given; clamped to the text."""
     if line_start is not None:
         offsets = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
@@ -73,7 +75,7 @@ def document_html(text: str, path: str, cite: Cited, shown: Format) -> str:
     else:
         return (
             '<pre id="doc" class="source" tabindex="0" aria-label="Document text; the cited passage is marked">'
-            f"{html.escape(text[: cite.start])}<mark id=\"hit\">{html.escape(text[cite.start : cite.end])}</mark>"
+            f'{html.escape(text[: cite.start])}<mark id="hit">{html.escape(text[cite.start : cite.end])}</mark>'
             f"{html.escape(text[cite.end :])}</pre>"
         )
     label = f"The document as {SHOWN_AS[shown]}; the cited passage is marked"
@@ -149,7 +151,18 @@ CODE_ROLES = (
     "py:mod", "py:attr", "py:exc", "py:data", "py:obj", "py:const", "c:func", "c:type", "c:macro", "c:data",
     "c:member", "cpp:func", "cpp:class", "cpp:type", "cpp:member", "js:func", "js:class", "js:data",
 )  # fmt: skip
-TEXT_ROLES = ("ref", "doc", "term", "numref", "download", "menuselection", "guilabel", "dfn", "keyword", "token")
+TEXT_ROLES = (
+    "ref",
+    "doc",
+    "term",
+    "numref",
+    "download",
+    "menuselection",
+    "guilabel",
+    "dfn",
+    "keyword",
+    "token",
+)
 NOTES = {
     "versionadded": "New in version", "versionchanged": "Changed in version", "deprecated": "Deprecated since version",
     "versionremoved": "Removed in version", "seealso": "See also", "todo": "To do",
@@ -262,7 +275,9 @@ def rst_html(text: str, first: int, last: int) -> str:
     _mark_rst(tree, text.split("\n"), first, last)
     out = publish_from_doctree(tree, writer_name="html5", settings_overrides=SETTINGS)
     body = out.decode("utf-8") if isinstance(out, bytes) else str(out)
-    found = re.search(r"<main>(.*)</main>", body, re.DOTALL) or re.search(r"<body>(.*)</body>", body, re.DOTALL)
+    found = re.search(r"<main>(.*)</main>", body, re.DOTALL) or re.search(
+        r"<body>(.*)</body>", body, re.DOTALL
+    )
     return found.group(1) if found else ""
 
 
@@ -278,7 +293,11 @@ def _mark_rst(tree: Any, lines: list[str], first: int, last: int) -> None:
                 line = int(inner.line)
                 if isinstance(inner, nodes.title):  # a title's line is its underline; an overline before it
                     line -= 1
-                    if line >= 2 and lines[line - 2].rstrip() == lines[line].rstrip() and _RST_ADORNMENT.match(lines[line]):
+                    if (
+                        line >= 2
+                        and lines[line - 2].rstrip() == lines[line].rstrip()
+                        and _RST_ADORNMENT.match(lines[line])
+                    ):
                         line -= 1
                 return line
         return None

@@ -1,4 +1,5 @@
-// retrievo's search page and document view. The answer's HTML comes escaped from the server; everything else\n// is set with textContent (no HTML from data).
+// retrievo's search page and document view. The answer's and the document's HTML come escaped (and the
+// document sanitised) from the server; everything else is set with textContent (no HTML from data).
 "use strict";
 
 const KEY = "retrievo-key";
@@ -92,59 +93,32 @@ async function loadCollections() {
   }
 }
 
-// Offsets are in characters (code points), JavaScript strings in UTF-16 units: convert when they differ.
-function unitIndex(text, points) {
-  if (!/[\uD800-\uDFFF]/.test(text)) return points;
-  let units = 0;
-  for (let seen = 0; seen < points && units < text.length; seen++) {
-    units += text.codePointAt(units) > 0xffff ? 2 : 1;
-  }
-  return units;
-}
-
-// Where lines first..last (1-based, inclusive) lie in text, as [start, end) in the string's own units.
-function lineSpan(text, first, last) {
-  const starts = [0];
-  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
-  const from = starts[Math.min(Math.max(first, 1), starts.length) - 1];
-  const to = last < starts.length ? starts[last] - 1 : text.length;
-  return [from, Math.max(from, to)];
-}
-
-async function showDocument() {
-  const params = new URLSearchParams(location.search);
-  const byLines = params.has("line_start");
-  const start = Number(params.get("start") || 0);
-  const end = Number(params.get("end") || 0);
-  const args = { document_id: params.get("document_id") || "", max_chars: 100000, start: 0 };
-  if (params.get("revision_id")) args.revision_id = params.get("revision_id");
-  let text = "";
-  let page;
+// The document is rendered by the server (the same HTML the view gets without its script) and swapped in.
+async function openDocument(event) {
+  if (event) event.preventDefault();
+  const typed = $("key").value.trim();
+  if (typed) sessionStorage.setItem(KEY, typed);
+  const args = {};
+  for (const node of $("view-form").elements) if (node.name && node.name !== "key") args[node.name] = node.value;
+  setState("Opening the document…");
   try {
-    do {
-      page = await api("get_document", args);
-      text += page.text;
-      args.start = page.next_start;
-    } while (page.next_start != null && text.length < 5000000);
+    const found = await api("page/document", args);
+    $("title").textContent = found.title;
+    $("where").innerHTML = found.where; // escaped by the server (surfaces/http/view.py)
+    $("document").innerHTML = found.document; // rendered and sanitised by the server (document_html.py)
+    $("view-form").hidden = true;
+    setState(found.state);
+    showHit();
   } catch (error) {
-    $("title").textContent = "Cannot open this document";
     setState(error.message, true);
-    return;
   }
-  $("title").textContent = page.title || page.path;
-  const revision = page.uri.split("/revision/")[1] || "";
-  $("where").textContent = page.path + " · revision " + revision + (page.is_current ? "" : " (not current)");
-  const doc = $("doc");
-  const first = Number(params.get("line_start") || 1);
-  const last = Number(params.get("line_end") || first);
-  const [from, to] = byLines ? lineSpan(text, first, last) : [unitIndex(text, start), unitIndex(text, end)];
-  const mark = el("mark", "", text.slice(from, to));
-  mark.id = "hit";
-  doc.replaceChildren(document.createTextNode(text.slice(0, from)), mark, document.createTextNode(text.slice(to)));
-  mark.scrollIntoView({ block: "center" });
-  doc.focus({ preventScroll: true });
-  setState(byLines ? "The cited lines (" + first + "–" + last + ") are marked."
-    : "The cited passage (characters " + start + "–" + end + ") is marked.");
+}
+
+function showHit() {
+  const hit = $("hit");
+  if (!hit) return;
+  hit.scrollIntoView({ block: "center" });
+  $("doc").focus({ preventScroll: true });
 }
 
 setUpKey();
@@ -159,5 +133,7 @@ if ($("search-form")) {
   }
 } else {
   if (history.length > 1) $("back").addEventListener("click", (e) => { e.preventDefault(); history.back(); });
-  showDocument();
+  $("view-form").addEventListener("submit", openDocument);
+  if (document.querySelector("main").dataset.rendered === "yes") showHit();
+  else if (key()) openDocument();
 }
