@@ -10,7 +10,7 @@ from retrievo.search.locate import FileHit, locate
 from retrievo.search.query_text import EmbedQuery
 from retrievo.search.structure import MAX_DEPTH, SymbolGraph, dependencies, dependents, one_symbol, tests_for
 from retrievo.store.base import Store
-from retrievo.store.code_index import SymbolHit
+from retrievo.store.code_index import CodeStats, SymbolHit
 
 
 class CodeQueries:
@@ -50,6 +50,13 @@ class CodeQueries:
         graph = walk_graph(index, name, found, depth)
         graph.tests = tests_for(index, name, found)
         return graph
+
+    def code_stats(self, collection: str | None = None) -> CodeStats | None:
+        """What the collection holds of code (files per language, symbols, edges, files read without symbols
+        and why); None when it holds none."""
+        store, name = self._collection_store(collection)
+        stats = store.code_index().stats(name)
+        return stats if stats.files else None
 
     def locate(self, text: str, collection: str | None = None, limit: int = 10) -> list[FileHit]:
         """The files an issue's text is about (a bug report, a traceback, "where is X handled"), best first,

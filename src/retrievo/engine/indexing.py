@@ -55,8 +55,10 @@ def index_root(
     force: bool,
     progress: IndexProgress,
     max_file_bytes: int,
+    top: Path | None = None,
 ) -> None:
-    """Every file under ``root``; sources under it that are gone leave search.
+    """Every file under ``root``; sources under it that are gone leave search. ``top``: the indexed root
+    ``root`` lies in (a watcher's changed folder inside it), what files are named from; ``root`` itself if None.
 
     Files are read and chunked by a ``PreparePool`` (worker processes once a run passes a few hundred
     files) in walk order, and written here WRITE_GROUP at a time while the workers read the next ones.
@@ -79,9 +81,11 @@ def index_root(
                 continue
             group.append(candidate.path)
             if len(group) >= WRITE_GROUP:
-                yield from _file_jobs(store, collection, group, chunker, force, max_file_bytes, explicit)
+                yield from _file_jobs(
+                    store, collection, group, chunker, force, max_file_bytes, explicit, top or root
+                )
                 group = []
-        yield from _file_jobs(store, collection, group, chunker, force, max_file_bytes, explicit)
+        yield from _file_jobs(store, collection, group, chunker, force, max_file_bytes, explicit, top or root)
 
     ready: list[Prepared] = []
     with PreparePool() as pool:
@@ -116,6 +120,7 @@ def _file_jobs(
     force: bool,
     max_file_bytes: int,
     explicit: bool,
+    root: Path | None = None,
 ) -> Iterator[FileJob]:
     """A group of files as jobs, with what is indexed of them (one query for the group)."""
     states = {} if force or not paths else store.document_states(collection, [str(p) for p in paths])
@@ -128,6 +133,7 @@ def _file_jobs(
             state.source_hash if state else None,
             state.file_hash if state else None,
             chunker,
+            root,
         )
 
 
@@ -148,9 +154,13 @@ def update_paths(
             if not included(root, path):
                 continue
             report.files_seen += 1
-            _load_and_ingest(store, report, path, collection, "auto", False, max_file_bytes, path == root)
+            _load_and_ingest(
+                store, report, path, collection, "auto", False, max_file_bytes, path == root, root
+            )
         elif path.is_dir():
-            index_root(store, report, path, collection, "auto", (), (), False, NoProgress(), max_file_bytes)
+            index_root(
+                store, report, path, collection, "auto", (), (), False, NoProgress(), max_file_bytes, root
+            )
         else:
             report.documents_removed += store.remove_sources(
                 collection, store.sources_under(collection, str(path))
@@ -166,12 +176,13 @@ def _load_and_ingest(
     force: bool,
     max_file_bytes: int,
     explicit: bool,
+    root: Path | None = None,
 ) -> None:
     """Load and write one file (a model file: each of its elements), in this process."""
     if path.suffix.lower() in MODEL_SUFFIXES and _is_model(path):
         _ingest_model(store, report, path, collection, force, max_file_bytes)
         return
-    for job in _file_jobs(store, collection, [path], chunker, force, max_file_bytes, explicit):
+    for job in _file_jobs(store, collection, [path], chunker, force, max_file_bytes, explicit, root):
         prepared = prepare(job)
         ready = [prepared] if _loaded(report, prepared, None) else []
         _write_group(store, report, collection, chunker, force, ready, None)

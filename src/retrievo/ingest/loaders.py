@@ -71,8 +71,12 @@ def load_file(
     explicit: bool = False,
     known_hash: str | None = None,
     known_file_hash: str | None = None,
+    relative: str | None = None,
 ) -> LoadedDocument | Skip | Unchanged:
     """Load one file. ``explicit`` files (named on the command line) are read as text if unknown.
+
+    ``relative``: the file's path below the root it was indexed from, what a code or configuration file's
+    context names (never the folders above the root: a temporary folder's name is no word of the file's).
 
     ``known_hash``: the indexed revision's source hash; a file whose text still hashes to it comes back
     as ``Unchanged`` before any parsing (Markdown, text and code, whose loaded text is the file's text).
@@ -111,7 +115,7 @@ def load_file(
     if known_hash is not None and suffix not in HTML_SUFFIXES and sha256_text(text) == known_hash:
         return Unchanged()
     try:
-        return _parse(path, source, text, suffix)
+        return _parse(path, source, text, suffix, relative)
     except RecursionError:
         # A hostile file (JSON, a notebook, HTML nested a thousand levels deep) is one file skipped with its
         # reason, never a run stopped: the parsers recurse, and Python's stack is the bound.
@@ -131,10 +135,12 @@ def is_config(path: Path) -> bool:
     return not path.suffix and path.name.isupper() and path.name.replace("_", "").isalpha()
 
 
-def load_config(path: Path, source: str, text: str) -> LoadedDocument:
+def load_config(path: Path, source: str, text: str, relative: str | None = None) -> LoadedDocument:
     """A configuration or licence file as text; its path (the last few parts) is its title and every
     chunk's context, so "which node versions" finds ``package.json`` by what it is as well as what it says."""
-    shown = "/".join(path.parts[-CONFIG_PATH_PARTS:])
+    shown = "/".join(
+        Path(relative).parts[-CONFIG_PATH_PARTS:] if relative else path.parts[-CONFIG_PATH_PARTS:]
+    )
     media = {".json": "application/json", ".yaml": "application/yaml", ".yml": "application/yaml",
              ".toml": "application/toml"}.get(path.suffix.lower(), "text/plain")  # fmt: skip
     return LoadedDocument(
@@ -143,9 +149,9 @@ def load_config(path: Path, source: str, text: str) -> LoadedDocument:
     )  # fmt: skip
 
 
-def _parse(path: Path, source: str, text: str, suffix: str) -> LoadedDocument | Skip:
+def _parse(path: Path, source: str, text: str, suffix: str, relative: str | None) -> LoadedDocument | Skip:
     if is_config(path) and suffix not in MARKDOWN_SUFFIXES and suffix not in TEXT_SUFFIXES:
-        return load_config(path, source, text)
+        return load_config(path, source, text, relative)
     if suffix in MARKDOWN_SUFFIXES:
         return load_markdown(source, text)
     if suffix in HTML_SUFFIXES:
@@ -154,7 +160,7 @@ def _parse(path: Path, source: str, text: str, suffix: str) -> LoadedDocument | 
         return load_markup(source, text, suffix)
     language = language_of(suffix)
     if language is not None:
-        return load_code(source, text, language)
+        return load_code(source, text, language, relative)
     return LoadedDocument(source=source, text=text, title=_title_from_path(path))
 
 

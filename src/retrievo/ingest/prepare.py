@@ -49,6 +49,7 @@ class FileJob:
     known_hash: str | None
     known_file_hash: str | None
     chunker: str
+    root: Path | None = None  # the indexed folder (or file) holding it: what its context names it from
 
 
 @dataclass
@@ -63,11 +64,24 @@ class Prepared:
 
 
 def prepare(job: FileJob) -> Prepared:
-    loaded = load_file(job.path, job.max_bytes, job.explicit, job.known_hash, job.known_file_hash)
+    loaded = load_file(job.path, job.max_bytes, job.explicit, job.known_hash, job.known_file_hash,
+                       below_root(job.path, job.root))  # fmt: skip
     if not isinstance(loaded, LoadedDocument):
         return Prepared(job.path, loaded)
     drafts = chunk_document(loaded, job.chunker)
     return Prepared(job.path, loaded, sha256_text(loaded.text), drafts, modified_time(job.path))
+
+
+def below_root(path: Path, root: Path | None) -> str | None:
+    """``path`` relative to the indexed ``root`` (a file root: its own name); None when no root holds it."""
+    if root is None:
+        return None
+    if path == root:
+        return path.name
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None
 
 
 def modified_time(path: Path) -> str | None:

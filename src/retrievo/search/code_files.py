@@ -53,7 +53,7 @@ from retrievo.errors import EmbedderUnavailable
 from retrievo.models import ArmHit, Chunk, Filters
 from retrievo.search import exact, file_ranker
 from retrievo.search.code_question import CodeQuestion, stem
-from retrievo.search.file_role import relative_path, role
+from retrievo.search.file_role import reads_text, relative_path, role
 from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, EmbedQuery
 from retrievo.store.base import Store
 
@@ -345,12 +345,13 @@ def file_signals(
 
 def file_roles(store: Store, collection: str, files: Sequence[tuple[str, str, float]]) -> dict[str, str]:
     """Each file's role (``file_role.role``) from its path relative to its indexed root; the best
-    ``CONTENT_FILES`` of ``files`` (path, document id, evidence) whose path reads as source also from their
-    first chunk (the header and imports: a generator's mark, a test framework)."""
+    ``CONTENT_FILES`` of ``files`` (path, document id, evidence) whose path reads as source (or as a source
+    file under a docs folder) also from their first chunk (the header and imports: a generator's mark, a test
+    framework, a ``package doc`` clause)."""
     roots = store.roots(collection)
     relative = {path: relative_path(path, roots) for path, _, _ in files}
     roles: dict[str, str] = {path: role(relative[path]) for path, _, _ in files}
-    best = sorted((f for f in files if roles[f[0]] == "source"), key=lambda f: -f[2])[:CONTENT_FILES]
+    best = sorted((f for f in files if reads_text(relative[f[0]])), key=lambda f: -f[2])[:CONTENT_FILES]
     first = {path: ids[0] for path, document, _ in best if (ids := store.current_chunk_ids(document))}
     chunks = store.get_chunks(list(first.values())) if first else {}
     for path, chunk_id in first.items():

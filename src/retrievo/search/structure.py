@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from retrievo.errors import ConfigError, DocumentNotFound
 from retrievo.models import ArmHit, Filters
@@ -81,6 +81,9 @@ class GraphEdge:
     line_text: str
     depth: int
     is_test: bool
+    # A test reached through other code: the symbols between the test and the one asked about, the test's
+    # callee first (``executeCommand``, ``Command.Execute``, …); empty when the test calls it directly.
+    via: tuple[str, ...] = ()
 
 
 @dataclass
@@ -203,13 +206,81 @@ def dependents(
     return graph
 
 
-def tests_for(index: CodeIndex, collection: str, symbol: SymbolHit, depth: int = 2) -> list[GraphEdge]:
-    """Test code that reaches the symbol (directly, or through what calls it), nearest first."""
-    graph = dependents(index, collection, symbol, depth, kinds=("calls", "inherits", "implements", "uses"))
-    unique: dict[tuple[str, str], GraphEdge] = {}
-    for edge in sorted(graph.tests, key=lambda e: e.depth):
-        unique.setdefault((edge.source, edge.path), edge)
-    return list(unique.values())
+# How far ``tests_for`` walks up from a symbol to the tests that reach it: TEST_DEPTH callers in all, of which
+# at most TEST_HOPS are code outside the tests (``Execute`` → ``ExecuteC`` → ``execute``); helpers in test
+# files (``executeCommand``) are walked through too. Each level is one query; TEST_FRONTIER bounds its width.
+TEST_DEPTH = 5
+TEST_HOPS = 3
+TEST_FRONTIER = 200
+# A test function by its name, where the language names them so: a helper in a test file is walked through.
+_TEST_NAMES = {
+    "go": re.compile(r"^(Test|Benchmark|Example|Fuzz)([A-Z0-9_]|$)"),
+    "python": re.compile(r"^test"),
+}
+
+
+def is_test_function(symbol: SymbolHit) -> bool:
+    """Whether a symbol of a test file is a test (not a helper): Go's ``TestX``/``BenchmarkX``/``ExampleX``/
+    ``FuzzX``, Python's ``test_x``; in languages that mark tests otherwise (JUnit's ``@Test``, ``it('…')``
+    callbacks) every symbol of a test file counts."""
+    pattern = _TEST_NAMES.get(symbol.language)
+    return symbol.is_test and (pattern is None or bool(pattern.match(symbol.name)))
+
+
+def tests_for(
+    index: CodeIndex, collection: str, symbol: SymbolHit, depth: int = TEST_DEPTH
+) -> list[GraphEdge]:
+    """Test code that reaches the symbol, nearest first: tests calling it (or using, extending it), and tests
+    reaching it through callers — code outside the tests (at most ``TEST_HOPS`` of them) and helpers in test
+    files. Each edge is the test's own line; ``via`` names what lies between. A helper in a test file through
+    which no test is found within ``depth`` is listed itself."""
+    kinds = ("calls", "inherits", "implements", "uses")
+    found: dict[tuple[str, str], GraphEdge] = {}
+    helpers: dict[tuple[str, str], GraphEdge] = {}
+    through_helper: set[str] = set()
+    # each frontier symbol with the chain below it (its callee first) and the non-test hops taken
+    frontier: list[tuple[SymbolHit, tuple[str, ...], int]] = [(symbol, (), 0)]
+    seen = {symbol.qualified_name}
+    for level in range(1, max(1, depth) + 1):
+        by_name: dict[str, list[tuple[SymbolHit, tuple[str, ...], int]]] = {}
+        for item in frontier:
+            by_name.setdefault(item[0].name, []).append(item)
+        edges = index.edges_to(collection, sorted(by_name), kinds)
+        if len(edges) > MAX_EDGES:
+            edges = sorted(edges, key=lambda e: (not e.is_test, e.path, e.line))[:MAX_EDGES]
+        candidates = index.symbols_named(collection, sorted({e.target_name for e in edges}))
+        sources = index.symbols_named(collection, sorted({e.source for e in edges}), qualified=True)
+        callers = {s.qualified_name: s for s in sources}
+        wanted = {item[0].qualified_name: item for items in by_name.values() for item in items}
+        next_frontier: list[tuple[SymbolHit, tuple[str, ...], int]] = []
+        for edge in sorted(edges, key=lambda e: (e.path, e.line)):
+            reached = [
+                wanted[r.qualified_name] for r in _resolve(edge, candidates) if r.qualified_name in wanted
+            ]
+            if not reached:
+                continue
+            callee, chain, hops = reached[0]
+            via = chain if callee is symbol else (callee.qualified_name, *chain)
+            caller = callers.get(edge.source)
+            graph_edge = replace(_graph_edge(edge, (callee,), level), via=via)
+            key = (edge.source, edge.path)
+            if edge.is_test and (caller is None or is_test_function(caller)):
+                found.setdefault(key, graph_edge)
+                through_helper.update(via)
+                continue
+            if caller is None or caller.qualified_name in seen:
+                continue
+            if edge.is_test:
+                helpers.setdefault(key, graph_edge)
+            elif hops >= TEST_HOPS:
+                continue
+            seen.add(caller.qualified_name)
+            next_frontier.append((caller, via, hops + (not edge.is_test)))
+        frontier = next_frontier[:TEST_FRONTIER]
+        if not frontier:
+            break
+    tests = list(found.values()) + [e for e in helpers.values() if e.source not in through_helper]
+    return sorted(tests, key=lambda e: (e.depth, e.path, e.line))
 
 
 def _graph_edge(edge: EdgeHit, resolved: Iterable[SymbolHit], depth: int) -> GraphEdge:

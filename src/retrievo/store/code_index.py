@@ -95,6 +95,12 @@ EDGES_TO = f"""
 COUNTS = """SELECT (SELECT COUNT(*) FROM code_symbols s JOIN collections col ON col.id = s.collection_id
     WHERE col.name = ?), (SELECT COUNT(*) FROM code_edges e JOIN collections col ON col.id = e.collection_id
     WHERE col.name = ?)"""
+CODE_FILES = """SELECT d.source, d.metadata FROM documents d JOIN collections col ON col.id = d.collection_id
+    WHERE col.name = ? AND d.kind = 'code' AND d.deleted_at IS NULL ORDER BY d.source"""
+SYMBOLS_BY_LANGUAGE = """SELECT s.language, COUNT(*) FROM code_symbols s JOIN collections col ON col.id = s.collection_id
+    WHERE col.name = ? GROUP BY s.language"""
+EDGES_BY_KIND = """SELECT e.kind, COUNT(*) FROM code_edges e JOIN collections col ON col.id = e.collection_id
+    WHERE col.name = ? GROUP BY e.kind"""
 DUMP_SYMBOLS = "SELECT * FROM code_symbols WHERE collection_id = ? ORDER BY id"
 DUMP_EDGES = "SELECT * FROM code_edges WHERE collection_id = ? ORDER BY id"
 SYMBOL_FIELDS = ("document_id", "language", "is_test", "name", "qualified_name", "kind", "visibility", "signature",
@@ -128,6 +134,22 @@ class EdgeHit:
     id: int
     column: int  # 0-based character column of the target's name on its line
     resolved: str | None  # the qualified name a language server resolved it to, if one did
+
+
+@dataclass(frozen=True)
+class CodeStats:
+    """What a collection holds of code: files per language, symbols per language, edges per kind, and the code
+    files read as text without symbols (path, why: no grammar, too large to parse)."""
+
+    files: dict[str, int]
+    test_files: int
+    symbols: dict[str, int]
+    edges: dict[str, int]
+    without_symbols: tuple[tuple[str, str], ...]
+
+
+def _by_count(counts: dict[str, int]) -> dict[str, int]:
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
 def symbol_hit(row: Sequence[Any]) -> SymbolHit:
@@ -238,6 +260,23 @@ class CodeIndex:
     def counts(self, collection: str) -> tuple[int, int]:
         row = self._rows(COUNTS, [collection, collection])[0]
         return int(row[0]), int(row[1])
+
+    def stats(self, collection: str) -> CodeStats:
+        """The collection's code in numbers (``retrievo status``): one pass over its code files' metadata."""
+        files: dict[str, int] = {}
+        tests = 0
+        without: list[tuple[str, str]] = []
+        for source, metadata in self._rows(CODE_FILES, [collection]):
+            data = metadata if isinstance(metadata, dict) else json.loads(metadata or "{}")
+            language = str(data.get("language") or "unknown")
+            files[language] = files.get(language, 0) + 1
+            tests += bool(data.get("test"))
+            symbols = data.get("symbols")
+            if isinstance(symbols, str) and symbols.startswith("none: "):
+                without.append((str(source), symbols.removeprefix("none: ")))
+        by_language = {str(k): int(n) for k, n in self._rows(SYMBOLS_BY_LANGUAGE, [collection])}
+        by_kind = {str(k): int(n) for k, n in self._rows(EDGES_BY_KIND, [collection])}
+        return CodeStats(_by_count(files), tests, _by_count(by_language), _by_count(by_kind), tuple(without))
 
     def chunks_of_symbols(self, symbols: Sequence[SymbolHit]) -> dict[str, list[int]]:
         """Current chunk ids per qualified name (a long symbol has several chunks)."""

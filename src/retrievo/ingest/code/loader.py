@@ -4,6 +4,10 @@ Sections partition the file: each symbol's own lines (a class's header and field
 methods), each method and function, and the module remainder (imports, constants). Each section
 carries the seed's header as its context — language, file, kind, qualified name, signature,
 docstring summary — which is searched and embedded but kept out of the offsets.
+
+The header's file is the path below the indexed root (its last ``HEADER_PATH_PARTS`` parts), never the
+folders above the root: ``File: tmpdir/repo/command.go`` put a temporary folder's name into every chunk's
+words and vector, and the same repository checked out elsewhere read differently.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import re
 from pathlib import PurePath
 
 from retrievo.ingest.code.edges import target_name
-from retrievo.ingest.code.symbols import CodeSymbol, RawEdge, parse_code
+from retrievo.ingest.code.symbols import CodeSymbol, RawEdge, parse_code, unparsed_reason
 from retrievo.models import CodeEdgeRow, CodeStructure, CodeSymbolRow, Kind, LoadedDocument, Section
 
 _TEST_FILE = re.compile(
@@ -24,15 +28,19 @@ _TEST_DIRS = frozenset({"test", "tests", "__tests__", "spec", "testing"})
 HEADER_PATH_PARTS = 3
 
 
-def load_code(source: str, text: str, language: str) -> LoadedDocument:
+def load_code(source: str, text: str, language: str, relative: str | None = None) -> LoadedDocument:
+    """``relative``: the file's path below its indexed root (``cmd/root.go``), what the header names; without
+    it, the last parts of ``source``."""
     path = PurePath(source)
     module = path.stem
     parsed = parse_code(text, language, module)
     symbols = None if parsed is None else parsed[0]
-    shown = "/".join(path.parts[-HEADER_PATH_PARTS:])
+    shown = header_path(relative if relative is not None else source)
     metadata: dict[str, object] = {"language": language}
     if symbols is None:
-        metadata["symbols"] = "none: no grammar for this language" if len(text) else "none"
+        metadata["symbols"] = (
+            f"none: {unparsed_reason(text, language) or 'not parsed'}" if len(text) else "none"
+        )
         sections: tuple[Section, ...] = (
             Section(0, len(text), context=_header(language, shown, "file", module, "", ""),
                     metadata={"language": language}),
@@ -54,6 +62,12 @@ def load_code(source: str, text: str, language: str) -> LoadedDocument:
         metadata=metadata,
         structure=structure,
     )
+
+
+def header_path(path: str) -> str:
+    """What a header's ``File:`` line names: the last ``HEADER_PATH_PARTS`` parts of ``path``."""
+    parts = [part for part in PurePath(path.replace("\\", "/")).parts if part not in ("/", "\\")]
+    return "/".join(parts[-HEADER_PATH_PARTS:])
 
 
 def is_test_path(source: str) -> bool:

@@ -2,6 +2,10 @@
 
 The walk is iterative (deeply nested input cannot overflow the stack) and bounded: files over
 ``MAX_PARSE_CHARS`` are not parsed, and are chunked by lines like code without a grammar.
+
+A qualified name starts with the file's module: the file's stem (``core.Command.parse_args`` in
+``core.py``), except in Go, where a name belongs to its package (the ``package x`` clause) and not to the
+file it is written in: ``Run`` on ``Command`` in cobra's ``command.go`` is ``cobra.Command.Run``.
 """
 
 from __future__ import annotations
@@ -64,8 +68,21 @@ def parse_symbols(text: str, language: str, module: str) -> list[CodeSymbol] | N
     return None if parsed is None else parsed[0]
 
 
+def unparsed_reason(text: str, language: str) -> str | None:
+    """Why a file of ``language`` gets no symbols (it is then indexed as text, by lines), or None if it does."""
+    if language not in GRAMMARS:
+        return f"no grammar for {language}: read as text"
+    if tree_sitter_language(language) is None:
+        return f"the {language} grammar ({GRAMMARS[language].module}) is not installed: read as text"
+    if len(text) > MAX_PARSE_CHARS:
+        return f"too large to parse: {len(text)} characters > {MAX_PARSE_CHARS}: read as text"
+    return None
+
+
 def parse_code(text: str, language: str, module: str) -> tuple[list[CodeSymbol], list[RawEdge]] | None:
-    """Symbols in source order and the edges found, or None (no grammar, or the file is too large)."""
+    """Symbols in source order and the edges found, or None (no grammar, or the file is too large).
+
+    ``module`` qualifies the names (the file's stem); a Go file's ``package`` clause takes its place."""
     ts_language = tree_sitter_language(language)
     if ts_language is None or len(text) > MAX_PARSE_CHARS:
         return None
@@ -74,6 +91,8 @@ def parse_code(text: str, language: str, module: str) -> tuple[list[CodeSymbol],
     data = text.encode("utf-8")
     tree = tree_sitter.Parser(ts_language).parse(data)
     grammar = GRAMMARS[language]
+    if language == "go":
+        module = go_package(tree.root_node, data) or module
     offsets = _Offsets(text)
     symbols: list[CodeSymbol] = []
     edges: list[RawEdge] = []
@@ -176,6 +195,15 @@ def _name(node: Any, language: str, data: bytes) -> str | None:
         declarator = declarator.child_by_field_name("declarator") or (
             declarator.named_children[0] if declarator.named_children else None
         )
+    return None
+
+
+def go_package(root: Any, data: bytes) -> str | None:
+    """The name in a Go file's ``package x`` clause (the first of the file's top-level nodes that is one)."""
+    for node in root.named_children:
+        if node.type == "package_clause":
+            named = next((c for c in node.named_children if c.type == "package_identifier"), None)
+            return _text(named, data) if named is not None else None
     return None
 
 

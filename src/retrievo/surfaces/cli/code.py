@@ -90,7 +90,8 @@ def deps(
 @collection_option
 @json_option
 def tests_for(symbol: str, db: Path | None, store: str | None, collection: str | None, as_json: bool) -> None:
-    """Tests that exercise SYMBOL: test code calling it directly, or through what calls it."""
+    """Tests that exercise SYMBOL: test code calling it directly, or through what calls it (helpers in test
+    files, and up to three callers outside the tests), each with the chain it reaches SYMBOL by."""
     with _errors(), _engine(db, collection, store=store, embedder="none") as engine:
         graph = engine.symbol_graph(symbol, direction="dependents", depth=1)
     if as_json:
@@ -101,6 +102,8 @@ def tests_for(symbol: str, db: Path | None, store: str | None, collection: str |
     for edge in graph.tests:
         click.echo(f"{edge.path}:{edge.line}  {edge.source}  (depth {edge.depth})")
         click.echo(f"    {edge.line_text}")
+        if edge.via:
+            click.echo(f"    via {' → '.join(edge.via)} → {graph.symbol.qualified_name}")
 
 
 def _print_edge(edge: GraphEdge, dependents: bool) -> None:

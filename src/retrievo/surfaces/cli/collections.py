@@ -12,6 +12,7 @@ from typing import Any
 import click
 from rich.table import Table
 
+from retrievo.store.code_index import CodeStats
 from retrievo.surfaces.cli.app import main
 from retrievo.surfaces.cli.base import _engine, _errors, collection_option, db_option, json_option, out
 from retrievo.surfaces.serialize import chunk_to_dict, status_to_dict
@@ -132,13 +133,19 @@ def verify(db: Path | None, store: str | None, collection: str | None, fix: bool
 @db_option
 @json_option
 def status(db: Path | None, store: str | None, as_json: bool) -> None:
-    """Show collections, documents, chunks, embedded and missing vectors."""
+    """Show collections, documents, chunks, embedded and missing vectors; for code, the files per language,
+    symbols, edges and the code files read without symbols (and why)."""
     with _errors():
         engine = _engine(db, None, store=store)
         state = engine.status()
         model = engine.embedder.describe() if engine.embedder is not None else None
+        code = {c.name: engine.code_stats(c.name) for c in state.collections}
         if as_json:
-            click.echo(json.dumps(status_to_dict(state) | {"embedder": model}, indent=2))
+            shown = status_to_dict(state)
+            for entry in shown["collections"]:
+                stats = code.get(entry["name"])
+                entry["code"] = dataclasses.asdict(stats) if stats is not None else None
+            click.echo(json.dumps(shown | {"embedder": model}, indent=2))
             return
         table = Table(title=f"{state.db} ({state.size_bytes / 1e6:.1f} MB)")
         for column in ("collection", "documents", "chunks", "embedded", "missing", "model", "last indexed"):
@@ -149,7 +156,35 @@ def status(db: Path | None, store: str | None, as_json: bool) -> None:
                 f"{c.model_id or '-'} ({c.dimensions or '-'}d)", c.last_indexed or "-",
             )  # fmt: skip
         out.print(table)
+        for name, stats in code.items():
+            if stats is not None:
+                for line in code_lines(name, stats):
+                    out.print(line, highlight=False, markup=False, soft_wrap=True)
         out.print(embedder_line(model), highlight=False, markup=False, soft_wrap=True)
+
+
+SHOWN_WITHOUT_SYMBOLS = 10  # files read without symbols listed by name; the rest are counted
+
+
+def code_lines(collection: str, stats: CodeStats) -> list[str]:
+    """`retrievo status` on a collection's code: files per language, symbols, edges, files without symbols."""
+
+    def counts(by: dict[str, int]) -> str:
+        return ", ".join(f"{key} {n:,}" for key, n in by.items()) or "none"
+
+    lines = [
+        f"code in {collection!r}: {sum(stats.files.values()):,} files ({counts(stats.files)}), "
+        f"{stats.test_files:,} of them tests; {sum(stats.symbols.values()):,} symbols ({counts(stats.symbols)}); "
+        f"{sum(stats.edges.values()):,} edges ({counts(stats.edges)})"
+    ]
+    if stats.without_symbols:
+        lines.append(f"  read as text, without symbols ({len(stats.without_symbols):,}):")
+        lines += [f"    {path} — {why}" for path, why in stats.without_symbols[:SHOWN_WITHOUT_SYMBOLS]]
+        if len(stats.without_symbols) > SHOWN_WITHOUT_SYMBOLS:
+            lines.append(
+                f"    … {len(stats.without_symbols) - SHOWN_WITHOUT_SYMBOLS:,} more (--json lists all)"
+            )
+    return lines
 
 
 def embedder_line(model: dict[str, Any] | None) -> str:
