@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import threading
 from pathlib import Path
 
 import click
@@ -94,7 +95,6 @@ def serve(
                 "[yellow]no API keys yet:[/] every request will be refused until one is made with "
                 "`retrievo keys create --name NAME --scope read`", highlight=False,
             )  # fmt: skip
-        engine.warm_up()
     configure_logging()
     auth = "off (--no-auth, loopback only)" if settings.no_auth else "API keys"
     err.print(
@@ -107,6 +107,8 @@ def serve(
               "timeout_graceful_shutdown": 10, "proxy_headers": True,
               "timeout_keep_alive": KEEP_ALIVE_S}  # fmt: skip
     if settings.workers == 1:
+        # The model loads beside the server's start, not before it: the port answers at once.
+        threading.Thread(target=engine.warm_up, name="retrievo-warm-up", daemon=True).start()
         uvicorn.run(build_app(engine, settings, keys), **common)  # type: ignore[arg-type]
         return
     engine.close()

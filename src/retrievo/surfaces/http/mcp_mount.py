@@ -78,6 +78,7 @@ class McpServers:
                 allow_refresh=rights[1],
                 toolsets=self.settings.tools,
                 shows_store=False,
+                announces=False,  # stateless: no channel a list change could be sent on
             )
             security = security_for(self.settings)
             manager = StreamableHTTPSessionManager(

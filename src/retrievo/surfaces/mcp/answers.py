@@ -142,3 +142,50 @@ def page_of(
         line_end=text.count("\n", 0, max(begin, page_end - 1)) + 1, text=text[begin:page_end],
         next_start=page_end if page_end < stop else None,
     )  # fmt: skip
+
+
+LINE_TEXT = 240  # characters of a list item's text in the text rendering (the structured answer has it all)
+WHERE = ("path", "source_path", "qualified_name", "name", "uri")  # the first one an item has
+LABEL = ("context", "title", "element_type", "kind", "role", "type")
+SAID = ("score", "similarity_score", "relevance")
+BODY = ("excerpt", "why", "summary", "description", "text")
+UNSAID = frozenset({"as_of", "search_duration_ms", "fusion", "roots", "search_mode", "uri"})  # structured only
+
+
+def rendering(tool: str, data: dict[str, Any]) -> str:
+    """The text content beside ``structuredContent``: a short reading of the answer, not its JSON again.
+
+    Scalars on one line each, each list item on one line (where, what, score, its text cut to
+    ``LINE_TEXT``), a long text (``get_document``'s, ``get_context``'s) as it is. Uris, timings and
+    nested detail (explain, fusion weights, metadata) stay in the structured answer only.
+    """
+    lines = [f"{tool}:"]
+    texts: list[str] = []
+    for key, value in data.items():
+        if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+            lines.append(f"{key} ({len(value)}):")
+            lines.extend(f"{n}. {_item(item)}" for n, item in enumerate(value, 1))
+        elif isinstance(value, list):
+            lines.append(f"{key}: {', '.join(map(str, value))}")
+        elif isinstance(value, str) and (len(value) > LINE_TEXT or "\n" in value):
+            texts.append(value)
+        elif not isinstance(value, dict) and key not in UNSAID:
+            lines.append(f"{key}: {value}")
+    return "\n".join([*lines, *texts])
+
+
+def _item(item: dict[str, Any]) -> str:
+    where = next((str(item[key]) for key in WHERE if item.get(key) is not None), "")
+    if where and "line_start" in item:
+        where += f":{item['line_start']}" + (f"-{item['line_end']}" if item.get("line_end") else "")
+    parts = [where] if where else []
+    parts += [str(item[key]) for key in LABEL if isinstance(item.get(key), str)][:1]
+    parts += [f"{key} {item[key]}" for key in SAID if isinstance(item.get(key), int | float)][:1]
+    body = next((str(item[key]) for key in BODY if isinstance(item.get(key), str)), None)
+    if body is not None:
+        flat = " ".join(body.split())  # an exact text (detail: full) is given whole: it was asked for
+        cut = len(flat) > LINE_TEXT and "text" not in item
+        parts.append(flat[: LINE_TEXT - 1] + "…" if cut else flat)
+    if not parts:  # an item without a known shape: its scalar fields
+        parts = [f"{k}: {v}" for k, v in item.items() if isinstance(v, str | int | float | bool)]
+    return " — ".join(parts)

@@ -20,19 +20,27 @@ from collections.abc import Callable
 from typing import Any
 
 import pydantic_core
+from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.subscriptions import ToolsListChanged
-from mcp.types import CallToolResult, TextContent
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.models import InitializationOptions
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import PromptsListChanged, ToolsListChanged
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
+from mcp.types import Prompt as MCPPrompt
 from mcp.types import Tool as MCPTool
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
+from retrievo.surfaces.mcp.answers import rendering
+from retrievo.surfaces.mcp.protocol import LONG_WORK, PROMPT_TOOLSETS, LogLevels, tell
 from retrievo.surfaces.mcp.schemas import NULL_KEPT
-from retrievo.surfaces.mcp.toolsets import Offer
+from retrievo.surfaces.mcp.toolsets import TOOLSETS, Offer
 
 MAX_SHOWN_INPUT = 60
 MAX_BYTES = int(os.environ.get("RETRIEVO_MCP_MAX_BYTES", "90000"))
 SMALLER = {"get_document": "max_chars", "get_context": "max_tokens", "getContext": "max_tokens"}
+RESOURCE_NOT_FOUND = -32002  # the 2025 specs' code; 2026-07-28 retired it for INVALID_PARAMS
 
 
 def _compact(data: Any) -> bytes:
@@ -317,10 +325,94 @@ def registered(server: MCPServer) -> Offered:
 
 
 class RetrievoMCPServer(MCPServer):
+    """The SDK's server, with lean tool lists, forgiving arguments, answers under a cap, prompts and
+    resources that answer the spec's error codes, log messages for long work, and list changes told."""
+
     _listed: tuple[Offered, list[MCPTool]] | None = None
     offer: Offer | None = None  # which registered tools the served collections can answer now
     describe_holdings: Callable[[frozenset[str]], str] | None = None  # instructions for these kinds
     _announced: frozenset[str] | None = None  # the hidden tools when the list was last given out
+    on_first_request: Callable[[], None] | None = None  # run once, after the handshake (the model's load)
+
+    def __init__(self, *args: Any, announces: bool = True, **kwargs: Any) -> None:
+        """``announces``: list changes reach handshake-era clients (a stateful transport); ``False``
+        declares ``listChanged: false`` to them (stateless HTTP has no channel to send one on)."""
+        super().__init__(*args, **kwargs)
+        self.log_levels = LogLevels()
+        lowlevel = self._lowlevel_server
+        declared = lowlevel.create_initialization_options
+
+        def options(
+            notification_options: NotificationOptions | None = None,
+            experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+            extensions: dict[str, dict[str, Any]] | None = None,
+        ) -> InitializationOptions:
+            told = NotificationOptions(prompts_changed=announces, tools_changed=announces)
+            return declared(notification_options or told, experimental_capabilities, extensions)
+
+        lowlevel.create_initialization_options = options  # type: ignore[method-assign]
+
+    def started(self) -> None:
+        """A client spoke past the handshake: run ``on_first_request`` (once)."""
+        first, self.on_first_request = self.on_first_request, None
+        if first is not None:
+            first()
+
+    def prompt_offered(self, name: str) -> Any:
+        """The prompt ``name`` if it is listed now (its toolset registered, its kind held), else None."""
+        prompt = self._prompt_manager.get_prompt(name)
+        toolset = PROMPT_TOOLSETS.get(name)
+        if prompt is None or toolset is None:
+            return prompt
+        hidden = self.hidden()
+        names = {tool.name for tool in self._tool_manager.list_tools()}
+        offered = any(tool in names and tool not in hidden for tool in TOOLSETS[toolset])
+        return prompt if offered else None
+
+    async def list_prompts(self) -> list[MCPPrompt]:
+        self.started()
+        return [prompt for prompt in await super().list_prompts() if self.prompt_offered(prompt.name)]
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> Any:
+        """A prompt rendered; an unknown one, a missing argument or a refused value is ``-32602`` (invalid
+        params) naming what is wrong, never an internal error with a traceback in the log."""
+        self.started()
+        if self.prompt_offered(name) is None:
+            offered = ", ".join(p.name for p in await self.list_prompts()) or "none"
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {name!r}; prompts here: {offered}")
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except ValueError as exc:  # the SDK's wrapping of a missing argument or a tool's refusal
+            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        """A resource's contents; one not in the index is ``-32002`` (resource not found) with its uri
+        (``-32602`` at protocol 2026-07-28, which retired -32002)."""
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceNotFoundError as exc:
+            request = getattr(context, "_request_context", None)
+            modern = request is not None and request.protocol_version in MODERN_PROTOCOL_VERSIONS
+            code = INVALID_PARAMS if modern else RESOURCE_NOT_FOUND
+            raise MCPError(code=code, message=str(exc), data={"uri": str(uri)}) from None
+
+    async def _handle_call_tool(self, ctx: Any, params: Any) -> Any:
+        """A call over MCP: the answer's text content is a short reading of it (``rendering``), not the
+        JSON again: ``structuredContent`` carries the data (what Claude Code hands the model), so the
+        wire no longer holds every answer twice. REST (``call_tool``) keeps the compact JSON text."""
+        result = await super()._handle_call_tool(ctx, params)
+        if (
+            isinstance(result, CallToolResult)
+            and result.structured_content is not None
+            and not result.is_error
+        ):
+            text = rendering(params.name, result.structured_content)
+            return CallToolResult(
+                content=[TextContent(type="text", text=text)], structured_content=result.structured_content
+            )
+        return result
 
     def hidden(self) -> frozenset[str]:
         """Registered tools not listed now (their kind of content is not in the served collections)."""
@@ -328,9 +420,11 @@ class RetrievoMCPServer(MCPServer):
             return frozenset()
         return self.offer.hidden(tool.name for tool in self._tool_manager.list_tools())
 
-    async def announce_changes(self) -> None:
-        """Tell listeners (``notifications/tools/list_changed``) when the offered tools changed since
-        the list was last given out, and keep the instructions in step with what is held."""
+    async def announce_changes(self, context: Any = None) -> None:
+        """Tell listeners (``notifications/tools/list_changed`` and ``…/prompts/list_changed``) when the
+        offered tools changed since the list was last given out, and keep the instructions in step with
+        what is held: ``subscriptions/listen`` streams (protocol 2026-07-28) through the bus, a client of
+        the handshake era on its own session (the one whose call changed the index)."""
         if self.offer is None or self._announced is None:
             return
         now = self.hidden()
@@ -339,10 +433,16 @@ class RetrievoMCPServer(MCPServer):
             if self.describe_holdings is not None:
                 self._lowlevel_server.instructions = self.describe_holdings(self.offer.kinds())
             await self._subscriptions.publish(ToolsListChanged())
+            await self._subscriptions.publish(PromptsListChanged())
+            request = getattr(context, "_request_context", None)
+            if request is not None and request.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                await request.session.send_tool_list_changed()
+                await request.session.send_prompt_list_changed()
 
     async def list_tools(self) -> list[MCPTool]:
         """The tools offered now, their schemas lean (``lean``); made again only when that changes
         (every client lists them: 0.65 ms each)."""
+        self.started()
         now = registered(self)
         hidden = self._announced = now[1]
         if self._listed is not None and self._listed[0] == now:
@@ -361,6 +461,7 @@ class RetrievoMCPServer(MCPServer):
         return list(tools)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        self.started()
         tool = self._tool_manager.get_tool(name)
         accepted = sorted(tool.parameters.get("properties", {})) if tool is not None else []
         # A misspelt argument is an error, not silently the default (the SDK ignores unknown names).
@@ -371,14 +472,23 @@ class RetrievoMCPServer(MCPServer):
             )
         if tool is not None and arguments:
             arguments = forgiving(arguments, tool.parameters)
+        long = tool is not None and name in LONG_WORK
+        if long:
+            await tell(context, self.log_levels, "info", {"tool": name, "event": "started"})
         try:
             answer = fit(name, await self._called(tool, name, arguments, context))
         except ToolError as exc:
             cause = exc.__cause__
+            if long:
+                await tell(
+                    context, self.log_levels, "error", {"tool": name, "event": "failed", "error": str(exc)}
+                )
             if not isinstance(cause, ValidationError):
                 raise
             raise ToolError(describe(name, cause, accepted, tool.parameters if tool else None)) from None
-        await self.announce_changes()
+        if long:
+            await tell(context, self.log_levels, "info", {"tool": name, "event": "finished"})
+        await self.announce_changes(context)
         return answer
 
     async def _called(self, tool: Any, name: str, arguments: dict[str, Any], context: Any) -> Any:
