@@ -35,6 +35,46 @@ class Invoice:
         """Whether the amount due was not paid by the due date."""
         return self.due_date < today and not self.paid
 '''
+GUIDE = """# Deploying the widget
+
+[![build](https://ci.example.com/badge.svg)](https://ci.example.com/widget) ![logo](https://cdn.example.com/logo.png)
+
+Install it with pip, then start the quokka server:
+
+```bash
+pip install widget
+widget serve --port 8080
+```
+
+The `--port` flag picks the port; see [the next guide](next.md) or [this](javascript:alert(1)).
+
+<script>document.title='pwned'</script>
+"""
+API = """Widget API
+==========
+
+The ``Widget`` class wraps a quokka connection; call :meth:`Widget.connect` first,
+then :func:`~widget.tools.ping`.
+
+Example::
+
+    w = Widget("quokka")
+    w.connect()
+
+Errors
+------
+
+.. note:: Connections time out after 30 seconds.
+
+.. raw:: html
+
+   <script>document.title='pwned'</script>
+
+.. include:: /etc/passwd
+
+.. image:: https://cdn.example.com/diagram.png
+   :alt: the quokka diagram
+"""
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None,
     reason="no Chromium here and it could not be installed (apt-get install chromium); the page is untested",
@@ -70,6 +110,9 @@ def site(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[tupl
         "the *merged* options; see [the hooks guide](hooks.md).\n",
         encoding="utf-8",
     )
+    # A README and an API page as projects write them: opened from a citation, each reads as its own markup.
+    (corpus / "guide.md").write_text(GUIDE, encoding="utf-8")
+    (corpus / "api.rst").write_text(API, encoding="utf-8")
     # Code beside the prose: a code hit is titled by its symbol and shown as numbered lines.
     (corpus / "billing").mkdir()
     (corpus / "billing" / "invoice.py").write_text(INVOICE, encoding="utf-8")
@@ -138,7 +181,7 @@ def test_search_filter_explain_and_open_the_exact_passage(
     arms = page.locator("#results li.hit").first.locator(".explain dt").all_inner_texts()
     assert set(arms) <= {"keyword", "semantic"} and arms
 
-    # The citation opens the document with exactly the hit's text marked, scrolled into view.
+    # The citation opens the document rendered, the blocks holding the hit's text marked, scrolled into view.
     expected = httpx.post(
         f"{server.url}/api/search", json={"query": QUESTION, "limit": 10, "mode": "hybrid", "detail": "full"},
         headers={"Authorization": f"Bearer {token}"}, timeout=60,
@@ -146,14 +189,22 @@ def test_search_filter_explain_and_open_the_exact_passage(
     lines = Path(expected["path"]).read_text(encoding="utf-8").split("\n")
     cited = "\n".join(lines[expected["line_start"] - 1 : expected["line_end"]])
     page.locator("#results a.cite").first.click()
-    page.wait_for_selector("mark#hit")
-    marked = page.locator("mark#hit").text_content() or ""
-    assert marked == cited and expected["text"] in marked  # the cited lines, holding the passage
+    page.wait_for_selector("#doc.rendered.markdown #hit")
+    blocks = " ".join(page.locator("#doc .hit").all_text_contents())
+    assert "20 weeks of fully paid parental leave" in expected["text"] and "20 weeks of fully paid" in blocks
+    assert "## " not in blocks  # a heading reads as a heading
     assert page.evaluate(
         "(() => { const r = document.getElementById('hit').getBoundingClientRect();"
         " return r.bottom > 0 && r.top < innerHeight; })()"
     )
     shot(page, "document-view.png")
+    # The text as indexed, one link away: exactly the cited lines marked.
+    page.click("#where a")
+    page.wait_for_selector("pre#doc mark#hit")
+    marked = page.locator("mark#hit").text_content() or ""
+    assert marked == cited and expected["text"] in marked  # the cited lines, holding the passage
+    page.go_back()
+    page.wait_for_selector("#doc.rendered")
     page.go_back()
     page.wait_for_selector("#results li.hit")  # the query is in the address, so back shows the results
     page.close()
@@ -170,9 +221,15 @@ def test_offsets_past_emoji_mark_the_right_text(site: tuple[Server, str, list[st
     page.add_init_script(f"sessionStorage.setItem('retrievo-key', {token!r})")
     document_id, revision_id = hit["uri"].split("/")[3], hit["uri"].split("/")[5]
     query = f"document_id={document_id}&revision_id={revision_id}&start={hit['start']}&end={hit['end']}"
-    page.goto(f"{server.url}/view?{query}")
+    page.goto(f"{server.url}/view?{query}&as=text")
     page.wait_for_selector("mark#hit")
     assert page.locator("mark#hit").text_content() == hit["text"]
+    page.goto(f"{server.url}/view?{query}")  # rendered: the passage's paragraph is the block marked
+    page.wait_for_selector("#doc.rendered #hit")
+    assert page.locator("#doc .hit").all_text_contents() == [
+        "Per diem",
+        "The per diem for meals abroad is 45 euros a day, paid with the salary.",
+    ]  # the passage's heading and paragraph; nothing before the emoji moves the mark
     page.close()
 
 
@@ -240,7 +297,7 @@ def test_hostile_document_text_is_shown_never_run(site: tuple[Server, str, list[
     excerpt = page.locator("#results li.hit .excerpt").first.text_content() or ""
     assert "<img src=x" in excerpt or "<script>" in excerpt  # shown as text
     page.locator("#results a.cite").first.click()
-    page.wait_for_selector("mark#hit")
+    page.wait_for_selector("#doc #hit")
     assert "<script>" in (page.locator("#doc").text_content() or "")
     assert page.title() != "pwned" and page.locator("#doc img, #results img, #doc script").count() == 0
     page.close()
@@ -349,3 +406,96 @@ def test_the_question_s_words_are_marked_where_words_start_and_stop_words_never(
     shown = excerpt("#### `request`\n\n**Type:** `Function` <img src=x>", "request type")
     assert "<img" not in shown and "&lt;img" in shown
     assert "<code><mark>request</mark></code>" in shown and "<strong><mark>Type</mark>:</strong>" in shown
+
+
+def cited_hit(server: Server, token: str, query: str, path: str) -> dict[str, Any]:
+    """The first hit in ``path`` for ``query``, from the REST API."""
+    hits = httpx.post(
+        f"{server.url}/api/search", json={"query": query, "limit": 5, "detail": "full", "filters": {"path": path}},
+        headers={"Authorization": f"Bearer {token}"}, timeout=60,
+    ).json()["results"]  # fmt: skip
+    assert hits, f"nothing found in {path} for {query!r}"
+    return dict(hits[0])
+
+
+def view_address(hit: dict[str, Any]) -> str:
+    document_id, revision_id = hit["uri"].split("/")[3], hit["uri"].split("/")[5]
+    return (
+        f"/view?document_id={document_id}&revision_id={revision_id}"
+        f"&line_start={hit['line_start']}&line_end={hit['line_end']}#hit"
+    )
+
+
+def assert_markdown_rendered(page: Any) -> None:
+    doc = page.locator("#doc.rendered.markdown")
+    text = doc.text_content() or ""
+    assert doc.locator("h1").first.text_content() == "Deploying the widget"
+    assert doc.locator("pre code").first.text_content() == "pip install widget\nwidget serve --port 8080\n"
+    assert "```" not in text and "![" not in text and "](" not in text, text
+    assert doc.locator("p code").first.text_content() == "--port"  # inline code stays inline
+    badges = doc.locator(".image").all_text_contents()
+    assert badges == ["build", "logo"]  # images as their alt text, never fetched
+    assert doc.locator("a[href='https://ci.example.com/widget']").text_content() == "build"
+    assert doc.locator("a[href^='javascript'], a[href='next.md']").count() == 0  # inert, shown as text
+    assert "<script>document.title='pwned'</script>" in text  # raw HTML shown as text, never run
+    assert doc.locator("img, script").count() == 0 and page.title() != "pwned"
+    assert "quokka server" in " ".join(page.locator("#doc .hit").all_text_contents())
+
+
+def assert_rest_rendered(page: Any) -> None:
+    doc = page.locator("#doc.rendered.rst")
+    text = doc.text_content() or ""
+    assert (
+        doc.locator("h3").first.text_content() == "Widget API" and "=====" not in text and "-----" not in text
+    )
+    assert doc.locator(".literal").first.text_content() == "Widget"  # ``literal``
+    assert ":meth:" not in text and "Widget.connect()" in text and "ping()" in text and "~widget" not in text
+    assert doc.locator("pre").first.text_content() == 'w = Widget("quokka")\nw.connect()'  # the :: block
+    assert "Example:" in text and "Example::" not in text
+    assert "Connections time out after 30 seconds." in (doc.locator(".admonition").text_content() or "")
+    assert "the quokka diagram" in doc.locator(".image").all_text_contents()  # the image's alt, not fetched
+    assert "pwned" not in text and "root:" not in text  # raw and include are off
+    assert doc.locator("img, script").count() == 0 and page.title() != "pwned"
+    marked = " ".join(page.locator("#doc .hit").all_text_contents())
+    assert "quokka connection" in marked and "time out" not in marked  # the cited section, not the next
+
+
+def test_markdown_and_rest_documents_read_as_their_markup_with_the_script(
+    site: tuple[Server, str, list[str]], browser: Any
+) -> None:
+    server, token, _ = site
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.add_init_script(f"sessionStorage.setItem('retrievo-key', {token!r})")
+    page.goto(server.url + view_address(cited_hit(server, token, "start the quokka server", "*guide.md")))
+    page.wait_for_selector("#doc.rendered #hit")
+    assert_markdown_rendered(page)
+    assert "Markdown; the blocks holding the cited lines" in page.inner_text("#state")
+    assert page.is_hidden("#view-form")
+    shot(page, "document-view-markdown.png")
+    page.goto(server.url + view_address(cited_hit(server, token, "quokka connection Widget", "*api.rst")))
+    page.wait_for_selector("#doc.rendered #hit")
+    assert_rest_rendered(page)
+    shot(page, "document-view-rest.png")
+    page.close()
+
+
+def test_a_citation_opens_without_javascript_rendered(
+    site: tuple[Server, str, list[str]], browser: Any
+) -> None:
+    """No script: the citation's page asks for the key, posts it in the form's body with the citation, and
+    the document comes back rendered by the server, the passage marked — never "Loading…"."""
+    server, token, _ = site
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    for query, path, check in (
+        ("start the quokka server", "*guide.md", assert_markdown_rendered),
+        ("quokka connection Widget", "*api.rst", assert_rest_rendered),
+    ):
+        page.goto(server.url + view_address(cited_hit(server, token, query, path)))
+        assert "Loading" not in page.inner_text("main") and page.is_visible("#view-form")
+        page.fill("#key", token)
+        page.click("#view-form button[type=submit]")
+        page.wait_for_selector("#doc.rendered #hit")
+        assert "rtv_" not in page.url, "the key never goes in the address"
+        check(page)
+    context.close()

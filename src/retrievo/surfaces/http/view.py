@@ -91,11 +91,12 @@ async def document_view(
     cite = cited(text, numbers["start"], numbers["end"], numbers["line_start"], numbers["line_end"])
     revision = str(page.get("uri", "")).rsplit("/revision/", 1)[-1]
     where = f"{esc(path)} · revision {esc(revision)}{'' if page.get('is_current') else ' (not current)'}"
-    if numbers["line_start"] is not None:
-        state = f"The cited lines ({cite.first}–{cite.last}) are marked"
+    lines = numbers["line_start"] is not None
+    named = f"lines ({cite.first}–{cite.last})" if lines else f"passage (characters {cite.start}–{cite.end})"
+    if shown == "text":
+        state = f"The cited {named} {'are' if lines else 'is'} marked."
     else:
-        state = f"The cited passage (characters {cite.start}–{cite.end}) is marked"
-    state += f" (shown as {SHOWN_AS[shown]}: the blocks holding it)." if shown != "text" else "."
+        state = f"Shown as {SHOWN_AS[shown]}; the blocks holding the cited {named} are marked."
     if page.get("next_start") is not None:
         state += f" Only the first {MAX_CHARS:,} characters are shown."
     return 200, {
