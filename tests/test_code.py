@@ -238,3 +238,27 @@ def test_a_doc_comment_travels_with_the_symbol_it_documents(language: str) -> No
         assert "var x = 1 // trailing" in next(c for c in chunks if "var x" in c)
         symbols = {s.qualified_name: s for s in parse_symbols(text, "go", "command")}
         assert symbols["command.Command"].docstring == "Command is one verb."
+
+
+def test_a_go_name_belongs_to_its_package_not_its_file() -> None:
+    text = (
+        '// Package cobra is a commander.\npackage cobra // import "x/cobra"\n\nfunc (c *Command) Run() {}\n'
+    )
+    assert [s.qualified_name for s in parse_symbols(text, "go", "command") or []] == ["cobra.Command.Run"]
+    edges = load_code("/r/command.go", text + "func Execute() { run() }\n", "go").structure
+    assert edges is not None and ("cobra.Execute", "run") in {(e.source, e.target) for e in edges.edges}
+    fragment = "func Orphan() {}\n"  # no package clause (a snippet): the file's stem, as before
+    assert [s.qualified_name for s in parse_symbols(fragment, "go", "snippet") or []] == ["snippet.Orphan"]
+
+
+def test_the_header_names_the_path_below_the_root_and_why_a_file_has_no_symbols() -> None:
+    text = "package cobra\n\nfunc Execute() {}\n"
+    drafts = chunk_document(load_code("/tmp/tmpab12/cobra/command.go", text, "go", "command.go"))
+    assert drafts and all("File: command.go\n" in d.context and "tmpab12" not in d.context for d in drafts)
+    deep = load_code("/tmp/tmpab12/cobra/a/b/c/d.go", text, "go", "a/b/c/d.go").sections[0].context
+    assert "File: b/c/d.go\n" in deep, "the last parts, as before"
+    assert load_code("/r/gen.zig", "pub fn main() void {}\n", "zig").metadata["symbols"] == (
+        "none: no grammar for zig: read as text"
+    )
+    huge = load_code("/r/big.go", "package big\n" + "// x\n" * 500_000, "go").metadata["symbols"]
+    assert huge == "none: too large to parse: 2500012 characters > 2000000: read as text"
