@@ -269,6 +269,11 @@ def test_lexical_only_is_said_on_the_page(site: tuple[Server, str, list[str]], b
         state = page.locator("#state")
         assert "keywords only" in state.inner_text() and "warn" in (state.get_attribute("class") or "")
         page.close()
+        # A citation on a keyless (loopback) server is one plain GET: the document comes back rendered.
+        address = view_address(cited_hit(keyless, "", "start the quokka server", "*guide.md"))
+        html = httpx.get(keyless.url + address.split("#")[0], timeout=60).text
+        assert '<article id="doc" class="rendered markdown"' in html and 'id="hit"' in html
+        assert "<pre><code" in html and "```" not in html
 
 
 def test_a_relationship_answer_says_how_it_was_reached(
@@ -412,7 +417,7 @@ def cited_hit(server: Server, token: str, query: str, path: str) -> dict[str, An
     """The first hit in ``path`` for ``query``, from the REST API."""
     hits = httpx.post(
         f"{server.url}/api/search", json={"query": query, "limit": 5, "detail": "full", "filters": {"path": path}},
-        headers={"Authorization": f"Bearer {token}"}, timeout=60,
+        headers={"Authorization": f"Bearer {token}"} if token else {}, timeout=60,
     ).json()["results"]  # fmt: skip
     assert hits, f"nothing found in {path} for {query!r}"
     return dict(hits[0])

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
+import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
 
 from retrievo.surfaces.access import Principal
@@ -20,6 +21,7 @@ from retrievo.surfaces.http.rest import status_of
 FIELDS = ("document_id", "revision_id", "start", "end", "line_start", "line_end", "as")
 NUMBERS = ("start", "end", "line_start", "line_end")
 MAX_CHARS = 5_000_000  # read at most this much of a document (pages of 100,000 characters)
+MAX_RENDERED = 1_000_000  # longer Markdown or reST is shown as its text (rendering it would take seconds)
 
 
 def view_fields(given: Mapping[str, str]) -> dict[str, str]:
@@ -86,7 +88,7 @@ async def document_view(
     except ToolError as exc:
         return status_of(exc), {"error": str(exc).removeprefix("Error executing tool get_document: ")}
     text, path = str(page.get("text", "")), str(page.get("path", ""))
-    rendered = format_of(path)
+    rendered = format_of(path) if len(text) <= MAX_RENDERED else "text"
     shown = "text" if fields.get("as") == "text" else rendered
     cite = cited(text, numbers["start"], numbers["end"], numbers["line_start"], numbers["line_end"])
     revision = str(page.get("uri", "")).rsplit("/revision/", 1)[-1]
@@ -103,5 +105,5 @@ async def document_view(
         "title": str(page.get("title") or path),
         "where": where + _switch(fields, shown, rendered),
         "state": state,
-        "document": document_html(text, path, cite, shown),
+        "document": await anyio.to_thread.run_sync(document_html, text, path, cite, shown),
     }
