@@ -92,3 +92,50 @@ def test_similar_on_the_cli_honours_the_collection_named(two_collections: Path) 
     refused = cli("similar", str(hit["chunk_id"]), "-c", "models")
     assert refused.returncode == 1
     assert f"chunk {hit['chunk_id']} is in collection 'docs', not 'models'" in refused.stderr
+
+
+@pytest.fixture(scope="module")
+def several(tmp_path_factory: pytest.TempPathFactory, minilm: MiniLMEmbedder) -> Path:
+    """Two document collections and two model collections, none named `default`."""
+    base = tmp_path_factory.mktemp("several")
+    for name, files in (("alpha", ("leave-policy.md", "expenses.md")), ("beta", ("security.md",))):
+        (base / name).mkdir()
+        for file in files:
+            shutil.copy(HANDBOOK / file, base / name / file)
+    for name in ("north", "south"):
+        (base / name).mkdir()
+        shutil.copy(ARCHISURANCE, base / name / "archisurance.xml")
+    db = base / "several.db"
+    with Engine(Config(db=db, collection="alpha"), embedder=minilm) as engine:
+        for name in ("alpha", "beta", "north", "south"):
+            engine.index([base / name], collection=name)
+    return db
+
+
+def test_several_collections_are_read_together_and_every_hit_says_its_own(several: Path) -> None:
+    """search_library over two document collections (before: "collection 'alpha,beta' does not exist",
+    named or not), semanticSearch over two model collections, and search: each hit names its collection."""
+
+    async def ask(client: Client) -> None:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        question = {"query": "leave expenses security passwords", "min_similarity": 0}
+        unnamed = await call(client, "search_library", question, schemas)
+        named = await call(client, "search_library", {**question, "collection": "alpha,beta"}, schemas)
+        assert [r["uri"] for r in named["results"]] == [r["uri"] for r in unnamed["results"]]
+        assert {r["collection"] for r in unnamed["results"]} == {"alpha", "beta"}
+        assert all(r["collection"] in r["source_path"] for r in unnamed["results"])
+        alone = await call(client, "search_library", {**question, "collection": "beta"}, schemas)
+        assert {r["collection"] for r in alone["results"]} == {"beta"}
+        elements = await call(client, "semanticSearch", {"query": "customer", "min_score": 0}, schemas)
+        assert {r["collection"] for r in elements["results"]} == {"north", "south"}
+        hits = await call(client, "search", {"query": "parental leave", "filters": {"collection": "alpha,beta"}},
+                          schemas)  # fmt: skip
+        assert hits["results"] and all(r["collection"] in ("alpha", "beta") for r in hits["results"])
+
+    run_client(
+        StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "retrievo.surfaces.cli", "mcp", "--db", str(several), "--tools", "all"],
+        ),
+        ask,
+    )

@@ -64,6 +64,15 @@ async def _seed_tools(client: Client) -> None:
     )
     assert filtered["results"] and all(r["element_type"] == "BusinessProcess" for r in filtered["results"])
     assert not (await call(client, "semanticSearch", {"query": "xylophone"}, schemas))["results"]
+    # issue 66: at its defaults an own-model question is answered with the ranked list (before: one element,
+    # every other one below 0.5), an element's exact name reads strong (before: 0.5), nonsense gets nothing
+    for query in ("what realizes the claim registration service?", "who handles claims", "customer file"):
+        listed = (await call(client, "semanticSearch", {"query": query}, schemas))["results"]
+        assert len(listed) == 10, (query, listed)
+    named = (await call(client, "semanticSearch", {"query": "Claim Registration Service"}, schemas))["results"]
+    assert named[0]["element_name"] == "Claim Registration Service" and named[0]["score"] >= 0.7, named[0]
+    nonsense = await call(client, "getContext", {"query": "zzqx flibbertigibbet"}, schemas)
+    assert nonsense["sources"] == [] and nonsense["tokens"] == 0, nonsense
     anycase = await call(
         client, "semanticSearch", {"query": "claim", "filters": {"layer": "Business"}}, schemas
     )

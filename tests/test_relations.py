@@ -176,7 +176,8 @@ def test_semantic_search_with_defaults_answers_relationship_questions_over_mcp(
                 for r in results
             )
             scores = [r["score"] for r in results]
-            assert scores == sorted(scores, reverse=True) and scores[-1] >= 0.5, "in rank order, kept by 0.5"
+            # the answer whole to top_k (before: each element cut at 0.5, mostly one left), in rank order
+            assert scores == sorted(scores, reverse=True) and len(results) == 3, results
         plain = await call(client, "semanticSearch", {"query": "customer file"}, schemas)
         assert plain["results"], "the default min_score keeps a good plain question's answers"
         context = await call(client, "getContext", {"query": "who is assigned to handle claims"}, schemas)

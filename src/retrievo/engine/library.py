@@ -14,7 +14,8 @@ from retrievo.search.library import DocumentHit, by_document
 from retrievo.store.base import Store
 from retrievo.store.sqlite.filters import iso_bound
 
-DEPTH = 500  # passages looked at; the documents above the threshold among them make total_results
+DEPTH = 500  # passages looked at, at most; the documents above the threshold among them make total_results
+FIRST_DEPTH = 50  # passages looked at first (deeper only while every document among them passes)
 MAX_LIMIT = 50
 
 
@@ -60,6 +61,19 @@ class LibraryQueries:
 
     search: Callable[..., SearchResult]  # Engine.search
 
+    def _revision_times(self, documents: Sequence[DocumentHit]) -> dict[str, str]:
+        """When each document's revision was indexed, read from its own collection's store (a search over
+        several collections, each maybe in a store of its own)."""
+        revisions: dict[str, list[str]] = {}
+        for document in documents:
+            chunk = document.best.chunk
+            revisions.setdefault(chunk.collection, []).append(chunk.revision_id)
+        times: dict[str, str] = {}
+        for name, ids in revisions.items():
+            store, _ = self._collection_store(name)
+            times.update(store.revision_times(ids))
+        return times
+
     def library(
         self,
         query: str,
@@ -88,14 +102,25 @@ class LibraryQueries:
         started = time.perf_counter()
         since, until = _bound(date_from, "date_from"), _bound(date_to, "date_to", end_of_day=True)
         filters = Filters(kinds=(Kind.DOCUMENT,), tags=tuple(tags))
-        result = self.search(
-            query, collection, limit=DEPTH, mode=SearchMode.HYBRID, filters=filters, explain=True,
-            baseline=baseline, as_of=as_of,
-        )  # fmt: skip
-        documents = [d for d in by_document(result.hits, query) if d.similarity >= min_similarity]
-        store, _ = self._collection_store(collection)
+        # Similarities never rise down the fused order (search/library.py), so the documents above the
+        # threshold are a prefix: look deeper only while every document seen so far is above it.
+        depth = min(DEPTH, max(FIRST_DEPTH, 2 * (offset + limit + 1)))
+        while True:
+            result = self.search(
+                query, collection, limit=depth, mode=SearchMode.HYBRID, filters=filters, explain=True,
+                baseline=baseline, as_of=as_of,
+            )  # fmt: skip
+            found = by_document(result.hits, query)
+            if (
+                depth >= DEPTH
+                or len(result.hits) < depth
+                or (found and found[-1].similarity < min_similarity)
+            ):
+                break
+            depth = min(DEPTH, depth * 4)
+        documents = [d for d in found if d.similarity >= min_similarity]
         dated = since is not None or until is not None  # seed 003: documents processed in the range
-        times = store.revision_times([d.best.chunk.revision_id for d in documents]) if dated else {}
+        times = self._revision_times(documents) if dated else {}
         if dated:
             documents = [d for d in documents if _within(times.get(d.best.chunk.revision_id), since, until)]
         reason = result.degraded_reason
@@ -106,7 +131,7 @@ class LibraryQueries:
             )
         page = documents[offset : offset + limit]
         if not dated:
-            times = store.revision_times([d.best.chunk.revision_id for d in page])
+            times = self._revision_times(page)
         entries = tuple(LibraryEntry(d, times.get(d.best.chunk.revision_id, "")) for d in page)
         after = offset + len(page)
         return LibraryResult(

@@ -138,7 +138,9 @@ class Routes:
                             if a.degraded_reason)  # fmt: skip
         return replace(first, hits=tuple(hits), degraded_reason=reasons or None,
                        search_duration_ms=round(sum(a.search_duration_ms for a in answers), 3),
-                       baseline_id=None if len(answers) > 1 else first.baseline_id)  # fmt: skip
+                       baseline_id=None if len(answers) > 1 else first.baseline_id,
+                       answerability=max((a.answerability for a in answers if a.answerability is not None),
+                                         default=None))  # fmt: skip
 
 
 def _config_for(config: Config, target: str) -> Config:

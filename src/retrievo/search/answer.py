@@ -19,14 +19,14 @@ A hit's relevance is read in two parts, both on [0, 1]:
   fitted on the top 10 hits of every judged question, chosen leave-one-dataset-out
   (``benchmarks/quality/hit_relevance.py``: per-hit ECE ≤ 0.02, AUC ≥ 0.84 on each held-out set).
 
-``relevance``: ``q``, never above ``A``; the first hit at least ``FIRST`` while ``A`` allows it
-(``relevances``); capped at the hit above it, a hair less (``capped``): down the list it never rises and
+``relevance``: ``q``, never above ``A`` (``relevances``; an exact name of the first hit's element or symbol
+reads ``NAMED``); capped at the hit above it, a hair less (``capped``): down the list it never rises and
 the order stays the one the re-scorers chose (exact names, file evidence, field boosts decide between
 equals). So a relevance is a probability a threshold can use on its own: among hits at ≥ ``STRONG`` most
 are relevant, an unrelated tail reads well below one half. A threshold keeps a prefix of the list; at
 ``NO_ANSWER`` (the documented ``--min-score`` for "no answer") nothing passes for ≥ 90 % of unanswerable
-questions on every judged set (the first hit's relevance is at most ``A``), while an answer the collection
-gives keeps its first hit. A query the first hit holds as typed is answerable (``HELD``); a quoted phrase
+questions on every judged set, while an answer the collection gives keeps its first hit: a threshold keeps
+the first hit while ``A`` reaches it (``rescore.cut``), every other hit by its own relevance. A query the first hit holds as typed is answerable (``HELD``); a quoted phrase
 no passage holds is not (``UNQUOTED``).
 """
 
@@ -128,7 +128,10 @@ def settle(result: SearchResult) -> SearchResult:
     if signals.missing >= MISSING:  # one or two words the collection holds none of
         a = min(a, UNQUOTED)
     model = hit_model()
-    values = capped(relevances(a, [model.probability(f) for f in hit_features(hits)]))
+    own = [model.probability(f) for f in hit_features(hits)]
+    if named(hits[0], result.query):  # the query is the first hit's name: an element's, a symbol's
+        a, own[0] = max(a, NAMED), max(own[0], NAMED)
+    values = capped(relevances(a, own))
     settled = tuple(replace(hit, relevance=value) for hit, value in zip(hits, values, strict=True))
     return replace(result, hits=settled, answerability=round(a, 4))
 
@@ -176,20 +179,38 @@ def held(hits: Sequence[Hit], query: str) -> bool | None:
     return words.asked <= held_words
 
 
-FIRST = 0.5  # the first hit of an answer the collection gives reads at least this ("possible")
+NAMED = 0.9  # the query is the first hit's name (an element's, a symbol's): strong, as HELD
+
+
+def named(hit: Hit, query: str) -> bool:
+    """Whether ``query`` is the hit's name as typed (case and spacing aside, a call's ``()`` too): a model
+    element's name, or a symbol's qualified name or its last parts (``Command.Run``, ``Run``)."""
+    wanted = " ".join(query.split()).casefold().strip("`'\" ").removesuffix("()")
+    if not wanted or len(wanted) > MAX_NAME:
+        return False
+    meta = hit.chunk.metadata
+    element = meta.get("element_name")
+    if isinstance(element, str) and " ".join(element.split()).casefold() == wanted:
+        return True
+    symbol = meta.get("symbol")
+    if not isinstance(symbol, str) or meta.get("symbol_kind") == "module":
+        return False
+    parts = symbol.casefold().split(".")
+    return any(".".join(parts[-k:]) == wanted for k in range(1, len(parts) + 1))
+
+
+MAX_NAME = 200
 
 
 def relevances(a: float, own: Sequence[float]) -> list[float]:
     """Each hit's relevance (before ``capped``) from the answer's answerability ``a`` and the hits' own
-    probabilities of being relevant (``hit_model``): never above ``a``; the first hit at least ``FIRST``
-    while ``a`` allows it, so an answer the collection gives keeps its first hit at ``NO_ANSWER`` (and at
-    ``semanticSearch``'s 0.5). Measured against alternatives (``benchmarks/quality/hit_relevance.py``, held
-    out): the first hit at ``a``: per-hit ECE 0.04–0.07 and 40–62 % of the hits at ≥ 0.7 relevant (this:
-    0.01–0.03, 69–95 %); every hit min(a, q): 66–74 % of answerable questions keep a hit at 0.4 (this:
-    98–100 %); every hit a × q / q₁: ECE 0.09–0.13."""
-    if not own:
-        return []
-    return [min(a, max(own[0], FIRST)), *(min(a, q) for q in own[1:])]
+    probabilities of being relevant (``hit_model``): ``min(a, q)``, the first hit too — no floor, so a wrong
+    first hit reads as weak as it is (issue 66: a floor of 0.5 labelled every first hit "possible", right
+    or wrong). Whether the collection answers at all is ``a``'s to say: ``rescore.cut`` keeps the first hit
+    while ``a`` reaches the threshold. Measured (``benchmarks/quality/hit_relevance.py``, held out): per-hit
+    ECE 0.01–0.03; the first hit at ``a``: ECE 0.04–0.07 and 40–62 % of the hits at ≥ 0.7 relevant; every
+    hit a × q / q₁: ECE 0.09–0.13."""
+    return [min(a, q) for q in own]
 
 
 @cache

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from retrievo.errors import DocumentNotFound
 from retrievo.models import Hit, SearchResult
+from retrievo.search.answer import NO_ANSWER
 from retrievo.search.library import similarity
 from retrievo.store import ids
 from retrievo.store.base import Store
@@ -95,7 +96,11 @@ def record_context(
     include_relationships: bool,
     count_tokens: Callable[[str], int],
 ) -> RecordContext:
-    """Best elements first under ``max_tokens`` (never over); then the top elements' neighbours, marked."""
+    """Best elements first under ``max_tokens`` (never over); then the top elements' neighbours, marked.
+    Nothing for a question the model does not answer (answerability below ``NO_ANSWER``: before, "zzqx
+    flibbertigibbet" was given 1,375 tokens of elements, every one at relevance 0)."""
+    if result.answerability is not None and result.answerability < NO_ANSWER:
+        result = replace(result, hits=())
     # Neighbours are read as they were at the search's point (at HEAD that is their current revision).
     point = result.as_of
     blocks: list[str] = []

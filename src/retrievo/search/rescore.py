@@ -49,6 +49,13 @@ class Rescorer(Protocol):
 
 
 def cut(result: SearchResult, limit: int, min_score: float | None) -> SearchResult:
-    """The first ``limit`` hits whose relevance reaches ``min_score``."""
+    """The first ``limit`` hits whose relevance reaches ``min_score``; the first hit stands for the answer
+    and is kept while the answer's answerability reaches it (``search/answer.py``: its own relevance says
+    how likely it is itself relevant, the answerability whether the collection answers at all)."""
     kept = [h for h in result.hits if min_score is None or h.relevance >= min_score]
+    answered = (
+        result.answerability is not None and min_score is not None and result.answerability >= min_score
+    )
+    if not kept and result.hits and answered:
+        kept = [result.hits[0]]
     return replace(result, hits=tuple(kept[:limit]))

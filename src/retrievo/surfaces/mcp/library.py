@@ -60,6 +60,7 @@ def library_output(result: LibraryResult, cursor: str | None) -> LibraryOutput:
                 path=chunk.path,
                 markdown_path=chunk.path if Path(chunk.path).suffix.lower() in MARKDOWN else None,
                 uri=document_uri(chunk.document_id, chunk.revision_id),
+                collection=chunk.collection,
                 page_count=pages if isinstance(pages, int) else None,
                 processed_at=entry.processed_at,
                 similarity_score=entry.document.similarity,

@@ -87,7 +87,9 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
                 strict=True,
                 ge=0,
                 le=1,
-                description="On score (the relevance, 0-1): 0.5 drops unlikely answers.",
+                description="On the answer's relevance (0-1, how likely the model answers the question): "
+                "below it nothing is returned (0.5 refuses questions about something else); above it the "
+                "ranked list up to top_k, each element with its own score.",
             ),
         ] = 0.5,
         read_context: ReadContext | None = None,
@@ -108,16 +110,18 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         read_context: ReadContext | None,
         filters: RecordFilters | None,
     ) -> SemanticSearchOutput:
-        # min_score applies to the score: the relevance on the final order (search/answer.py).
-        # Asked deeper than top_k: relationship answers reaching one element collapse into it, and
-        # top_k is filled from what is left when enough pass min_score.
+        # min_score applies to the answer: its answerability (search/answer.py), what the first element's
+        # relevance is capped at; an answer comes whole, up to top_k (before: each element's own relevance
+        # was cut at 0.5, and 16 of 16 questions over Archisurance answered one element).
+        # Asked deeper than top_k: relationship answers reaching one element collapse into it.
         result = await search_call(
             engine.search, query, collection=collection, limit=min(MAX_DEPTH, 2 * top_k + 10),
             filters=_filters(filters), explain=True, **point_of(read_context),
         )  # fmt: skip
         results: list[ElementResult] = []
+        answer = result.answerability
         for hit, score in zip(result.hits, element_scores(result.hits), strict=True):
-            if score < min_score or len(results) == top_k:
+            if (score if answer is None else answer) < min_score or len(results) == top_k:
                 break
             element = element_hit(hit)
             results.append(
@@ -133,6 +137,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
                     baseline_id=result.baseline_id,
                     as_of=result.as_of,
                     document_id=element.document_id,
+                    collection=hit.chunk.collection,
                     uri=document_uri(element.document_id, element.revision_id),
                     matched_via=matched_via_of(hit),
                 )

@@ -55,6 +55,7 @@ class SearchHit(BaseModel):
     """One passage. Brief: ``excerpt`` and the citation; full: the exact ``text`` and where it lies."""
 
     uri: str = Field(description="The cited revision; get_document(uri=...) reads it.")
+    collection: str
     path: str
     line_start: int
     line_end: int
@@ -281,6 +282,7 @@ class ElementResult(BaseModel):
     baseline_id: str | None = cited_baseline()
     as_of: str | None = Field(description="Effective timestamp of the result (UTC).")
     document_id: str
+    collection: str
     uri: str
     matched_via: dict[str, Any] | None = Field(
         None,
@@ -382,6 +384,7 @@ class LibraryDocument(BaseModel):
         None, description="The file itself when it is Markdown; other formats' text: read uri."
     )
     uri: str
+    collection: str
     page_count: int | None = Field(None, description="PDFs: pages in the file.")
     processed_at: str = Field(description="When indexed (UTC); date_from/date_to compare against it.")
     similarity_score: float = Field(ge=0, le=1)
