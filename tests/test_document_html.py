@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -108,3 +109,12 @@ def test_offsets_are_code_points_and_lines_are_whole_lines() -> None:
     assert (
         format_of("docs/a.MD") == "markdown" and format_of("a.rst") == "rst" and format_of("a.txt") == "text"
     )
+
+
+def test_text_that_breaks_a_renderer_is_shown_as_text_with_its_passage_marked(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    deep = "".join(" " * depth + "x\n\n" for depth in range(600))  # docutils recurses once per indent
+    shown = document_html(deep, "deep.rst", cited(deep, None, None, 3, 3), "rst")
+    assert shown.startswith('<pre id="doc"') and '<mark id="hit"> x</mark>' in shown
+    assert "could not render deep.rst" in caplog.text

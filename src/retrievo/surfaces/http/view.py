@@ -14,14 +14,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from retrievo.surfaces.access import Principal
 from retrievo.surfaces.http.answer_html import esc
-from retrievo.surfaces.http.document_html import SHOWN_AS, cited, document_html, format_of
+from retrievo.surfaces.http.document_html import RENDER_LIMIT, SHOWN_AS, cited, document_html, format_of
 from retrievo.surfaces.http.mcp_mount import McpServers, rights_of
 from retrievo.surfaces.http.rest import status_of
 
 FIELDS = ("document_id", "revision_id", "start", "end", "line_start", "line_end", "as")
 NUMBERS = ("start", "end", "line_start", "line_end")
 MAX_CHARS = 5_000_000  # read at most this much of a document (pages of 100,000 characters)
-MAX_RENDERED = 1_000_000  # longer Markdown or reST is shown as its text (rendering it would take seconds)
 
 
 def view_fields(given: Mapping[str, str]) -> dict[str, str]:
@@ -88,7 +87,9 @@ async def document_view(
     except ToolError as exc:
         return status_of(exc), {"error": str(exc).removeprefix("Error executing tool get_document: ")}
     text, path = str(page.get("text", "")), str(page.get("path", ""))
-    rendered = format_of(path) if len(text) <= MAX_RENDERED else "text"
+    rendered = format_of(path)
+    too_long = len(text) > RENDER_LIMIT.get(rendered, len(text))
+    rendered = "text" if too_long else rendered
     shown = "text" if fields.get("as") == "text" else rendered
     cite = cited(text, numbers["start"], numbers["end"], numbers["line_start"], numbers["line_end"])
     revision = str(page.get("uri", "")).rsplit("/revision/", 1)[-1]
@@ -99,6 +100,8 @@ async def document_view(
         state = f"The cited {named} {'are' if lines else 'is'} marked."
     else:
         state = f"Shown as {SHOWN_AS[shown]}; the blocks holding the cited {named} are marked."
+    if too_long:
+        state += f" Too long to render as {SHOWN_AS[format_of(path)]}: shown as its text."
     if page.get("next_start") is not None:
         state += f" Only the first {MAX_CHARS:,} characters are shown."
     return 200, {
