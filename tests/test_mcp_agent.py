@@ -158,9 +158,11 @@ def test_brief_answers_are_small_and_full_answers_exact(docs_db: tuple[Path, Pat
             brief = await client.call_tool("search", {"query": question, "limit": 3})
             text = brief.content[0].text  # type: ignore[union-attr]
             assert len(text.encode()) <= BRIEF_BUDGET, (question, len(text.encode()))
-            hits = json.loads(text)["results"]
+            data = json.dumps(brief.structured_content, separators=(",", ":"))  # what Claude Code reads
+            assert len(data.encode()) <= BRIEF_BUDGET, (question, len(data.encode()))
+            hits = brief.structured_content["results"]  # type: ignore[index]
             assert len(hits) == 3 and all("excerpt" in h and "text" not in h and h["uri"] for h in hits)
-            assert "null" not in text and "[]" not in text.replace('"results":[]', "")
+            assert "null" not in data and "[]" not in data.replace('"results":[]', "")
         full = await client.call_tool("search", {"query": QUESTIONS[0], "limit": 3, "detail": "full"})
         for hit in full.structured_content["results"]:  # type: ignore[index]
             assert "excerpt" not in hit
@@ -222,9 +224,9 @@ def test_forgiving_arguments_over_mcp_and_rest(docs_db: tuple[Path, Path], http_
             if refusal is None:
                 assert not result.is_error, (arguments, text)
                 if arguments.get("limit") == "5":
-                    assert len(json.loads(text)["results"]) == 5
+                    assert len(result.structured_content["results"]) == 5  # type: ignore[index]
                 if arguments.get("fusion") == "RRF":
-                    assert json.loads(text)["fusion"] == "rrf"
+                    assert result.structured_content["fusion"] == "rrf"  # type: ignore[index]
             else:
                 assert result.is_error and refusal in text, (arguments, text)
 

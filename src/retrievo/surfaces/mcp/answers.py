@@ -77,8 +77,8 @@ def search_output(
         hit = row.hit
         chunk = hit.chunk
         data: dict[str, Any] = {
-            "uri": document_uri(chunk.document_id, chunk.revision_id), "path": chunk.path,
-            "line_start": chunk.line_start, "line_end": chunk.line_end, "context": chunk.context,
+            "uri": document_uri(chunk.document_id, chunk.revision_id), "collection": chunk.collection,
+            "path": chunk.path, "line_start": chunk.line_start, "line_end": chunk.line_end, "context": chunk.context,
             "score": round(row.score, 3), "relevance": round(hit.relevance, 3),
         }  # fmt: skip
         if row.also:
@@ -149,7 +149,9 @@ WHERE = ("path", "source_path", "qualified_name", "name", "uri")  # the first on
 LABEL = ("context", "title", "element_type", "kind", "role", "type")
 SAID = ("score", "similarity_score", "relevance")
 BODY = ("excerpt", "why", "summary", "description", "text")
-UNSAID = frozenset({"as_of", "search_duration_ms", "fusion", "roots", "search_mode", "uri"})  # structured only
+UNSAID = frozenset(
+    {"as_of", "search_duration_ms", "fusion", "roots", "search_mode", "uri"}
+)  # structured only
 
 
 def rendering(tool: str, data: dict[str, Any]) -> str:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver.prompts import Prompt
-from mcp.shared.exceptions import MCPError
+from mcp.server.models import InitializationOptions
 from mcp.types import (
-    INVALID_PARAMS,
     CompleteRequestParams,
     CompleteResult,
     Completion,
@@ -32,9 +32,6 @@ from retrievo.surfaces.mcp.calls import call, search_call
 from retrievo.surfaces.mcp.schemas import SearchFilters
 from retrievo.surfaces.mcp.scope import Scope
 
-if TYPE_CHECKING:
-    from retrievo.surfaces.mcp.wire import RetrievoMCPServer
-
 LEVELS: tuple[LoggingLevel, ...] = (
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
 )  # fmt: skip
@@ -45,19 +42,44 @@ PROMPT_TOOLSETS = {"ask": "docs", "explain_symbol": "code", "find_elements": "re
 
 
 class LogLevels:
-    """The level each client session asked for with ``logging/setLevel`` (default ``DEFAULT_LEVEL``)."""
+    """The level each client connection asked for with ``logging/setLevel`` (default ``DEFAULT_LEVEL``);
+    a session object is made per request, its connection lasts."""
 
     def __init__(self) -> None:
         self._levels: weakref.WeakKeyDictionary[Any, LoggingLevel] = weakref.WeakKeyDictionary()
 
     def set(self, session: Any, level: LoggingLevel) -> None:
-        self._levels[session] = level
+        self._levels[_connection(session)] = level
 
     def wants(self, session: Any, level: LoggingLevel) -> bool:
-        return LEVELS.index(level) >= LEVELS.index(self._levels.get(session, DEFAULT_LEVEL))
+        asked = self._levels.get(_connection(session), DEFAULT_LEVEL)
+        return LEVELS.index(level) >= LEVELS.index(asked)
 
 
-def register_logging(server: RetrievoMCPServer) -> None:
+def _connection(session: Any) -> Any:
+    return getattr(session, "_connection", session)
+
+
+def declare_list_changes(lowlevel: Any, announces: bool) -> None:
+    """Handshake-era ``initialize`` declares ``listChanged`` (tools, prompts) as ``announces`` says: the
+    SDK's stdio and HTTP runners ask the low-level server for its options without any."""
+    declared = lowlevel.create_initialization_options
+
+    def options(
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        told = NotificationOptions(prompts_changed=announces, tools_changed=announces)
+        made: InitializationOptions = declared(
+            notification_options or told, experimental_capabilities, extensions
+        )
+        return made
+
+    lowlevel.create_initialization_options = options
+
+
+def register_logging(server: Any) -> None:
     """``logging/setLevel``: the session's threshold for the ``notifications/message`` the server sends."""
 
     async def set_level(ctx: Any, params: SetLevelRequestParams) -> EmptyResult:
@@ -78,7 +100,7 @@ async def tell(context: Any, levels: LogLevels, level: LoggingLevel, data: Any) 
     )
 
 
-def register_prompts(server: RetrievoMCPServer, engine: Engine, scope: Scope) -> None:
+def register_prompts(server: Any, engine: Engine, scope: Scope) -> None:
     """Prompts a person picks in a client (Claude Code lists them as slash commands), each one a
     question the tools answer, its argument completed from the index."""
 
@@ -111,7 +133,7 @@ def register_prompts(server: RetrievoMCPServer, engine: Engine, scope: Scope) ->
         server.add_prompt(Prompt.from_function(function))
 
 
-def register_completions(server: RetrievoMCPServer, engine: Engine, scope: Scope) -> None:
+def register_completions(server: Any, engine: Engine, scope: Scope) -> None:
     """``completion/complete`` for the prompts' arguments: served collection names, symbol names
     (from the code index), element types (from the indexed models)."""
 
@@ -140,9 +162,9 @@ def register_completions(server: RetrievoMCPServer, engine: Engine, scope: Scope
 
     async def complete(ctx: Any, params: CompleteRequestParams) -> CompleteResult:
         ref = params.ref
-        source = sources.get((ref.name, params.argument.name)) if isinstance(ref, PromptReference) else None
-        if isinstance(ref, PromptReference) and server.prompt_offered(ref.name) is None:
-            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt {ref.name!r}")
+        source = None  # a prompt not offered, a resource template's argument: nothing to offer
+        if isinstance(ref, PromptReference) and server.prompt_offered(ref.name) is not None:
+            source = sources.get((ref.name, params.argument.name))
         values = await call(source, params.argument.value) if source is not None else []
         return CompleteResult(
             completion=Completion(

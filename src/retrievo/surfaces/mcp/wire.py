@@ -20,10 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pydantic_core
-from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import PromptsListChanged, ToolsListChanged
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
@@ -33,7 +31,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
 from retrievo.surfaces.mcp.answers import rendering
-from retrievo.surfaces.mcp.protocol import LONG_WORK, PROMPT_TOOLSETS, LogLevels, tell
+from retrievo.surfaces.mcp.protocol import LONG_WORK, PROMPT_TOOLSETS, LogLevels, declare_list_changes, tell
 from retrievo.surfaces.mcp.schemas import NULL_KEPT
 from retrievo.surfaces.mcp.toolsets import TOOLSETS, Offer
 
@@ -339,18 +337,7 @@ class RetrievoMCPServer(MCPServer):
         declares ``listChanged: false`` to them (stateless HTTP has no channel to send one on)."""
         super().__init__(*args, **kwargs)
         self.log_levels = LogLevels()
-        lowlevel = self._lowlevel_server
-        declared = lowlevel.create_initialization_options
-
-        def options(
-            notification_options: NotificationOptions | None = None,
-            experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-            extensions: dict[str, dict[str, Any]] | None = None,
-        ) -> InitializationOptions:
-            told = NotificationOptions(prompts_changed=announces, tools_changed=announces)
-            return declared(notification_options or told, experimental_capabilities, extensions)
-
-        lowlevel.create_initialization_options = options  # type: ignore[method-assign]
+        declare_list_changes(self._lowlevel_server, announces)
 
     def started(self) -> None:
         """A client spoke past the handshake: run ``on_first_request`` (once)."""
