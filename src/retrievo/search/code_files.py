@@ -351,7 +351,10 @@ def file_roles(store: Store, collection: str, files: Sequence[tuple[str, str, fl
     roots = store.roots(collection)
     relative = {path: relative_path(path, roots) for path, _, _ in files}
     roles: dict[str, str] = {path: role(relative[path]) for path, _, _ in files}
-    best = sorted((f for f in files if reads_text(relative[f[0]])), key=lambda f: -f[2])[:CONTENT_FILES]
+    readable = sorted((f for f in files if reads_text(relative[f[0]])), key=lambda f: -f[2])
+    # a source file under a docs folder takes no source file's place: each kind its own CONTENT_FILES
+    best = [f for f in readable if roles[f[0]] == "source"][:CONTENT_FILES]
+    best += [f for f in readable if roles[f[0]] != "source"][:CONTENT_FILES]
     first = {path: ids[0] for path, document, _ in best if (ids := store.current_chunk_ids(document))}
     chunks = store.get_chunks(list(first.values())) if first else {}
     for path, chunk_id in first.items():
