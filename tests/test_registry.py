@@ -194,3 +194,6 @@ def test_a_tool_named_exactly_as_asked_comes_first_and_a_path_finds_its_entry(lo
     with Engine(Config(db=loaded, embedder="none")) as engine:
         lexical = engine.registry.search("mcpgw")
     assert lexical.search_mode == "lexical-only" and lexical.servers[0].meta["path"] == "/mcpgw/"
+    # and its tools, with the model as without it (issue 66: none were found with the model off)
+    assert by_path["tools"] and all(t["server_path"] == "/mcpgw/" for t in by_path["tools"])
+    assert lexical.tools and all(t.meta["server_path"] == "/mcpgw/" for t in lexical.tools), lexical.tools

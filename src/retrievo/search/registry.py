@@ -63,7 +63,9 @@ def boost_of(meta: dict[str, Any], words: Sequence[str]) -> tuple[float, list[di
     """The seed's cumulative text boost, and (servers) the tools that matched a keyword."""
     total = 0.0
     matched: dict[str, dict[str, str]] = {}
-    path, name = str(meta.get("path", "")).lower(), str(meta.get("name", "")).lower()
+    # a tool's path is its server's ("mcpgw" names the tools of /mcpgw/ too: found with the model off)
+    path = str(meta.get("path") or meta.get("server_path") or "").lower()
+    name = str(meta.get("name", "")).lower()
     description = str(meta.get("description", "")).lower()
     tags = [str(t).lower() for t in meta.get("tags", []) or []]
     tools = meta.get("tools", []) or []
@@ -124,9 +126,12 @@ MAX_PATH_CANDIDATES = 200
 SOURCE_WORDS = frozenset({"registry", "server", "agent", "tool"})
 
 
-def path_candidates(store: Store, collection: str, words: Sequence[str], as_of: str | None) -> list[int]:
+def path_candidates(
+    store: Store, collection: str, words: Sequence[str], as_of: str | None, tools: bool = False
+) -> list[int]:
     """Servers and agents whose path holds a keyword ("mcpgw" → ``/mcpgw/``): neither arm reads paths (the
-    keyword index holds the embedded text), yet the seed's boost weighs a path match most."""
+    keyword index holds the embedded text), yet the seed's boost weighs a path match most. ``tools``: a
+    server's tools too (without the model no vector brings them)."""
     wanted = [w for w in words if w not in SOURCE_WORDS]
     if as_of is not None or not wanted:  # at a point in time the arms' candidates are what there is
         return []
@@ -135,6 +140,13 @@ def path_candidates(store: Store, collection: str, words: Sequence[str], as_of: 
         path = source.split(":", 2)[-1].lower()  # registry:server:/path/ or registry:agent:https://…
         if any(word in path for word in wanted):
             found += store.current_chunk_ids(document_id)
+            for tool in (
+                [s for s in store.sources_under(collection, source) if "#tool:" in s] if tools else []
+            ):
+                if len(found) >= MAX_PATH_CANDIDATES:
+                    break
+                if (state := store.document_state(collection, tool)) is not None:
+                    found += store.current_chunk_ids(state.document_id)
     return found[:MAX_PATH_CANDIDATES]
 
 
@@ -182,8 +194,9 @@ def search_registry(
     chunks = store.get_chunks(candidates)
     # A word no candidate holds may be an entry's path ("mcpgw"), which neither arm reads: only those words
     # are looked up, so a question whose words the arms found pays nothing for it.
-    unheard = [w for w in words if not any(w in _said(chunk) for chunk in chunks.values())]
-    extra = [c for c in path_candidates(store, collection, unheard, as_of) if c not in chunks]
+    # Without the model every word is looked up: no vector brings a server's tools, which hold its path.
+    unheard = [w for w in words if lexical or not any(w in _said(chunk) for chunk in chunks.values())]
+    extra = [c for c in path_candidates(store, collection, unheard, as_of, lexical) if c not in chunks]
     if extra:
         chunks.update(store.get_chunks(extra))
         candidates += extra
