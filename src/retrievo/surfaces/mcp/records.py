@@ -87,9 +87,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
                 strict=True,
                 ge=0,
                 le=1,
-                description="On the answer's relevance (0-1, how likely the model answers the question): "
-                "below it nothing is returned (0.5 refuses questions about something else); above it the "
-                "ranked list up to top_k, each element with its own score.",
+                description="On the answer's relevance (0-1): below it, nothing; else the list to top_k.",
             ),
         ] = 0.5,
         read_context: ReadContext | None = None,
