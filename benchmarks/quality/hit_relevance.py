@@ -11,6 +11,8 @@ model over the answer's answerability and the hit's own evidence, capped down th
   old relevance (answerability × place) and the new: AUC (relevant vs not, top-10 hits), ECE over ten
   bins, the share relevant among hits ≥ 0.7 and the share of hits ≥ 0.7; and the "no answer" rates at
   ``NO_ANSWER`` (unanswerable questions with nothing at or above it; answerable ones with a hit at or above it);
+- prints what each threshold (0, ``NO_ANSWER``, 0.5, ``STRONG``) keeps, held out: unanswerable questions
+  refused, answerable ones answered, hits kept, the share of them relevant (docs/search.md "Relevance");
 - with ``--write``, fits on all three and writes the model into ``src/retrievo/search/answer.json`` ("hit").
 
 Features compared leave-one-dataset-out (capped at ``A``; AUC / ECE alike within 0.01 for all): ``own`` +
@@ -144,6 +146,42 @@ def table(rows: Sequence[dict[str, Any]], values: Sequence[list[float]]) -> dict
     }
 
 
+def kept_at(a: float, values: Sequence[float], threshold: float) -> list[bool]:
+    """Which hits a threshold keeps (``rescore.cut``): those at or above it, and the first hit while the
+    answerability ``a`` reaches it."""
+    kept = [v >= threshold for v in values]
+    if kept and not kept[0] and a >= threshold:
+        kept[0] = True
+    return kept
+
+
+def thresholds(rows: Sequence[dict[str, Any]], values: Sequence[list[float]]) -> dict[str, dict[str, float]]:
+    """What each threshold keeps, held out: unanswerable questions refused (nothing kept), answerable ones
+    answered (something kept), hits kept per answered question, the share of kept hits judged relevant,
+    and answerable questions whose first relevant hit is kept."""
+    out: dict[str, dict[str, float]] = {}
+    for threshold in (0.0, NO_ANSWER, 0.5, STRONG):
+        refused, answered, count, relevant, first = [], [], [], [], []
+        for row, vs in zip(rows, values, strict=True):
+            kept = kept_at(row["a"], vs, threshold)
+            if row["kind"] != "answer":
+                refused.append(not any(kept))
+                continue
+            if not any(row["relevant"]):
+                continue
+            answered.append(any(kept))
+            count.append(sum(kept))
+            relevant += [rel for k, rel in zip(kept, row["relevant"], strict=False) if k]
+            first.append(next(k for k, rel in zip(kept, row["relevant"], strict=False) if rel))
+        out[str(threshold)] = {
+            "refused": round(float(np.mean(refused)), 3), "answered": round(float(np.mean(answered)), 3),
+            "hits_kept": round(float(np.mean(count)), 2),
+            "kept_relevant": round(float(np.mean(relevant)), 3) if relevant else float("nan"),
+            "first_relevant_kept": round(float(np.mean(first)), 3),
+        }  # fmt: skip
+    return out
+
+
 def main() -> None:
     args = arguments("write the fitted model into answer.json").parse_args()
     rows = cached(args.rows, lambda: collect(args.dbs))
@@ -151,6 +189,7 @@ def main() -> None:
     print(f"features: {features}; relevance >= {STRONG} 'strong', < {NO_ANSWER} 'no answer'")
     head = f"{'set':10} {'':6} {'AUC':>6} {'ECE':>6} {'rel@.7':>7} {'hits@.7':>8} {'refused':>8} {'answered':>9} {'1st kept':>9}"
     print(head)
+    kept_by: dict[str, dict[str, dict[str, float]]] = {}
     for held in SETS:
         mine = [r for r in rows if r["set"] == held]
         w = fit(*matrix([r for r in rows if r["set"] != held], features))
@@ -159,8 +198,16 @@ def main() -> None:
             ("after", [predict(r, w, features) for r in mine]),
         ):
             t = table(mine, values)
+            if label == "after":
+                kept_by[held] = thresholds(mine, values)
             print(f"{held:10} {label:6} {t['auc']:6.3f} {t['ece']:6.3f} {t['relevant_at_0.7']:7.3f} "
                   f"{t['share_at_0.7']:8.3f} {t['refused']:8.3f} {t['answered']:9.3f} {t['first_relevant_kept']:9.3f}")  # fmt: skip
+    print("what each threshold keeps (held out; the first hit kept while the answerability reaches it):")
+    print(f"{'set':10} {'min':>5} {'refused':>8} {'answered':>9} {'hits':>5} {'relevant':>9} {'1st kept':>9}")
+    for held, table_of in kept_by.items():
+        for threshold, t in table_of.items():
+            print(f"{held:10} {threshold:>5} {t['refused']:8.3f} {t['answered']:9.3f} {t['hits_kept']:5.2f} "
+                  f"{t['kept_relevant']:9.3f} {t['first_relevant_kept']:9.3f}")  # fmt: skip
     w = fit(*matrix(rows, features))
     print(
         "fitted on all:",
