@@ -17,7 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from conftest import HANDBOOK, SHARED_DATA
-from retrievo import Config, Engine
+from retrievo import CollectionNotFound, Config, Engine
 from retrievo.embed.local import MiniLMEmbedder
 from test_mcp import call, run_client
 
@@ -139,3 +139,17 @@ def test_several_collections_are_read_together_and_every_hit_says_its_own(severa
         ),
         ask,
     )
+
+
+def test_the_python_api_with_no_collection_named_reads_those_holding_documents(
+    two_collections: Path, minilm: MiniLMEmbedder
+) -> None:
+    """No `default` collection (before: "collection 'default' does not exist"): `search` and `library`
+    read the collections holding documents or code; a default configured by name is kept as named."""
+    with Engine(Config(db=two_collections), embedder=minilm) as engine:
+        found = engine.search("parental leave")
+        assert found.hits and {h.chunk.collection for h in found.hits} == {"docs"}
+        assert engine.library("parental leave", min_similarity=0).entries
+    named = Engine(Config(db=two_collections, collection="elsewhere"), embedder=minilm)
+    with named, pytest.raises(CollectionNotFound):
+        named.search("parental leave")

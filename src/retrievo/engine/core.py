@@ -270,10 +270,14 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
             return self.search_collections(query, [c.strip() for c in wanted.split(",")], limit, mode=mode,
                                            filters=filters, min_score=min_score, explain=explain, baseline=baseline,
                                            as_of=as_of, fusion=fusion)  # fmt: skip
-        with self.reading():
-            return self._search(
-                query, collection, limit, mode, filters, min_score, explain, baseline, as_of, fusion
-            )
+        try:
+            with self.reading():
+                return self._search(query, collection, limit, mode, filters, min_score, explain, baseline, as_of,
+                                    fusion)  # fmt: skip
+        except CollectionNotFound:
+            if collection is not None or not (held := self.holding_content()):  # engine/routes.py
+                raise
+        return self.search(query, held, limit, mode, filters, min_score, explain, baseline, as_of, fusion)
 
     @contextmanager
     def reading(self) -> Iterator[None]:

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from retrievo.config import Config
+from retrievo.config import DEFAULT_COLLECTION, Config
 from retrievo.errors import ConfigError, DocumentNotFound
 from retrievo.models import CollectionStatus, IndexStatus, SearchResult
 from retrievo.store.base import Store
@@ -97,19 +97,29 @@ class Routes:
         return IndexStatus(db=place, size_bytes=sum(s.size_bytes for s in statuses),
                            collections=tuple(sorted(collections, key=lambda c: (c.name in routed, c.name))))  # fmt: skip
 
-    def content_kinds(self) -> dict[str, frozenset[str]]:
+    def content_kinds(self, fresh: bool = False) -> dict[str, frozenset[str]]:
         """What each collection holds now ("document", "code", "record", "registry"); empty before the
-        first index. Surfaces offer the tools that can answer over it."""
+        first index. Surfaces offer the tools that can answer over it. ``fresh``: never a remembered reading."""
         try:
             stores = self._every_store()
         except Exception:
             return {}
         kinds: dict[str, frozenset[str]] = {}
         for store in stores:
-            for name, held in store.content_kinds().items():
+            for name, held in store.content_kinds(fresh).items():
                 if self._open_store(create=False, collection=name) is store:
                     kinds[name] = held
         return kinds
+
+    def holding_content(self) -> str:
+        """Where a search that names no collection reads when the default (``default``, not configured by
+        another name) does not exist: every collection holding documents or code, comma-joined; "" when
+        there is none (the search's "does not exist" stands). Asked only once the default was not found."""
+        existing = set(self.collections() or ())
+        if self.config.collection != DEFAULT_COLLECTION or DEFAULT_COLLECTION in existing:
+            return ""
+        kinds = self.content_kinds(fresh=True)
+        return ",".join(n for n, has in sorted(kinds.items()) if n in existing and has & {"document", "code"})
 
     def collections(self) -> list[str] | None:
         """The collections, wherever they are; None when the index cannot be read (the next call says why)."""

@@ -346,9 +346,10 @@ class Store(Protocol):
         """When each revision was written (UTC ISO), in one query; unknown ids are absent."""
         ...
 
-    def content_kinds(self) -> dict[str, frozenset[str]]:
+    def content_kinds(self, fresh: bool = False) -> dict[str, frozenset[str]]:
         """Each collection's kinds of content now: "document", "code", "record" (typed models) and
-        "registry" (registry entries); collections without documents are absent."""
+        "registry" (registry entries); collections without documents are absent. ``fresh``: read now,
+        never remembered (a store may remember it briefly)."""
         ...
 
     # API keys for ``retrievo serve`` (``retrievo.store.keys``) --------------------------------------

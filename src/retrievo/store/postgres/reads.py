@@ -111,12 +111,12 @@ class PostgresReads:
         rows = self._rows(format_style(queries.REVISION_TIMES + "= ANY(?)"), (list(revision_ids),))
         return {row[0]: row[1] for row in rows}
 
-    def content_kinds(self) -> dict[str, frozenset[str]]:
+    def content_kinds(self, fresh: bool = False) -> dict[str, frozenset[str]]:
         """Remembered for KINDS_TTL_S (a DISTINCT over every document; SQLite keeps it per generation):
         whoever drops a kind filter on its strength filters the hits again (search/hybrid.py)."""
         now = time.monotonic()
         remembered = self._kinds
-        if remembered is None or now - remembered[0] > KINDS_TTL_S:
+        if remembered is None or fresh or now - remembered[0] > KINDS_TTL_S:
             remembered = self._kinds = (
                 now,
                 queries.content_kinds(self._rows(format_style(queries.CONTENT_KINDS))),

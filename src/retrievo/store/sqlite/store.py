@@ -398,7 +398,7 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         )
         return {row[0]: row[1] for row in rows}
 
-    def content_kinds(self) -> dict[str, frozenset[str]]:
+    def content_kinds(self, fresh: bool = False) -> dict[str, frozenset[str]]:
         return queries.content_kinds(self._cataloged("kinds", queries.CONTENT_KINDS))
 
     def status(self) -> IndexStatus:
