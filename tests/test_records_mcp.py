@@ -69,7 +69,9 @@ async def _seed_tools(client: Client) -> None:
     for query in ("what realizes the claim registration service?", "who handles claims", "customer file"):
         listed = (await call(client, "semanticSearch", {"query": query}, schemas))["results"]
         assert len(listed) == 10, (query, listed)
-    named = (await call(client, "semanticSearch", {"query": "Claim Registration Service"}, schemas))["results"]
+    named = (await call(client, "semanticSearch", {"query": "Claim Registration Service"}, schemas))[
+        "results"
+    ]
     assert named[0]["element_name"] == "Claim Registration Service" and named[0]["score"] >= 0.7, named[0]
     nonsense = await call(client, "getContext", {"query": "zzqx flibbertigibbet"}, schemas)
     assert nonsense["sources"] == [] and nonsense["tokens"] == 0, nonsense
