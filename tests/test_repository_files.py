@@ -74,7 +74,8 @@ def test_config_and_licence_files_are_indexed_and_no_chunk_is_only_punctuation(t
         assert all(any(ch.isalnum() for ch in text) for text in texts), [t for t in texts if len(t) < 4]
         found = engine.search("node engines", mode="keyword", limit=3)
         assert Path(found.hits[0].chunk.path).name == "package.json"
-        assert "tiny-client/package.json" in found.hits[0].chunk.context
+        context = found.hits[0].chunk.context  # the path below the indexed root, no folder above it (issue 66)
+        assert "package.json" in context and "tiny-client" not in context and str(tmp_path) not in context
         ci = engine.search("workflows ci npm test", mode="keyword", limit=3)
         assert ".github/workflows/ci.yml" in ci.hits[0].chunk.context
 
@@ -100,4 +101,6 @@ def test_a_go_repositorys_module_files_and_people_files_are_indexed_as_text(tmp_
     with Engine(Config(db=db, embedder="none")) as engine:
         assert {Path(d.path).name for d in engine.documents()} == set(files) - {"NOTES"}
         found = engine.search("pflag module requirement", mode="keyword", limit=2)
-        assert Path(found.hits[0].chunk.path).name == "go.mod" and "cli/go.mod" in found.hits[0].chunk.context
+        context = found.hits[0].chunk.context
+        assert Path(found.hits[0].chunk.path).name == "go.mod" and "go.mod" in context
+        assert str(tmp_path) not in context and tmp_path.name not in context
