@@ -212,7 +212,10 @@ def test_a_keys_rights_hold_on_the_direct_path(both: Both, keys: dict[str, str])
     assert "search" in names and "refresh_index" not in names
     assert "refresh_index" in {tool["name"] for tool in everything[0][1]["result"]["tools"]}
     hits = found[0][1]["result"]["structuredContent"]["results"]
-    assert hits and {Path(hit["path"]).parent.name for hit in hits} == {"hr"}
+    assert hits and {hit["collection"] for hit in hits} == {"hr"}
+    # a remote key: paths below the root, the root by its folder name, nothing of where the server keeps it
+    answer = found[0][1]["result"]["structuredContent"]
+    assert not any(Path(p).is_absolute() for p in [*(h["path"] for h in hits), *answer.get("roots", [])])
     assert refused[0][1]["result"]["isError"]
     assert both.direct_answers == [True, True, False, True]
     stamp = found[0][1]["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]

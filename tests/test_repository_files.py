@@ -74,7 +74,9 @@ def test_config_and_licence_files_are_indexed_and_no_chunk_is_only_punctuation(t
         assert all(any(ch.isalnum() for ch in text) for text in texts), [t for t in texts if len(t) < 4]
         found = engine.search("node engines", mode="keyword", limit=3)
         assert Path(found.hits[0].chunk.path).name == "package.json"
-        context = found.hits[0].chunk.context  # the path below the indexed root, no folder above it (issue 66)
+        context = found.hits[
+            0
+        ].chunk.context  # the path below the indexed root, no folder above it (issue 66)
         assert "package.json" in context and "tiny-client" not in context and str(tmp_path) not in context
         ci = engine.search("workflows ci npm test", mode="keyword", limit=3)
         assert ".github/workflows/ci.yml" in ci.hits[0].chunk.context

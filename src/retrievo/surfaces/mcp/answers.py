@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -15,6 +15,9 @@ from retrievo.search.highlight import highlight
 from retrievo.surfaces.mcp.schemas import DocumentOutput, SearchHit, SearchOutput
 from retrievo.surfaces.present import label, passage_label, short_context
 from retrievo.surfaces.serialize import document_uri, explain_to_dict, matched_via_of
+
+if TYPE_CHECKING:
+    from retrievo.surfaces.mcp.scope import Shown
 
 TOOL_ROLES = {
     "document": "search finds passages (brief; detail=full for text), get_context packs cited evidence "
@@ -65,7 +68,7 @@ def search_output(
     query_for_highlight: str,
     detail: str = "brief",
     files: list[FileGroup] | None = None,
-    roots: list[str] | None = None,
+    shown: Shown | None = None,
 ) -> SearchOutput:
     """Brief: excerpt and citation (what an agent reads first; ``uri`` is the one id a follow-up needs);
     full: exact text, offsets, chunk id and metadata, never both. Null and empty fields are left out; a
@@ -78,7 +81,7 @@ def search_output(
         chunk = hit.chunk
         data: dict[str, Any] = {
             "uri": document_uri(chunk.document_id, chunk.revision_id), "collection": chunk.collection,
-            "path": chunk.path, "line_start": chunk.line_start, "line_end": chunk.line_end, "context": chunk.context,
+            "path": shown.path(chunk.path) if shown else chunk.path, "line_start": chunk.line_start, "line_end": chunk.line_end, "context": chunk.context,
             "score": round(row.score, 3), "relevance": round(hit.relevance, 3),
         }  # fmt: skip
         if row.also:
@@ -106,7 +109,7 @@ def search_output(
         baseline_id=result.baseline_id, as_of=result.as_of, fusion=result.fusion,
         fusion_weights={arm: round(w, 4) for arm, w in weights.items()} if weights else None,
         coverage=result.coverage if result.coverage is not None and result.coverage < 1 else None,
-        roots=roots or None,
+        roots=shown.listed() if shown else None,
     )  # fmt: skip
 
 
@@ -117,6 +120,7 @@ def page_of(
     line_start: int | None,
     line_end: int | None,
     max_chars: int,
+    shown: Shown | None = None,
 ) -> DocumentOutput:
     text: str = revision.text
     line_offsets = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
@@ -137,7 +141,7 @@ def page_of(
     return DocumentOutput(
         uri=document_uri(revision.document_id, revision.revision_id), is_current=revision.is_current,
         valid_from=revision.created_at, valid_to=revision.valid_to, baseline_id=revision.baseline_id,
-        as_of=revision.as_of, path=revision.path, title=revision.title, kind=str(revision.kind), total_chars=len(text),
+        as_of=revision.as_of, path=shown.path(revision.path) if shown else revision.path, title=revision.title, kind=str(revision.kind), total_chars=len(text),
         total_lines=len(line_offsets), start=begin, end=page_end, line_start=text.count("\n", 0, begin) + 1,
         line_end=text.count("\n", 0, max(begin, page_end - 1)) + 1, text=text[begin:page_end],
         next_start=page_end if page_end < stop else None,

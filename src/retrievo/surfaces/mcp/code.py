@@ -23,17 +23,17 @@ from retrievo.surfaces.mcp.schemas import (
     SymbolGraphOutput,
     SymbolOut,
 )
-from retrievo.surfaces.mcp.scope import Collection, Scope, head_only
+from retrievo.surfaces.mcp.scope import Collection, Scope, Shown, head_only
 from retrievo.surfaces.serialize import located_to_dict
 
 
-def symbol_out(symbol: SymbolHit) -> SymbolOut:
-    return SymbolOut(**dataclasses.asdict(symbol))
+def symbol_out(symbol: SymbolHit, shown: Shown) -> SymbolOut:
+    return SymbolOut(**{**dataclasses.asdict(symbol), "path": shown.path(symbol.path)})
 
 
-def edge_out(edge: GraphEdge) -> EdgeOut:
+def edge_out(edge: GraphEdge, shown: Shown) -> EdgeOut:
     data = dataclasses.asdict(edge)
-    data["resolved"] = list(edge.resolved)
+    data["resolved"], data["path"] = list(edge.resolved), shown.path(edge.path)
     return EdgeOut(**data)
 
 
@@ -59,11 +59,14 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         if (pattern and name and pattern != name) or not (pattern or name):
             raise ToolError("give the symbol's name or glob as pattern (or as name), one of them")
         pattern = str(pattern or name)
+        named = scope.check(collection)
         found = await call(
-            engine.find_symbol, pattern, collection=scope.check(collection), kind=kind, language=language,
-            limit=limit,
+            engine.find_symbol, pattern, collection=named, kind=kind, language=language, limit=limit,
         )  # fmt: skip
-        return FindSymbolOutput(pattern=pattern, total=len(found), symbols=[symbol_out(s) for s in found])
+        shown = await call(scope.shown, named)
+        return FindSymbolOutput(
+            pattern=pattern, total=len(found), symbols=[symbol_out(s, shown) for s in found]
+        )
 
     @server.tool(
         description="What a symbol uses or what uses it, and the tests reaching it; each edge cites file:line."
@@ -79,12 +82,13 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         read_context: ReadContext | None = None,
     ) -> SymbolGraphOutput:
         head_only("symbol_graph", read_context)
-        graph = await call(
-            engine.symbol_graph, symbol, collection=scope.check(collection), direction=direction, depth=depth
-        )
+        named = scope.check(collection)
+        graph = await call(engine.symbol_graph, symbol, collection=named, direction=direction, depth=depth)
+        shown = await call(scope.shown, named)
         return SymbolGraphOutput(
-            symbol=symbol_out(graph.symbol), direction=graph.direction, depth=graph.depth,
-            edges=[edge_out(e) for e in graph.edges[:limit]], tests=[edge_out(e) for e in graph.tests[:limit]],
+            symbol=symbol_out(graph.symbol, shown), direction=graph.direction, depth=graph.depth,
+            edges=[edge_out(e, shown) for e in graph.edges[:limit]],
+            tests=[edge_out(e, shown) for e in graph.tests[:limit]],
             total_edges=len(graph.edges), total_tests=len(graph.tests),
             truncated=graph.truncated or len(graph.edges) > limit or len(graph.tests) > limit,
         )  # fmt: skip
@@ -99,7 +103,10 @@ def register_code_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         head_only("locate", read_context)
         name = scope.check(collection)
         files = await call(engine.locate, text, collection=name, limit=limit)
-        roots = await call(engine.roots, name)
+        shown = await call(scope.shown, name)
         return LocateOutput(
-            files=[LocatedFile(**located_to_dict(f, roots)) for f in files], roots=roots or None
+            files=[
+                LocatedFile(**{**located_to_dict(f, shown.roots), "path": shown.path(f.path)}) for f in files
+            ],
+            roots=shown.listed(),
         )

@@ -67,12 +67,12 @@ def register_docs_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
                     filters=parsed, min_score=min_score, explain=explain, fusion=fusion,
                     **point_of(read_context),
                 )  # fmt: skip
-                roots = engine.roots(collection)
+                shown = scope.shown(collection)
             if group_by == "document":  # distinct documents count against limit
                 result = replace(result, hits=tuple(first_per_document(result.hits, limit)))
             elif group_by == "file":  # one row per file, in the answer's order; its others named in also
-                return search_output(result, query, detail, files=by_file(result.hits, limit), roots=roots)
-            return search_output(result, query, detail, roots=roots)
+                return search_output(result, query, detail, files=by_file(result.hits, limit), shown=shown)
+            return search_output(result, query, detail, shown=shown)
 
         return await search_call(answer)
 
@@ -89,12 +89,13 @@ def register_docs_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
             engine.context, _query(query), collection=collection, max_tokens=max_tokens, neighbors=neighbors,
             filters=parsed, **point_of(read_context),
         )  # fmt: skip
+        shown = await call(scope.shown, collection)
         sources = [
             ContextSource(
                 n=s.n,
                 chunk_ids=list(s.chunk_ids),
                 uri=document_uri(s.document_id, s.revision_id),
-                path=s.path,
+                path=shown.path(s.path),
                 start=s.start,
                 end=s.end,
                 line_start=s.line_start,
@@ -135,4 +136,5 @@ def register_docs_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
         revision = await call(
             engine.document, document_id, revision_id, collections=scope.allowed, **point_of(read_context)
         )
-        return page_of(revision, start, end, line_start, line_end, max_chars)
+        shown = await call(scope.shown, revision.collection)
+        return page_of(revision, start, end, line_start, line_end, max_chars, shown)

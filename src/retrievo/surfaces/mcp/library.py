@@ -18,7 +18,7 @@ from retrievo.search.highlight import highlight
 from retrievo.surfaces.mcp.answers import BRIEF_EXCERPT
 from retrievo.surfaces.mcp.calls import call, search_call
 from retrievo.surfaces.mcp.schemas import LibraryDocument, LibraryOutput, ReadContext
-from retrievo.surfaces.mcp.scope import Collections, Query, Scope, point_of
+from retrievo.surfaces.mcp.scope import Collections, Query, Scope, Shown, point_of
 from retrievo.surfaces.serialize import document_uri
 
 MAX_OFFSET = 10_000
@@ -46,19 +46,20 @@ def read_cursor(cursor: str, arguments: dict[str, Any]) -> int:
     return offset
 
 
-def library_output(result: LibraryResult, cursor: str | None) -> LibraryOutput:
+def library_output(result: LibraryResult, cursor: str | None, shown: Shown | None = None) -> LibraryOutput:
     documents = []
     for entry in result.entries:
         chunk = entry.document.best.chunk
+        path = shown.path(chunk.path) if shown else chunk.path
         pages = chunk.metadata.get("pages")
         tags = chunk.metadata.get("tags")
         documents.append(
             LibraryDocument(
                 document_id=chunk.document_id,
                 filename=Path(chunk.path).name,
-                source_path=chunk.path,
-                path=chunk.path,
-                markdown_path=chunk.path if Path(chunk.path).suffix.lower() in MARKDOWN else None,
+                source_path=path,
+                path=path,
+                markdown_path=path if Path(chunk.path).suffix.lower() in MARKDOWN else None,
                 uri=document_uri(chunk.document_id, chunk.revision_id),
                 collection=chunk.collection,
                 page_count=pages if isinstance(pages, int) else None,
@@ -101,4 +102,4 @@ def register_library_tools(server: MCPServer, engine: Engine, scope: Scope) -> N
             tags=tuple(tags or ()), date_from=date_from, date_to=date_to, offset=offset, **point_of(read_context),
         )  # fmt: skip
         following = make_cursor(result.next_offset, asked) if result.next_offset is not None else None
-        return library_output(result, following)
+        return library_output(result, following, await call(scope.shown, name))

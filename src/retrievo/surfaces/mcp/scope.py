@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -18,6 +19,7 @@ from retrievo.errors import ConfigError
 from retrievo.models import Filters
 from retrievo.surfaces.filters import filters_from_mapping
 from retrievo.surfaces.mcp.schemas import ReadContext, SearchFilters
+from retrievo.surfaces.present import shown_path
 
 MAX_QUERY = 10_000
 
@@ -31,6 +33,24 @@ class NoSuchCollection(ToolError):
 
 
 @dataclass(frozen=True)
+class Shown:
+    """Paths as a server shows them, on every tool alike: below the indexed root that holds them (the root's
+    folder name first when there are several), as ``locate`` always did. The roots themselves go to a local
+    client only; a client over the network learns their folder names, never where the server keeps them
+    (before, every REST search gave a read key the server's absolute paths)."""
+
+    roots: tuple[str, ...] = ()
+    local: bool = True
+
+    def path(self, path: str) -> str:
+        shown = shown_path(path, self.roots) if self.roots else path
+        return shown if self.local or not PurePath(shown).is_absolute() else PurePath(shown).name
+
+    def listed(self) -> list[str] | None:
+        return [root if self.local else PurePath(root).name for root in self.roots] or None
+
+
+@dataclass(frozen=True)
 class Scope:
     """The collections one server may read and refresh: all (None) or an allow-list."""
 
@@ -38,6 +58,14 @@ class Scope:
     allowed: frozenset[str] | None = None
     existing: Callable[[], list[str] | None] | None = None  # the index's collections (None: unreadable)
     held: Callable[[], dict[str, frozenset[str]]] | None = None  # what each served collection holds (Offer)
+    roots: Callable[[str | None], list[str]] | None = None  # a collection's indexed roots (Engine.roots)
+    local: bool = True  # a client on this machine (stdio): shown where the roots are
+
+    def shown(self, collection: str | None) -> Shown:
+        """How paths of ``collection`` (one, several comma-joined, or the default) are shown here."""
+        names = [c.strip() for c in collection.split(",")] if collection else [None]
+        found = {root for name in names for root in (self.roots(name) if self.roots is not None else ())}
+        return Shown(tuple(sorted(found)), self.local)
 
     def check(self, collection: str | None) -> str:
         if collection and "," in collection:  # several (search fans out over them): each checked

@@ -83,7 +83,7 @@ def build_server(
     default = engine.config.collection
     if allowed is not None and default not in allowed:
         default = sorted(allowed)[0]
-    scope = Scope(default, allowed, engine.collections, offer.held)
+    scope = Scope(default, allowed, engine.collections, offer.held, engine.roots, local=shows_store)
 
     # One module per toolset (toolsets.py names them), registered in the order tools/list shows them.
     register_docs_tools(server, engine, scope)

@@ -38,4 +38,5 @@ def register_similar_tools(server: MCPServer, engine: Engine, scope: Scope) -> N
             engine.similar, chunk_id=chunk_id, document_id=document_id, limit=limit, filters=parsed,
             collections=scope.allowed, collection=named, **point_of(read_context),
         )  # fmt: skip
-        return search_output(result, "", detail)
+        held = ",".join(sorted({hit.chunk.collection for hit in result.hits})) or named
+        return search_output(result, "", detail, shown=await call(scope.shown, held))
