@@ -162,8 +162,10 @@ def _print_result(
             row.append("\n".join(f"{arm} #{a.rank} ({a.score:.3f})" for arm, a in hit.explain.items()))
         table.add_row(*row)
     out.print(table)
-    if result.hits and result.hits[0].relevance < NO_ANSWER:
-        err.print("[yellow]note:[/] nothing strong — the index may not hold the answer", highlight=False)
+    if result.hits and result.answerability is not None and result.answerability < NO_ANSWER:
+        err.print("[yellow]note:[/] no answer — the index probably does not hold one", highlight=False)
+    elif result.hits and result.hits[0].relevance < NO_ANSWER:
+        err.print("[yellow]note:[/] nothing strong — no passage reads at least 0.4", highlight=False)
 
 
 CODE_LINES = 12

@@ -163,8 +163,11 @@ def state_of(answer: dict[str, Any]) -> tuple[str, bool]:
     if partial:
         text += f" — partly by meaning: {reason}"
     results = answer.get("results") or []
-    if files and results and float(results[0].get("relevance", 0.0)) < NO_ANSWER:
-        text += " — nothing strong: the index may not hold the answer"
+    answerable = answer.get("answerability")  # the answer's, not its first hit's (issue 66)
+    if files and results and (float(answerable) if answerable is not None else 1.0) < NO_ANSWER:
+        text += " — no answer: the index probably does not hold one (what is shown is the nearest)"
+    elif files and results and float(results[0].get("relevance", 0.0)) < NO_ANSWER:
+        text += " — nothing strong: the index likely answers, but no passage reads at least 0.4"
     return text, lexical or partial
 
 

@@ -110,6 +110,7 @@ def search_output(
         fusion_weights={arm: round(w, 4) for arm, w in weights.items()} if weights else None,
         coverage=result.coverage if result.coverage is not None and result.coverage < 1 else None,
         roots=shown.listed() if shown else None,
+        answerability=round(result.answerability, 3) if result.answerability is not None else None,
     )  # fmt: skip
 
 

@@ -78,8 +78,8 @@ def library_output(result: LibraryResult, cursor: str | None, shown: Shown | Non
 
 def register_library_tools(server: MCPServer, engine: Engine, scope: Scope) -> None:
     @server.tool(
-        description="Find documents (one result each, best passage as excerpt) by meaning and keywords, "
-        "similarity_score in [0, 1]; paged with cursor."
+        description="Documents (one each, best passage as excerpt) by meaning and keywords; "
+        "similarity_score in [0, 1]; paged by cursor."
     )
     async def search_library(
         query: Query,

@@ -87,7 +87,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
                 strict=True,
                 ge=0,
                 le=1,
-                description="On the answer's relevance (0-1): below it, nothing; else the list to top_k.",
+                description="Answer relevance (0-1) under which nothing is returned.",
             ),
         ] = 0.5,
         read_context: ReadContext | None = None,

@@ -61,7 +61,7 @@ class SearchHit(BaseModel):
     line_end: int
     context: str = Field(description="Title and heading path.")
     score: float = Field(description="What results are ordered by (the keyword score when lexical-only).")
-    relevance: float = Field(ge=0, le=1, description="Falls down the list; < 0.4: likely no answer.")
+    relevance: float = Field(ge=0, le=1, description="Its own probability; falls down the list.")
     excerpt: str | None = None
     chunk_id: int | None = None
     chunk_index: int | None = None
@@ -88,6 +88,7 @@ class SearchOutput(PointFields):
     coverage: float | None = None
     fusion: str | None = None
     fusion_weights: dict[str, float] | None = None
+    answerability: float | None = None  # how likely the collection answers at all (< 0.4: no answer)
     roots: list[str] | None = None  # what was indexed: paths are shown relative to these
     results: list[SearchHit]
 
