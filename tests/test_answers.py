@@ -127,3 +127,27 @@ def test_rest_search_falls(corpus: tuple[Path, Path]) -> None:
                 headers={"Authorization": f"Bearer {token}"}, timeout=60,
             ).json()  # fmt: skip
             assert falling([h["relevance"] for h in found["results"]]), question
+
+
+def test_an_exact_name_reads_strong_and_a_wrong_first_hit_reads_weak(tmp_path: Path, minilm: Any) -> None:
+    """Issue 66: a first hit read at least 0.5 ("possible") right or wrong, and an exact name read 0.5. Now a
+    symbol's name (qualified or its last parts) reads strong; words the index lacks leave the first hit weak
+    and the answer refused at 0.4."""
+    code = tmp_path / "billing"
+    code.mkdir()
+    (code / "invoices.py").write_text(
+        "class InvoiceParser:\n    '''Reads supplier invoices.'''\n\n    def parse_lines(self, text):\n"
+        "        return [line.split(';') for line in text.splitlines()]\n\n\n"
+        "def total_due(lines):\n    '''The sum of the amounts still open.'''\n    return sum(float(l[2]) for l in lines)\n",
+        encoding="utf-8",
+    )
+    with Engine(Config(db=tmp_path / "c.db"), embedder=minilm) as engine:
+        engine.index([code])
+        for name in ("InvoiceParser.parse_lines", "total_due", "InvoiceParser"):
+            first = engine.search(name).hits[0]
+            assert str(first.chunk.metadata.get("symbol", "")).endswith(name) and first.relevance >= 0.7, (
+                name, first.chunk.metadata, first.relevance,
+            )  # fmt: skip
+        nonsense = engine.search("banana bread recipe with walnuts")
+        assert nonsense.hits and nonsense.hits[0].relevance < NO_ANSWER
+        assert not engine.search("banana bread recipe with walnuts", min_score=NO_ANSWER).hits
