@@ -9,14 +9,13 @@ name says docs.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from retrievo import Config, Engine
+from serving import cli as run_cli
 
 MODULE = {
     "go.mod": "module github.com/example/cobra\n\ngo 1.21\n",
@@ -146,10 +145,7 @@ def cobra(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def cli(db: Path, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "retrievo.surfaces.cli", *args, "--db", str(db)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = run_cli(*args, "--db", str(db))
     assert done.returncode == 0, done.stderr
     return done.stdout
 

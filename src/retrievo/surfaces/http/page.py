@@ -60,6 +60,15 @@ def search_arguments(fields: Mapping[str, str]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+async def json_fields(request: Request) -> dict[str, str] | None:
+    """The script's fields: a JSON object's, each as text; None when the body is not one."""
+    try:
+        fields = await request.json()
+    except ValueError:
+        return None
+    return {k: str(v) for k, v in fields.items()} if isinstance(fields, dict) else None
+
+
 async def answer(
     servers: McpServers, principal: Principal, fields: Mapping[str, str]
 ) -> tuple[int, dict[str, Any]]:
@@ -181,13 +190,10 @@ def add_page_routes(
     @app.post("/api/page/results", include_in_schema=False)
     async def results_fragment(request: Request) -> JSONResponse:
         """The script's search: the page's fields as JSON, the answer as the HTML the page shows."""
-        try:
-            fields = await request.json()
-        except ValueError:
-            fields = None
-        if not isinstance(fields, dict):
+        fields = await json_fields(request)
+        if fields is None:
             return JSONResponse({"error": "send the page's fields as a JSON object"}, status_code=400)
-        status, found = await answer(servers, request.state.principal, {k: str(v) for k, v in fields.items()})
+        status, found = await answer(servers, request.state.principal, fields)
         return JSONResponse(found, status_code=status)
 
     async def view_for(principal: Principal | float | str | None, fields: Mapping[str, str]) -> HTMLResponse:
@@ -214,14 +220,10 @@ def add_page_routes(
     @app.post("/api/page/document", include_in_schema=False)
     async def document_fragment(request: Request) -> JSONResponse:
         """The script's view: the citation as JSON, the document as the HTML the page shows."""
-        try:
-            fields = await request.json()
-        except ValueError:
-            fields = None
-        if not isinstance(fields, dict):
+        fields = await json_fields(request)
+        if fields is None:
             return JSONResponse({"error": "send the citation's fields as a JSON object"}, status_code=400)
-        given = {k: str(v) for k, v in fields.items()}
-        status, found = await document_view(servers, request.state.principal, given)
+        status, found = await document_view(servers, request.state.principal, fields)
         return JSONResponse(found, status_code=status)
 
     @app.get("/favicon.ico", include_in_schema=False)
