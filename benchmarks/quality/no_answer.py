@@ -39,31 +39,55 @@ from retrievo.search.answer import NO_ANSWER
 from retrievo.search.records import element_scores, similarity_scores
 
 ARCHIMATE = DATA / "archimate"
-# Each tool's answer as (label, score) in order; a label is what "relevant" is judged on.
-Answer = Callable[[str], list[tuple[str, float]]]
+# Each tool's answer: (label, score) in order — a label is what "relevant" is judged on — and the answer's
+# answerability where the tool's threshold reads it (None: the threshold reads each score).
+Answer = Callable[[str], tuple[list[tuple[str, float]], float | None]]
+
+
+def kept_by(
+    found: Sequence[tuple[str, float]], answerable: float | None, at: float, whole: bool
+) -> list[str]:
+    """What a tool keeps at threshold ``at``: ``whole`` (semanticSearch) the list whole when the answer's
+    answerability reaches it; else each hit at or above it, and the first while the answerability reaches
+    it (``rescore.cut``)."""
+    if whole and answerable is not None:
+        return [label for label, _ in found] if answerable >= at else []
+    kept = [label for label, score in found if score >= at]
+    if not kept and found and answerable is not None and answerable >= at:
+        kept = [found[0][0]]
+    return kept
 
 
 def rates(
-    answer: Answer, at: float, answerable: Sequence[tuple[str, set[str]]], unanswerable: Sequence[str]
+    answer: Answer,
+    at: float,
+    answerable: Sequence[tuple[str, set[str]]],
+    unanswerable: Sequence[str],
+    whole: bool = False,
 ) -> dict[str, Any]:
-    kept, answered = [], []
+    kept, answered, returned = [], [], []
     for question, gold in answerable:
-        found = answer(question)
-        first = next((score for label, score in found if label in gold), None)
-        if first is not None:  # the tool found it: does its default threshold keep it, and keep an answer?
-            kept.append(first >= at)
-            answered.append(any(score >= at for _, score in found))
-    refused = [not any(score >= at for _, score in answer(q)) for q in unanswerable]
+        found, a = answer(question)
+        if any(
+            label in gold for label, _ in found
+        ):  # the tool found it: does its default keep it and an answer?
+            shown = kept_by(found, a, at, whole)
+            kept.append(any(label in gold for label in shown))
+            answered.append(bool(shown))
+            returned.append(len(shown))
+    refused = [not kept_by(*answer(q), at, whole) for q in unanswerable]
     return {"threshold": at, "answerable": len(kept), "answered": round(sum(answered) / max(1, len(answered)), 3),
             "kept": round(sum(kept) / max(1, len(kept)), 3),
+            "returned_mean": round(sum(returned) / max(1, len(returned)), 2),
             "unanswerable": len(refused), "refused": round(sum(refused) / max(1, len(refused)), 3)}  # fmt: skip
 
 
 def records(engine: Engine, collection: str, scores: Callable[..., list[float]] = element_scores) -> Answer:
-    def answer(question: str) -> list[tuple[str, float]]:
+    def answer(question: str) -> tuple[list[tuple[str, float]], float | None]:
         result = engine.search(question, collection, 10, filters=Filters(kinds=(Kind.RECORD,)), explain=True)
+        gate = result.answerability if scores is element_scores else None  # before: each score was cut
         return [(_normal(str(h.chunk.metadata.get("element_name") or h.chunk.title)), s)
-                for h, s in zip(result.hits, scores(result.hits), strict=True)]  # fmt: skip
+                for h, s in zip(result.hits, scores(result.hits), strict=True)], gate  # fmt: skip
 
     return answer
 
@@ -94,19 +118,20 @@ def main() -> None:
                 sets = f"{len(own)} own questions; {len(theirs)} of {other}, 100 SciFact claims, 100 random"
                 for label, scores in (("", element_scores), (" (before: (1 + cos) / 2)", similarity_scores)):
                     report[f"semanticSearch / {name}{label}"] = rates(
-                        records(engine, name, scores), 0.5, own, [*theirs, *claims, *noise]
+                        records(engine, name, scores), 0.5, own, [*theirs, *claims, *noise], whole=True
                     ) | {"sets": sets}
     scifact = load_beir(DATA / "scifact", "test")
     gold = [(text, {f"beir://scifact/{d}" for d, s in scifact.qrels[q].items() if s > 0})
             for q, text in judged("scifact")[0][:200]]  # fmt: skip
     with Engine(Config(db=args.scifact, collection="eval-scifact")) as engine:
 
-        def library(question: str) -> list[tuple[str, float]]:
+        def library(question: str) -> tuple[list[tuple[str, float]], float | None]:
             found = engine.library(question, limit=10, min_similarity=0.0)
-            return [(e.document.best.chunk.path, e.document.similarity) for e in found.entries]
+            return [(e.document.best.chunk.path, e.document.similarity) for e in found.entries], None
 
-        def search(question: str) -> list[tuple[str, float]]:
-            return [(h.chunk.path, h.relevance) for h in engine.search(question, limit=10).hits]
+        def search(question: str) -> tuple[list[tuple[str, float]], float | None]:
+            result = engine.search(question, limit=10)
+            return [(h.chunk.path, h.relevance) for h in result.hits], result.answerability
 
         report["search_library / scifact"] = rates(library, 0.7, gold, [*cosqa, *noise]) | {
             "sets": "200 SciFact claims; 100 CoSQA queries, 100 random"}  # fmt: skip
@@ -114,11 +139,11 @@ def main() -> None:
             "sets": "200 SciFact claims; 100 CoSQA queries, 100 random"}  # fmt: skip
     with Engine(Config(db=args.click, collection="click")) as engine:
 
-        def code(question: str) -> list[tuple[str, float]]:
+        def code(question: str) -> tuple[list[tuple[str, float]], float | None]:
+            result = engine.search(question, limit=10)
             return [
-                (h.chunk.path.split("/code/click/", 1)[-1], h.relevance)
-                for h in engine.search(question, limit=10).hits
-            ]
+                (h.chunk.path.split("/code/click/", 1)[-1], h.relevance) for h in result.hits
+            ], result.answerability
 
         own = [(q, set(files)) for q, files in CLICK_QUESTIONS]
         report["search / click"] = rates(code, NO_ANSWER, own, [*claims, *noise]) | {
