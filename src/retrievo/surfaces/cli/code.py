@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -16,7 +17,7 @@ from retrievo.search.grouping import by_file
 from retrievo.search.structure import MAX_DEPTH, GraphEdge
 from retrievo.surfaces.cli.app import main
 from retrievo.surfaces.cli.base import _engine, _errors, collection_option, db_option, json_option
-from retrievo.surfaces.present import passage_label
+from retrievo.surfaces.present import passage_label, shown_path
 from retrievo.surfaces.serialize import hit_to_dict, located_to_dict
 
 
@@ -184,19 +185,21 @@ def locate(
             click.echo(f"      {symbol}")
 
 
-def print_files(result: SearchResult, limit: int, as_json: bool) -> None:
-    """`retrievo search --group file`: one row per file (its best passage, the file's score, the others)."""
+def print_files(result: SearchResult, limit: int, as_json: bool, roots: Sequence[str] = ()) -> None:
+    """`retrievo search --group file`: one row per file (its best passage, the file's score, the others),
+    paths below the indexed roots as on every surface."""
     files = by_file(result.hits, limit)
     if as_json:
-        rows = [{"path": f.hit.chunk.path, "score": f.score, "best": hit_to_dict(f.hit),
+        rows = [{"path": shown_path(f.hit.chunk.path, roots), "score": f.score,
+                 "best": {**hit_to_dict(f.hit), "path": shown_path(f.hit.chunk.path, roots)},
                  "also": [passage_label(h) for h in f.also], "why": list(f.hit.why)} for f in files]  # fmt: skip
-        data = {"query": result.query, "search_mode": result.search_mode, "files": rows}
+        data = {"query": result.query, "search_mode": result.search_mode, "files": rows, "roots": list(roots)}
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     if not files:
         click.echo("no file matches")
     for n, found in enumerate(files, 1):
         why = f" — {'; '.join(found.hit.why[1:])}" if found.hit.why else ""
-        click.echo(f"{n:>2}. {found.hit.chunk.path}  ({found.score:.3f}){why}")
+        click.echo(f"{n:>2}. {shown_path(found.hit.chunk.path, roots)}  ({found.score:.3f}){why}")
         for hit in (found.hit, *found.also):
             click.echo(f"      {passage_label(hit)}")

@@ -80,15 +80,25 @@ def search(
             baseline=baseline,
             as_of=as_of,
         )
+        from retrievo.surfaces.present import shown_path
+
+        held = sorted({hit.chunk.collection for hit in result.hits})
+        roots = (
+            sorted({root for name in held for root in engine.roots(name)})
+            if held
+            else engine.roots(collection)
+        )
         if group:
             from retrievo.surfaces.cli.code import print_files
 
-            print_files(result, limit, as_json)
-        elif as_json:
-            data = {**result_to_dict(result), "model_load_ms": round(load_ms, 1)}
+            print_files(result, limit, as_json, roots)
+        elif as_json:  # paths below the indexed roots, as on every surface; the roots where they are
+            data = {**result_to_dict(result), "roots": roots, "model_load_ms": round(load_ms, 1)}
+            for hit in data["results"]:
+                hit["path"] = shown_path(hit["path"], roots)
             click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         else:
-            _print_result(result, explain, load_ms, engine.roots())
+            _print_result(result, explain, load_ms, roots)
             if not result.hits and min_score is not None:
                 err.print(
                     f"[yellow]note:[/] no hit reached --min-score {min_score:g}; lower it (or leave it out) to "
