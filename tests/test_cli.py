@@ -40,6 +40,7 @@ def test_index_search_and_status_as_json(tmp_path: Path, handbook: Path) -> None
         "fusion_weights",  # with --explain
         "coverage",  # the share of the collection with vectors
         "answerability",  # the estimated probability that the collection answers (search/answer.py)
+        "roots",  # what was indexed: each hit's path is below one of them (issue 66)
     }
     assert found["search_mode"] == "hybrid" and found["total_results"] == 3
     assert found["model_load_ms"] > 0  # loading the model is reported apart from the search
@@ -49,8 +50,8 @@ def test_index_search_and_status_as_json(tmp_path: Path, handbook: Path) -> None
         "end", "line_start", "line_end", "revision_id", "metadata", "explain",
     }  # fmt: skip
     assert expected <= set(first)
-    assert first["path"] == str(handbook / "remote-work.txt")
-    assert Path(first["path"]).read_text()[first["start"] : first["end"]] == first["text"]
+    assert first["path"] == "remote-work.txt" and found["roots"] == [str(handbook)]  # below the root
+    assert (handbook / first["path"]).read_text()[first["start"] : first["end"]] == first["text"]
     state = json.loads(run("status", "--json", db=db).stdout)
     assert state["collections"][0]["chunks"] == report["chunks_written"]
     assert state["collections"][0]["model_id"] == "all-MiniLM-L6-v2-int8"
