@@ -366,7 +366,7 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
         if collection and "," in collection:
             raise ConfigError("context reads one collection; search several with search (collection 'a,b')")
         result = self.search(query, collection, limit, filters=filters, baseline=baseline, as_of=as_of)
-        store = self._open_store(create=False, collection=collection or self.config.collection)
+        store, result = self.one_store(result, collection)  # engine/routes.py
         # Code answers follow seed 002's budget manager (CodeBudget.for_code: tokens kept free, a penalty
         # per repeated file, a floor); docs beside code take at most half of the rest, so a code question's
         # answer carries code.

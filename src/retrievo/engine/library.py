@@ -104,7 +104,7 @@ class LibraryQueries:
         filters = Filters(kinds=(Kind.DOCUMENT,), tags=tuple(tags))
         # Similarities never rise down the fused order (search/library.py), so the documents above the
         # threshold are a prefix: look deeper only while every document seen so far is above it.
-        depth = min(DEPTH, max(FIRST_DEPTH, 2 * (offset + limit + 1)))
+        depth = FIRST_DEPTH  # the same on every page: a cursor's pages read one list
         while True:
             result = self.search(
                 query, collection, limit=depth, mode=SearchMode.HYBRID, filters=filters, explain=True,

@@ -131,6 +131,16 @@ class Routes:
             return None
         return sorted(names)
 
+    def one_store(self, result: SearchResult, collection: str | None) -> tuple[Store, SearchResult]:
+        """The store an answer is packed from — the named collection's, else its first hit's (a search naming
+        none may fan out over collections in other stores) — and the answer's hits that it holds."""
+        first = result.hits[0].chunk.collection if result.hits and not collection else None
+        store = self._open_store(create=False, collection=first or collection or self.config.collection)
+        held = tuple(
+            h for h in result.hits if self._open_store(create=False, collection=h.chunk.collection) is store
+        )
+        return store, replace(result, hits=held)
+
     def search_collections(
         self, query: str, collections: list[str], limit: int, **options: Any
     ) -> SearchResult:

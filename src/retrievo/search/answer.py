@@ -180,6 +180,7 @@ def held(hits: Sequence[Hit], query: str) -> bool | None:
 
 
 NAMED = 0.9  # the query is the first hit's name (an element's, a symbol's): strong, as HELD
+MAX_NAME = 200  # characters: a longer query is no name
 
 
 def named(hit: Hit, query: str) -> bool:
@@ -197,9 +198,6 @@ def named(hit: Hit, query: str) -> bool:
         return False
     parts = symbol.casefold().split(".")
     return any(".".join(parts[-k:]) == wanted for k in range(1, len(parts) + 1))
-
-
-MAX_NAME = 200
 
 
 def relevances(a: float, own: Sequence[float]) -> list[float]:

@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 
 from retrievo.search.answer import NO_ANSWER
 from retrievo.search.highlight import COMMON_WORDS, highlight, word_spans
-from retrievo.surfaces.present import band, shown_path
+from retrievo.surfaces.present import band
 
 CODE_LINES = 14
 EXCERPT_CHARS = 320
@@ -100,7 +100,8 @@ def code_block(hit: dict[str, Any], query: str) -> str:
     return f'<pre class="code">{"".join(rows)}{more}</pre>'
 
 
-def citation(hit: dict[str, Any], roots: Sequence[str]) -> str:
+def citation(hit: dict[str, Any]) -> str:
+    """A hit's path:lines, linked to its view: the path as the answer shows it (below its root)."""
     first, last = hit["line_start"], hit["line_end"]
     lines = str(first) if first == last else f"{first}-{last}"
     named = re.match(r"^retrievo://document/([^/]+)/revision/([^/]+)$", str(hit.get("uri", "")))
@@ -108,7 +109,7 @@ def citation(hit: dict[str, Any], roots: Sequence[str]) -> str:
     query = urlencode(
         {"document_id": document_id, "revision_id": revision_id, "line_start": first, "line_end": last}
     )
-    shown = f"{shown_path(str(hit['path']), roots)}:{lines}"
+    shown = f"{hit['path']}:{lines}"
     return f'<a class="cite" href="/view?{esc(query)}#hit" title="{esc(hit["path"])}">{esc(shown)}</a>'
 
 
@@ -122,10 +123,10 @@ def relevance(hit: dict[str, Any]) -> str:
     )
 
 
-def hit_html(hit: dict[str, Any], roots: Sequence[str], query: str, explain: bool) -> str:
+def hit_html(hit: dict[str, Any], query: str, explain: bool) -> str:
     kind = str(hit.get("kind") or "document")
     parts = [f"<h2>{esc(hit.get('title') or hit.get('context') or hit['path'])}</h2>"]
-    meta = citation(hit, roots) + relevance(hit)
+    meta = citation(hit) + relevance(hit)
     if kind not in ("document", "code"):
         meta += f'<span class="kind">{esc(kind)}</span>'
     parts.append(f'<p class="meta">{meta}</p>')
@@ -172,5 +173,4 @@ def state_of(answer: dict[str, Any]) -> tuple[str, bool]:
 
 
 def results_html(answer: dict[str, Any], query: str, explain: bool) -> str:
-    roots = answer.get("roots") or []
-    return "".join(hit_html(hit, roots, query, explain) for hit in answer.get("results") or [])
+    return "".join(hit_html(hit, query, explain) for hit in answer.get("results") or [])

@@ -53,6 +53,9 @@ def register_admin_tools(
             {k: v for k, v in asdict(j).items() if k in JobOut.model_fields}
             for j in await call(recent_jobs, engine)
         ]
+        for job in state["jobs"]:  # an error may name a file: below its root to a remote caller
+            if job.get("error"):
+                job["error"] = (await call(scope.shown, job["collection"])).said(job["error"])
         if (allowed := scope.allowed) is not None:
             state["collections"] = [c for c in state["collections"] if c["name"] in allowed]
             state["baselines"] = [b for b in state["baselines"] if b["collection"] in allowed]
@@ -72,8 +75,11 @@ def register_admin_tools(
         "vector index; counts per problem with examples. Read-only."
     )
     async def verify_index(collection: Annotated[str | None, Field(max_length=200)] = None) -> VerifyOutput:
-        report = await call(engine.verify, scope.check(collection))
-        return VerifyOutput.model_validate({**asdict(report), "ok": report.ok})
+        name = scope.check(collection)
+        report = await call(engine.verify, name)
+        shown = await call(scope.shown, name)  # an example names its file: below its root to a remote caller
+        examples = {kind: [shown.said(e) for e in found] for kind, found in report.examples.items()}
+        return VerifyOutput.model_validate({**asdict(report), "examples": examples, "ok": report.ok})
 
     if not may_write:
         return

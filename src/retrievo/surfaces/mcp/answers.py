@@ -169,6 +169,8 @@ def rendering(tool: str, data: dict[str, Any]) -> str:
     lines = [f"{tool}:"]
     texts: list[str] = []
     for key, value in data.items():
+        if key in UNSAID:
+            continue
         if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
             lines.append(f"{key} ({len(value)}):")
             lines.extend(f"{n}. {_item(item)}" for n, item in enumerate(value, 1))
@@ -176,7 +178,7 @@ def rendering(tool: str, data: dict[str, Any]) -> str:
             lines.append(f"{key}: {', '.join(map(str, value))}")
         elif isinstance(value, str) and (len(value) > LINE_TEXT or "\n" in value):
             texts.append(value)
-        elif not isinstance(value, dict) and key not in UNSAID:
+        elif not isinstance(value, dict):
             lines.append(f"{key}: {value}")
     return "\n".join([*lines, *texts])
 

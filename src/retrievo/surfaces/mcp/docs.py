@@ -108,7 +108,7 @@ def register_docs_tools(server: MCPServer, engine: Engine, scope: Scope) -> None
             for s in assembled.sources
         ]
         return ContextOutput(
-            query=assembled.query, text=assembled.text, tokens=assembled.tokens, max_tokens=assembled.max_tokens,
+            query=assembled.query, text=shown.text(assembled.text, (s.path for s in assembled.sources)), tokens=assembled.tokens, max_tokens=assembled.max_tokens,
             search_mode=assembled.search_mode, sources=sources, baseline_id=assembled.baseline_id,
             as_of=assembled.as_of,
         )  # fmt: skip

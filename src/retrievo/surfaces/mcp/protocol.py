@@ -110,9 +110,11 @@ def register_prompts(server: Any, engine: Engine, scope: Scope) -> None:
             SearchFilters.model_validate({"collection": collection}) if collection else None
         )
         context = await search_call(engine.context, question, collection=named, filters=filters)
+        shown = await call(scope.shown, named)
         return (
             f"Answer this question from the evidence below, citing each claim as [n] path:lines: {question}\n"
-            "Say so plainly where the evidence does not answer it.\n\n" + context.text
+            "Say so plainly where the evidence does not answer it.\n\n"
+            + shown.text(context.text, (s.path for s in context.sources))
         )
 
     async def explain_symbol(name: str) -> str:

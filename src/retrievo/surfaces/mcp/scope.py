@@ -6,7 +6,7 @@ this module, never the server, so the MCP surface has no import circle."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Annotated, Literal
@@ -45,6 +45,20 @@ class Shown:
     def path(self, path: str) -> str:
         shown = shown_path(path, self.roots) if self.roots else path
         return shown if self.local or not PurePath(shown).is_absolute() else PurePath(shown).name
+
+    def text(self, text: str, paths: Iterable[str]) -> str:
+        """A text citing ``paths`` (a context's block headers) with each path as shown here."""
+        for path in sorted(set(paths), key=len, reverse=True):  # a longer path before one it starts with
+            text = text.replace(path, self.path(path))
+        return text
+
+    def said(self, text: str) -> str:
+        """A message (an example, an error) as a remote client may read it: each root by its folder name."""
+        if self.local:
+            return text
+        for root in sorted(self.roots, key=len, reverse=True):
+            text = text.replace(root, PurePath(root).name)
+        return text
 
     def listed(self) -> list[str] | None:
         return [root if self.local else PurePath(root).name for root in self.roots] or None

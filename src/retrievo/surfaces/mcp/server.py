@@ -160,7 +160,8 @@ def serve(
     toolsets: Iterable[str] | None = None,
 ) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    server = build_server(engine, collections, allow_refresh, toolsets)
+    # Over HTTP a client may be anywhere: paths below their roots, the roots by name, no store location.
+    server = build_server(engine, collections, allow_refresh, toolsets, shows_store=not http)
     # The model loads once the handshake is answered (at the client's first request after it), in the
     # background: `initialize` never shares the CPU with the load (12 s on a loaded machine when they
     # ran together), and an agent's first search seldom waits for it (a search arriving sooner waits
