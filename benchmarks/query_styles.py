@@ -73,7 +73,7 @@ def split_identifier(name: str) -> str:
 def generated(folder: Path, prose: bool, rng: random.Random) -> list[Query]:
     """Queries from the files. Rarity and uniqueness are judged on the words as the keyword arm indexes
     them (stemmed: "chains" is as common as "chain"), so a query's gold is the one file that holds it."""
-    from retrievo.search.file_role import role
+    from retrievo.search.code.role import role
     from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 
     tokenizer = shared_tokenizer()

@@ -17,7 +17,7 @@ from mcp import Client
 
 from conftest import HANDBOOK
 from retrievo import Config, Engine
-from retrievo.search.answer import NO_ANSWER, capped
+from retrievo.search.answer.answerability import NO_ANSWER, capped
 from serving import cli, create_key, serving
 from test_mcp import _stdio, call, run_client
 

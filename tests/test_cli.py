@@ -27,21 +27,24 @@ def test_index_search_and_status_as_json(tmp_path: Path, handbook: Path) -> None
     found = json.loads(
         run("search", "home office allowance", "--json", "--explain", "--limit", "3", db=db).stdout
     )
-    assert set(found) == {
-        "query",
-        "search_mode",
-        "search_duration_ms",
-        "total_results",
-        "results",
-        "baseline_id",
-        "as_of",
-        "model_load_ms",
-        "fusion",  # which fusion merged the arms
-        "fusion_weights",  # with --explain
-        "coverage",  # the share of the collection with vectors
-        "answerability",  # the estimated probability that the collection answers (search/answer.py)
-        "roots",  # what was indexed: each hit's path is below one of them (issue 66)
-    }
+    assert (
+        set(found)
+        == {
+            "query",
+            "search_mode",
+            "search_duration_ms",
+            "total_results",
+            "results",
+            "baseline_id",
+            "as_of",
+            "model_load_ms",
+            "fusion",  # which fusion merged the arms
+            "fusion_weights",  # with --explain
+            "coverage",  # the share of the collection with vectors
+            "answerability",  # the estimated probability that the collection answers (search/answer/answerability.py)
+            "roots",  # what was indexed: each hit's path is below one of them (issue 66)
+        }
+    )
     assert found["search_mode"] == "hybrid" and found["total_results"] == 3
     assert found["model_load_ms"] > 0  # loading the model is reported apart from the search
     first = found["results"][0]

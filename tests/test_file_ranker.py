@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from retrievo import Config, Engine
-from retrievo.search import code_files, file_ranker
-from retrievo.search.file_ranker import FEATURES, FileRanker, features, query, rerank
+from retrievo.search.code import files as code_files
+from retrievo.search.code import ranker as file_ranker
+from retrievo.search.code.ranker import FEATURES, FileRanker, features, query, rerank
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class Hit:
 
 def test_the_shipped_model_reads_only_features_this_version_computes() -> None:
     model = file_ranker.load()
-    assert model is not None, "src/retrievo/search/file_ranker.json ships with the package"
+    assert model is not None, "src/retrievo/search/code/ranker.json ships with the package"
     assert set(model.names) <= set(FEATURES) and len(model.names) == len(model.weights)
     assert model.window >= 10
     weights = dict(zip(model.names, model.weights, strict=True))

@@ -10,9 +10,10 @@ import pytest
 
 from retrievo import Config, Engine
 from retrievo.models import Chunk, Hit, Kind
-from retrievo.search.code_files import Evidence, FileHit
-from retrievo.search.code_intent import _ordered, is_stub, stub_of
-from retrievo.search.file_role import reads_text, relative_path, role
+from retrievo.search.code.files import Evidence, FileHit
+from retrievo.search.code.intent import _ordered, is_stub, stub_of
+from retrievo.search.code.role import reads_text, relative_path, role
+from retrievo.search.query import read_query
 
 
 @pytest.mark.parametrize(
@@ -153,11 +154,13 @@ def test_a_forwarder_the_query_names_is_the_answer_a_thrower_stays_a_stub() -> N
     )
     forwarder = replace(forwarder, metadata={"symbol_kind": "method", "symbol": "Pixmap.setPixel"})
     assert is_stub(forwarder)
-    assert not stub_of("how does set pixel work", forwarder)
-    assert stub_of("how are pixels drawn", forwarder)  # not named: the code doing the work comes first
+    assert not stub_of(read_query("how does set pixel work"), forwarder)
+    assert stub_of(
+        read_query("how are pixels drawn"), forwarder
+    )  # not named: the code doing the work comes first
     thrower = _chunk("get followRedirects(): boolean {\n\tthrow new TypeError('no such option');\n}")
     thrower = replace(thrower, metadata={"symbol_kind": "method", "symbol": "Options.followRedirects"})
-    assert stub_of("where are redirects followed", thrower)
+    assert stub_of(read_query("where are redirects followed"), thrower)
 
 
 def test_a_class_or_a_module_is_never_a_stub() -> None:
@@ -279,12 +282,16 @@ def test_a_file_the_answer_holds_only_by_a_stub_joins_by_its_working_code() -> N
         FileHit("src/plot.py", 0.5, "source", ("words",), (Evidence("plot", 1, 3, 3),), "doc2", 0.5, 1.0),
     ]
     read = [(other, 1.0), (forwarder, 0.2), (working, 0.1)]
-    ordered = _ordered(hits, files, read, 4.0, 10, query="polyfit is not robust to missing data")
+    ordered = _ordered(hits, files, read, 4.0, 10, query=read_query("polyfit is not robust to missing data"))
     assert [h.chunk.chunk_id for h in ordered] == [2, 3], "the working code first, the stub out of the answer"
-    held = _ordered((Hit(other, 1.0, 0.9), Hit(working, 0.2, 0.5)), files, read, 4.0, 10, query="polyfit")
+    held = _ordered(
+        (Hit(other, 1.0, 0.9), Hit(working, 0.2, 0.5)), files, read, 4.0, 10, query=read_query("polyfit")
+    )
     assert sorted(h.chunk.chunk_id for h in held) == [2, 3], "held by working code: nothing joins"
     only_stubs = [replace(files[0], evidence=evidence[:1]), files[1]]
-    alone = _ordered(hits, only_stubs, read, 4.0, 10, query="polyfit is not robust to missing data")
+    alone = _ordered(
+        hits, only_stubs, read, 4.0, 10, query=read_query("polyfit is not robust to missing data")
+    )
     assert sorted(h.chunk.chunk_id for h in alone) == [1, 3], (
         "no working chunk to bring: the stub stays, alone"
     )

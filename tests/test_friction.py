@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from retrievo.search.query import read_query
 from retrievo.text.identifiers import keyword_terms
 
 
@@ -100,10 +101,10 @@ def test_piped_output_keeps_whole_citations_and_reports_say_what_happened(tmp_pa
 
 
 def test_excerpt_marks_words_not_anchors_html_or_link_targets() -> None:
-    from retrievo.search.highlight import highlight
+    from retrievo.search.answer.highlight import highlight
 
     text = '## Dependencies with yield { #dependencies-with-yield }\n<a href="yield.html">yield</a> [see](docs/yield.md)'
-    marked = highlight(text, "yield")
+    marked = highlight(text, read_query("yield"))
     assert (
         "{ #dependencies-with-yield }" in marked
         and 'href="yield.html"' in marked
@@ -121,7 +122,7 @@ def test_excerpt_marks_words_not_anchors_html_or_link_targets() -> None:
     ],
 )
 def test_words_are_matched_as_the_keyword_arm_indexes_them(text: str) -> None:
-    from retrievo.search import highlight as excerpts
+    from retrievo.search.answer import highlight as excerpts
     from retrievo.store.tokenizer import shared_tokenizer
 
     found = excerpts._terms(text)

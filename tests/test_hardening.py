@@ -14,7 +14,7 @@ import pytest
 from retrievo import Config, Engine
 from retrievo.errors import SourceError
 from retrievo.models import Filters, LoadedDocument
-from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, clean_query
+from retrievo.search.query import MAX_EMBED_QUERY_CHARS, clean_query, read_query
 from retrievo.secrets import redact
 from retrievo.store.sqlite import SQLiteStore
 from retrievo.store.sqlite import searching as sqlite_search
@@ -122,14 +122,14 @@ def test_a_torn_ann_file_degrades_to_keywords_out_loud_then_is_rebuilt(
     def embed(_: str) -> tuple[str, Any]:
         return MODEL, vectors[0]
 
-    degraded = run_search(store, "c", "chunk words", SearchOptions(), embed)
+    degraded = run_search(store, "c", read_query("chunk words"), SearchOptions(), embed)
     assert degraded.search_mode == "lexical-only"
     assert degraded.degraded_reason and "being rebuilt" in degraded.degraded_reason
     assert degraded.hits, "keyword results meanwhile"
     thread = store._ann.rebuild_thread
     assert thread is not None
     thread.join(timeout=60)
-    healed = run_search(store, "c", "chunk words", SearchOptions(), embed)
+    healed = run_search(store, "c", read_query("chunk words"), SearchOptions(), embed)
     assert healed.search_mode == "hybrid" and healed.degraded_reason is None
     assert store.vector_search("c", MODEL, vectors[0], Filters(), 5)[0].score > 0.99
     store.close()

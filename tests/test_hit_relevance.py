@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from retrievo import Config, Engine
-from retrievo.search.answer import STRONG, capped
+from retrievo.search.answer.answerability import STRONG, capped
 
 GOLD = "parental-leave.md"
 DOCUMENTS = {

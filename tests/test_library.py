@@ -12,7 +12,7 @@ from mcp import Client
 
 from pdf_maker import write_pdf
 from retrievo import Config, Engine
-from retrievo.search.library import similarity
+from retrievo.search.documents.library import similarity
 from test_mcp_agent import run, stdio
 
 

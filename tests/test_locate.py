@@ -14,14 +14,15 @@ from mcp import Client, StdioServerParameters
 
 from retrievo import Config, Engine
 from retrievo.models import Filters, Kind
-from retrievo.search.code_files import (
+from retrievo.search.code.files import (
     Read,
     _same_file,
     keyword_chunks,
     rank_files,
     role_of,
 )
-from retrievo.search.code_question import read_question, reads_as_code_question
+from retrievo.search.code.question import read_question, reads_as_code_question
+from retrievo.search.query import read_query
 from serving import create_key, serving
 from test_mcp import call, run_client
 
@@ -192,10 +193,12 @@ def test_search_ranks_a_code_question_by_file_evidence(repo_db: Path) -> None:
 
 
 def test_modules_named_and_file_names_of_short_questions(repo_db: Path) -> None:
-    question = read_question("see sphinx.ext.viewcode, `pylint/lint/run.py` and Dataset.groupby")
+    question = read_question(read_query("see sphinx.ext.viewcode, `pylint/lint/run.py` and Dataset.groupby"))
     assert {"sphinx.ext.viewcode", "pylint/lint/run.py", "Dataset.groupby"} <= set(question.modules)
     assert "viewcode" in question.words, "a short question: its words may name files"
-    assert not read_question(ISSUE).words, "more than thirty words read as an issue's text: no file names"
+    assert not read_question(read_query(ISSUE)).words, (
+        "more than thirty words read as an issue's text: no file names"
+    )
     assert reads_as_code_question("where are command line options parsed")
     assert reads_as_code_question('Traceback (most recent call last):\n  File "a.py", line 3, in f')
     assert not reads_as_code_question("Vitamin D deficiency raises the risk of fractures.")
@@ -222,21 +225,25 @@ def test_traceback_frames_of_ipython_and_moved_files(repo_db: Path) -> None:
     """IPython's frames are frames; a frame whose file the repository no longer has (``options.py`` was
     renamed ``parser.py`` since the report) names the file defining its function; the first line is the
     title the dense arm reads on its own; a report with no code in it still reads as a code question."""
-    question = read_question(IPYTHON_REPORT)
+    question = read_question(read_query(IPYTHON_REPORT))
     assert question.frames == (("~/venv/lib/python3.11/site-packages/tool/options.py", "parse"),)
     assert question.title == "Parsing drops dotted options since 1.2"
-    assert read_question("where is the parser").title == "", "one line: no title"
-    assert read_question("### Bug description\n\nIt breaks.").title == "", "a template's heading"
-    folded = read_question("Sum drops units\n\n<details>\ndask: 2.20.0\nnumpy: 1.18.5\n</details>\nsee `sum`")
+    assert read_question(read_query("where is the parser")).title == "", "one line: no title"
+    assert read_question(read_query("### Bug description\n\nIt breaks.")).title == "", "a template's heading"
+    folded = read_question(
+        read_query("Sum drops units\n\n<details>\ndask: 2.20.0\nnumpy: 1.18.5\n</details>\nsee `sum`")
+    )
     assert "dask" not in folded.text and "sum" in folded.identifiers, (
         "the environment's versions are no evidence"
     )
-    kept = read_question('Crash\n<details>\nFile "/x/tool/parser.py", line 9, in parse\n</details>')
+    kept = read_question(
+        read_query('Crash\n<details>\nFile "/x/tool/parser.py", line 9, in parse\n</details>')
+    )
     assert kept.frames, "a folded traceback is kept"
     with Engine(Config(db=repo_db, embedder="none")) as engine:
         first = engine.locate(IPYTHON_REPORT, limit=3)[0]
     assert first.path.endswith("tool/parser.py") and "in the traceback (innermost frame)" in first.why
-    stdlib = read_question('File "/usr/lib/python3.11/argparse.py", line 9, in parse\n')
+    stdlib = read_question(read_query('File "/usr/lib/python3.11/argparse.py", line 9, in parse\n'))
     with Engine(Config(db=repo_db, embedder="none")) as engine:
         store, name = engine._collection_store(None)
         files = rank_files(store, name, stdlib, Read(keyword_chunks(store, name, stdlib, Filters())))
@@ -329,19 +336,23 @@ def test_frames_of_ipython_8_and_pytest() -> None:
         "    fixturedef = self._get_active_fixturedef(argname)\n"
         'File "/x/tool/parser.py", line 9, in parse\n'
     )
-    assert read_question(report).frames == (
+    assert read_question(read_query(report)).frames == (
         ("~/code/seaborn/seaborn/_core/plot.py", "_plot"),
         ("~/code/seaborn/seaborn/_core/scales.py", "_setup"),
         ("src/_pytest/fixtures.py", "getfixturevalue"),
         ("/x/tool/parser.py", "parse"),
     )
-    assert read_question("see tool/parser.py:9: for the line").frames == (), "a path and line is no frame"
+    assert read_question(read_query("see tool/parser.py:9: for the line")).frames == (), (
+        "a path and line is no frame"
+    )
     node = read_question(
-        "HTTPError: Response code 404\n"
-        "    at Request._onResponseBase (/app/node_modules/got/dist/source/core/index.js:913:31)\n"
-        "    at async Promise.all (index 0)\n"
-        "    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)\n"
-        "    at file:///home/me/run.mjs:3:1\n"
+        read_query(
+            "HTTPError: Response code 404\n"
+            "    at Request._onResponseBase (/app/node_modules/got/dist/source/core/index.js:913:31)\n"
+            "    at async Promise.all (index 0)\n"
+            "    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)\n"
+            "    at file:///home/me/run.mjs:3:1\n"
+        )
     )
     assert node.frames == (
         ("/home/me/run.mjs", ""),
@@ -353,7 +364,9 @@ def test_frames_of_ipython_8_and_pytest() -> None:
     )
     assert not _same_file("/app/dist/score/index.js", "/src/got/source/core/index.ts"), "whole folder names"
     assert not _same_file("x.py", "/src/max.py") and _same_file("x.py", "/src/x.py")
-    windows = read_question("File C:\\work\\seaborn\\_core\\plot.py:841, in Plot._plot(self, pyplot)")
+    windows = read_question(
+        read_query("File C:\\work\\seaborn\\_core\\plot.py:841, in Plot._plot(self, pyplot)")
+    )
     assert windows.frames == (("C:\\work\\seaborn\\_core\\plot.py", "_plot"),), "IPython 8 on Windows"
 
 
@@ -379,7 +392,7 @@ def test_an_issues_title_words_weigh_on_their_own(tmp_path: Path) -> None:
     with Engine(Config(db=db, embedder="none")) as engine:
         engine.index([root])
         store, name = engine._collection_store(None)
-        question = read_question(report)
+        question = read_question(read_query(report))
         found = keyword_chunks(store, name, question, Filters())
         without = rank_files(store, name, question, Read(found))
         first = engine.locate(report, limit=2)[0]
@@ -408,21 +421,25 @@ def test_a_message_the_report_quotes_names_where_it_is_raised(tmp_path: Path) ->
         "WARNING: no number is assigned for table: my-table\n\n"
         'although each table has a number. Our conf is in "/home/me/docs/conf.py" and "it fails" too.\n'
     )
-    question = read_question(report)
+    question = read_question(read_query(report))
     assert question.messages == (
         "no number is assigned for table my table",
         "no number is assigned for table",
     ), "the warning's words, and the quoted run; no path, nothing under three words"
     built = read_question(
-        "Warning, treated as error:\ndocs/x.rst.inc:4:Malformed option '[on=]P', should be \"opt\""
+        read_query(
+            "Warning, treated as error:\ndocs/x.rst.inc:4:Malformed option '[on=]P', should be \"opt\""
+        )
     )
     assert built.messages == ("Malformed option on P should be opt",), "a builder's file:line: message"
     output = read_question(
-        "xarray/core/x.py:400: in _format_the_repr\n"
-        "x.py:12: DeprecationWarning: the foo keyword is deprecated\n"
-        "index.rst:4: WARNING: no number is assigned for table\n"
-        "Exception: the connection was reset by the peer\n"
-        "KeyError:\n\nNow I describe what I did next\n"
+        read_query(
+            "xarray/core/x.py:400: in _format_the_repr\n"
+            "x.py:12: DeprecationWarning: the foo keyword is deprecated\n"
+            "index.rst:4: WARNING: no number is assigned for table\n"
+            "Exception: the connection was reset by the peer\n"
+            "KeyError:\n\nNow I describe what I did next\n"
+        )
     )
     assert output.messages == (
         "the foo keyword is deprecated",

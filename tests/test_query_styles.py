@@ -15,7 +15,9 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from retrievo import Config, Engine
-from retrievo.search import answer, exact
+from retrievo.search import exact
+from retrievo.search.answer import answerability as answer
+from retrievo.search.query import read_query
 
 ABSTRACTS = {
     "par2.md": "# Activation of proteinase-activated receptor 2 in the colon\n\nTrypsin cleaves the receptor's "
@@ -71,18 +73,18 @@ def test_a_rare_word_a_quoted_phrase_and_a_copied_phrase_find_their_document_on_
 
 
 def test_exact_evidence_reads_words_as_the_keyword_arm_indexes_them() -> None:
-    words = exact.query_words("Servers")
+    words = read_query("Servers")
     assert exact.evidence(words, exact.passage_tokens("", "The server list")).coverage == 1.0
-    phrase = exact.query_words("signalling drives inflammation")
+    phrase = read_query("signalling drives inflammation")
     held = exact.evidence(phrase, exact.passage_tokens("", "this signalling drives inflammation in mice"))
     apart = exact.evidence(phrase, exact.passage_tokens("", "inflammation drives signalling"))
     assert (held.coverage, held.phrase) == (1.0, 1.0)
     assert apart.coverage == 1.0 and apart.phrase == 0.0
-    quoted = exact.query_words('mice "receptor was activated"')
+    quoted = read_query('mice "receptor was activated"')
     assert exact.evidence(quoted, exact.passage_tokens("", "the receptor was activated")).quoted == 1.0
     assert exact.evidence(quoted, exact.passage_tokens("", "the receptor is activated")).quoted == 0.0
-    assert exact.query_words("the of and").content  # only stop words: they are what was asked for
-    assert exact.evidence(exact.query_words(""), ["x"]) == exact.Evidence(0.0, 0.0)
+    assert read_query("the of and").content  # only stop words: they are what was asked for
+    assert exact.evidence(read_query(""), ["x"]) == exact.Evidence(0.0, 0.0)
 
 
 def test_the_same_queries_through_the_mcp_server(tmp_path: Path, minilm: Any) -> None:
@@ -200,7 +202,7 @@ def test_a_run_of_common_words_copied_from_a_passage_finds_it_first(make_engine:
     # a long text quoting a string no passage holds (an issue's literal) is not refused for it
     issue = 'the receptor was activated in a few cells only and then "no such option" was printed by the tool'
     hits = engine.search(issue, limit=5).hits
-    assert hits and answer.held(hits, issue) is not None
+    assert hits and answer.held(hits, read_query(issue)) is not None
     # not a question: "what is a xylophone" is read by the answerability model, not by the words held
     signals = engine.search("what is a xylophone", limit=3).signals
     assert signals is not None and signals.missing == 0.0

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from retrievo.search.records import list_elements
+from retrievo.search.records.elements import list_elements
 
 GRAPH = {
     "name": "Catalogue",
@@ -66,7 +66,7 @@ def test_records_contract(make_engine: Any, tmp_path: Path) -> None:
 
 def test_an_answer_at_a_baseline_names_elements_as_they_were_then(make_engine: Any, tmp_path: Path) -> None:
     """One time per answer: at a baseline the element's name is the baseline's, like its text and type."""
-    from retrievo.search.records import element_hit
+    from retrievo.search.records.elements import element_hit
 
     graph: dict[str, Any] = copy.deepcopy(GRAPH)
     model = tmp_path / "catalogue.json"

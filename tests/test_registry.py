@@ -14,7 +14,7 @@ from conftest import SHARED_DATA
 from retrievo import Config, Engine
 from retrievo.embed.local import MiniLMEmbedder
 from retrievo.errors import EmbedderUnavailable
-from retrievo.search.registry import capped
+from retrievo.search.records.registry import capped
 from test_mcp import call, run_client
 
 REGISTRY = SHARED_DATA / "registry"

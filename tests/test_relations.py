@@ -12,7 +12,7 @@ from mcp import Client, StdioServerParameters
 
 from conftest import SHARED_DATA
 from retrievo.models import Filters, Kind
-from retrievo.search.relations import name_match, relation_intent
+from retrievo.search.records.relations import name_match, relation_intent
 from test_mcp import call, run_client
 
 RECORDS = Filters(kinds=(Kind.RECORD,))
@@ -117,7 +117,7 @@ def test_relation_answers_on_both_stores_now_and_at_a_baseline(make_engine: Any,
         linked[0].matched_via is not None
         and linked[0].matched_via.path == "Ledger Host —realization→ Billing Engine"
     )
-    from retrievo.search.records import list_elements
+    from retrievo.search.records.elements import list_elements
 
     listed = list_elements(engine._open_store(create=False), "default")
     assert len(listed) == 7, "elements only: relationship records are not elements"

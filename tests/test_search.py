@@ -14,7 +14,7 @@ from conftest import EmbeddingServer
 from retrievo import CollectionNotFound, Filters, Kind
 from retrievo.embed.http import OpenAIEmbedder
 from retrievo.errors import ConfigError
-from retrievo.search.structure import query_identifiers
+from retrievo.search.query import query_identifiers
 
 HOSTILE = [
     '"unbalanced quote',
@@ -70,7 +70,7 @@ def test_keyword_mode_ranks_by_bm25(indexed: Any) -> None:
 def test_relevance_is_normalised_and_min_score_filters(indexed: Any) -> None:
     result = indexed.search("expense receipts", limit=20)
     relevances = [hit.relevance for hit in result.hits]
-    # On [0, 1], falling down the list (search/answer.py): a threshold keeps a prefix.
+    # On [0, 1], falling down the list (search/answer/answerability.py): a threshold keeps a prefix.
     assert all(0.0 <= r <= 1.0 for r in relevances) and relevances == sorted(relevances, reverse=True)
     cut = (relevances[0] + relevances[-1]) / 2
     strict = indexed.search("expense receipts", limit=20, min_score=cut)
@@ -162,7 +162,7 @@ def test_both_fusions_rank_the_obvious_answer_first_with_relevance_in_range(
     result = engine.search("corporate credit card for travel", explain=True)
     assert "Corporate cards" in result.hits[0].chunk.context
     assert all(0.0 <= hit.relevance <= 1.0 for hit in result.hits)
-    # a hit's own probability (search/answer.py): the first reads at least "possible" under every fusion
+    # a hit's own probability (search/answer/answerability.py): the first reads at least "possible" under every fusion
     assert result.hits[0].relevance == max(hit.relevance for hit in result.hits) > 0.4
     assert result.fusion_weights is not None and result.fusion_weights["keyword"] == 1.0
     assert result.fusion == fusion and engine.search("corporate card", mode="keyword").fusion is None

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from retrievo.search.highlight import highlight, word_share
-from retrievo.search.library import similarity
+from retrievo.search.answer.highlight import highlight, word_share
+from retrievo.search.documents.library import similarity
+from retrievo.search.query import read_query
 
 NOTES = {
     "receptor.md": "# Receptor activation\n\nA proteinase cleaves the receptor's tail and activates it.\n",
@@ -58,7 +59,9 @@ def test_no_document_takes_a_score_from_another(make_engine: Any, notes: Path) -
     query = "proteinase cleaves the receptor"
     cosine = {Path(h.chunk.path).name: h.score for h in engine.search(query, mode="semantic", limit=20).hits}
     for name, score in _library(engine, query, min_similarity=0.0):
-        if word_share(NOTES[name], query) == 0.0:  # no word of the query: by meaning alone, its own cosine
+        if (
+            word_share(NOTES[name], read_query(query)) == 0.0
+        ):  # no word of the query: by meaning alone, its own cosine
             assert score == similarity(cosine[name]), name
 
 
@@ -68,11 +71,17 @@ def test_singular_and_plural_find_the_same_documents(make_engine: Any, notes: Pa
     singular, plural = _library(engine, "antibody"), _library(engine, "antibodies")
     expected = {"antibody.md", "antibodies.md"}
     assert {name for name, _ in singular[:2]} == {name for name, _ in plural[:2]} == expected
-    assert word_share(NOTES["antibodies.md"], "antibody") == word_share(NOTES["antibody.md"], "antibodies")
-    assert word_share(NOTES["servers.md"], "which servers exist?") == 0.5  # "server" held, "exist" not
+    assert word_share(NOTES["antibodies.md"], read_query("antibody")) == word_share(
+        NOTES["antibody.md"], read_query("antibodies")
+    )
+    assert (
+        word_share(NOTES["servers.md"], read_query("which servers exist?")) == 0.5
+    )  # "server" held, "exist" not
     hits = engine.search("servers", limit=3).hits
     assert Path(hits[0].chunk.path).name == "servers.md"
-    assert "**Server** inventory" in highlight(hits[0].chunk.title + "\n" + hits[0].chunk.text, "servers")
+    assert "**Server** inventory" in highlight(
+        hits[0].chunk.title + "\n" + hits[0].chunk.text, read_query("servers")
+    )
 
 
 def test_highlight_marks_the_query_s_words_never_a_stop_word_or_a_word_inside_another(
@@ -82,9 +91,11 @@ def test_highlight_marks_the_query_s_words_never_a_stop_word_or_a_word_inside_an
     engine.index([notes])
     hit = engine.search("the theme of the page", limit=1).hits[0]
     assert Path(hit.chunk.path).name == "theme.md"
-    marked = highlight(hit.chunk.text, "the theme of the page")
+    marked = highlight(hit.chunk.text, read_query("the theme of the page"))
     assert "**The**" not in marked and "**the**" not in marked, "a stop word is never marked"
     assert "The **theme** of the **page**" in marked and "**themes**" in marked, marked
-    assert highlight("the theme, then the themes", "the") == "the theme, then the themes"
-    assert highlight("parse parsed reparse", "parses") == "**parse** **parsed** reparse"
-    assert highlight("Café au lait", "cafe") == "**Café** au lait", "diacritics fold as in the keyword arm"
+    assert highlight("the theme, then the themes", read_query("the")) == "the theme, then the themes"
+    assert highlight("parse parsed reparse", read_query("parses")) == "**parse** **parsed** reparse"
+    assert highlight("Café au lait", read_query("cafe")) == "**Café** au lait", (
+        "diacritics fold as in the keyword arm"
+    )

@@ -4,7 +4,7 @@ For each instance the repository tree at the issue's commit is extracted and ind
 (source, docs, tests, config), and the issue text is asked as it was written. Scored: hit@k when a gold file
 is among the answer's first k distinct files. Systems, side by side in one run:
 
-- ``locate``: ``retrievo locate`` (files ranked by search/code_files.py from the keyword arm; no vectors);
+- ``locate``: ``retrievo locate`` (files ranked by search/code/files.py from the keyword arm; no vectors);
 - ``keyword`` / ``semantic`` / ``hybrid``: ``search`` with default settings (limit 10), the answer's distinct
   files — each twice: ``before`` with RETRIEVO_CODE_RANKING=off (the fused order) and ``after`` (default);
 - ``bm25s .py``: bm25s over the repository's ``.py`` files, one document per file (the peers' venv).

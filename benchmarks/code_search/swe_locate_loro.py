@@ -13,9 +13,8 @@ from __future__ import annotations
 import itertools
 import json
 
-import retrievo.search.code_files as files
-import retrievo.search.code_intent as intent
 from benchmarks.code_search.swe_locate import kept
+from retrievo.search.code import files, intent
 
 GRID = list(itertools.product((2.0, 4.0, 8.0), (0.5, 0.6), (0.0, 0.5, 1.0, 2.0)))
 DEFAULT = (intent.FILE["issue"], files.ROLE["test"], files.SEMANTIC)

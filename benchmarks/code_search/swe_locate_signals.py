@@ -1,7 +1,7 @@
 """Each signal's share in ranking an issue's files (../shared/data/swe_loc_dev, issue 35).
 
 Over the indexes ``benchmarks/code_search/swe_locate.py --keep DIR`` made, every issue is asked with all of
-search/code_files.py's signals, then with one left out at a time (its weight set to nothing), and with the
+search/code/files.py's signals, then with one left out at a time (its weight set to nothing), and with the
 words alone: the default hybrid search (first distinct files of 10 hits) and ``locate``. In-sample: an
 upper bound of what each signal adds, not a held-out figure (``swe_locate_loro.py`` gives that).
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-import retrievo.search.code_files as files
 from benchmarks.code_search.swe_locate import kept
 from retrievo.engine import Engine
+from retrievo.search.code import files
 
 SIGNALS = ("ROLE", "DEFINES", "MODULE", "FRAME", "INNERMOST", "SEMANTIC")
 LEFT_OUT: dict[str, tuple[str, ...]] = {

@@ -39,10 +39,11 @@ from scipy import sparse
 from retrievo.config import Config
 from retrievo.engine import Engine
 from retrievo.models import Filters
-from retrievo.search.code_files import FileHit, Read, file_signals, keyword_chunks, weigh_files
-from retrievo.search.code_question import read_question
-from retrievo.search.file_ranker import features, query
-from retrievo.search.file_role import relative_path
+from retrievo.search.code.files import FileHit, Read, file_signals, keyword_chunks, weigh_files
+from retrievo.search.code.question import read_question
+from retrievo.search.code.ranker import features, query
+from retrievo.search.code.role import relative_path
+from retrievo.search.query import read_query
 from retrievo.store.base import Store
 
 HERE = Path(__file__).resolve().parent
@@ -115,7 +116,7 @@ def candidates(
 ) -> dict[str, Any]:
     """One text's record: the gold files' places by each system and the window's files with features."""
     started = time.perf_counter()
-    question = read_question(text)
+    question = read_question(read_query(text))
     found = keyword_chunks(store, collection, question, Filters())
     signals = {s.path: s for s in file_signals(store, collection, question, Read(found))}
     ranked: list[FileHit] = weigh_files(store, collection, question, list(signals.values()))

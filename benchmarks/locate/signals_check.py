@@ -26,8 +26,9 @@ from benchmarks.locate.features import PAIRS
 from retrievo.config import Config
 from retrievo.engine import Engine
 from retrievo.models import Filters
-from retrievo.search import code_files
-from retrievo.search.code_question import read_question
+from retrievo.search.code import files as code_files
+from retrievo.search.code.question import read_question
+from retrievo.search.query import read_query
 
 BODY = 30  # words in all (subject and body) for a message to read like a short issue
 SETTINGS = {  # name: (TITLE, MESSAGE)
@@ -45,7 +46,7 @@ def issue_like() -> dict[str, list[dict[str, Any]]]:
     with gzip.open(PAIRS, "rt") as f:
         for line in f:
             pair = json.loads(line)
-            question = read_question(pair["message"])
+            question = read_question(read_query(pair["message"]))
             if (question.title and len(pair["message"].split()) >= BODY) or question.messages:
                 by_repo[pair["repo"]].append(pair)
     return by_repo
@@ -72,7 +73,7 @@ def main() -> None:
         with Engine(Config(db=db, collection="default", embedder="none")) as engine:
             store = engine._open_store(create=False)
             for pair in kept:
-                question = read_question(pair["message"])
+                question = read_question(read_query(pair["message"]))
                 quoting += bool(question.messages)
                 read = code_files.read_arms(store, "default", question, Filters(), None)
                 signals = code_files.file_signals(store, "default", question, read)

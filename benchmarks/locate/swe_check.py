@@ -9,7 +9,7 @@ ones (``--modes locate,hybrid``: ``{repo}.db``, the bundled model). Systems, eac
 - ``shipped``: the defaults;
 - ``no title, no message``: ``code_files.TITLE`` and ``MESSAGE`` at 0 (an issue's title words and the
   messages it quotes, added 2026-11-27);
-- ``learned``: the learned ranker (``file_ranker.json``) on every text (by default it re-orders one-line texts
+- ``learned``: the learned ranker (``ranker.json``) on every text (by default it re-orders one-line texts
   of at most ``code_files.LEARNED_WORDS`` words: no issue here).
 
 Prints hit@1/5/10 (a gold file among the first k files), acc@5/10 (every gold file among them: SweRank's
@@ -32,7 +32,7 @@ from typing import Any
 from benchmarks.code_search.swe_locate import collection_of, load_instances
 from retrievo.config import Config
 from retrievo.engine import Engine
-from retrievo.search import code_files
+from retrievo.search.code import files as code_files
 
 CUTOFFS = (1, 5, 10)
 short = code_files._short  # which texts the learned ranker re-orders by default

@@ -10,11 +10,11 @@ L-BFGS (SciPy). Pairs whose gold files are all below the window teach nothing an
 Every candidate setting (feature set × penalty) is scored leave-one-repository-out: fitted on 28
 repositories, scored on the 29th. The setting with the best mean held-out hit@1 over repositories wins (then
 hit@5, hit@10); one within ``TIE`` of the best with fewer features wins over it. That setting, fitted on all
-29 repositories, is written to ``src/retrievo/search/file_ranker.json`` with its provenance. Every figure
+29 repositories, is written to ``src/retrievo/search/code/ranker.json`` with its provenance. Every figure
 printed for the mined pairs is held out; swe_loc_dev is never fitted on nor chosen on here.
 
     .venv/bin/python -m benchmarks.locate.train [--features /tmp/loc/features.jsonl.gz]
-        [--swe /tmp/loc/swe_features.jsonl.gz] [--out src/retrievo/search/file_ranker.json] [--json FILE]
+        [--swe /tmp/loc/swe_features.jsonl.gz] [--out src/retrievo/search/code/ranker.json] [--json FILE]
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ import numpy as np
 from scipy.optimize import minimize
 
 from benchmarks.locate.features import MANIFEST, PAIRS, WINDOW
-from retrievo.search.file_ranker import FEATURES
+from retrievo.search.code.ranker import FEATURES
 
 ROOT = Path(__file__).resolve().parents[2]
-OUT = ROOT / "src" / "retrievo" / "search" / "file_ranker.json"
+OUT = ROOT / "src" / "retrievo" / "search" / "ranker.json"
 CUTOFFS = (1, 5, 10)
 TIE = 0.005  # mean held-out hit@1 this close to the best is a tie: the fewer features win
 EVIDENCE = ("words", "defines", "module", "frame", "innermost", "named", "test", "docs", "example", "other")

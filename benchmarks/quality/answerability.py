@@ -7,12 +7,12 @@ Sets, from ../shared/data (indexed as ``retrievo eval DATASET --db DIR/NAME.db``
   strings of random letters, over each collection.
 
 For every search (hybrid, keyword, semantic) the script records the answerability readings
-(``search/answer.py``) and each hit's own calibrated relevance before the final order is settled, then:
+(``search/answer/answerability.py``) and each hit's own calibrated relevance before the final order is settled, then:
 - fits the answerability profiles holding each dataset out, and prints, on the held-out set, the share of
   unanswerable questions with nothing at or above ``--min-score`` (goal ≥ 90 %) and the share of answerable
   questions (a relevant hit in the first 10) whose first hit keeps a relevance at or above it (goal ≥ 95 %:
   the first hit's relevance is the answerability, ``answer.relevances``);
-- with ``--write``, fits on all three and writes ``src/retrievo/search/answer.json``.
+- with ``--write``, fits on all three and writes ``src/retrievo/search/answer/answerability.json``.
 
     .venv/bin/python -m benchmarks.quality.answerability --dbs /tmp/ev [--write] [--json out.json]
 """
@@ -33,8 +33,9 @@ import numpy as np
 from retrievo import Config, Engine
 from retrievo.engine import core
 from retrievo.evaluation.beir import load_beir
-from retrievo.search import answer
-from retrievo.search.answer import NO_ANSWER, readings
+from retrievo.search.answer import answerability as answer
+from retrievo.search.answer.answerability import NO_ANSWER, readings
+from retrievo.search.query import read_query
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 SETS = {
@@ -129,9 +130,9 @@ def collect(dbs: Path) -> list[dict[str, Any]]:
         hits = result.hits
         rows.append({
             "set": name, "kind": kind, "mode": mode,
-            "readings": readings(hits, result.query, result.signals) if result.signals else None,
+            "readings": readings(hits, read_query(result.query), result.signals) if result.signals else None,
             # what settles an answer besides the model: the query held as typed, words the collection lacks
-            "held": {True: 1, False: 0, None: -1}[answer.held(hits, result.query)] if hits else 0,
+            "held": {True: 1, False: 0, None: -1}[answer.held(hits, read_query(result.query))] if hits else 0,
             "missing": result.signals.missing if result.signals else 0.0,
             "own": [h.relevance for h in hits],
             "relevant": [h.chunk.path.rsplit("/", 1)[-1] in gold for h in hits],
@@ -186,7 +187,7 @@ def rates(
 
 
 def main() -> None:
-    parser = arguments("write src/retrievo/search/answer.json")
+    parser = arguments("write src/retrievo/search/answer/answerability.json")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     rows = cached(args.rows, lambda: collect(args.dbs))

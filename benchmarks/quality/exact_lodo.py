@@ -28,6 +28,7 @@ from benchmarks.quality.fusion_adaptive import arms_of
 from benchmarks.query_styles import files_in_order, hits, load
 from retrievo.search import exact
 from retrievo.search import fusion as f
+from retrievo.search.query import read_query
 
 Cell = tuple[str, str]  # (set, style)
 
@@ -41,7 +42,7 @@ def prepared(work: Path) -> list[dict[str, Any]]:
             for cid, text in data["texts"].items()
         }
         for query in data["queries"]:
-            words = exact.query_words(query["text"])
+            words = read_query(query["text"])
             arms = arms_of(query, 100)
             ids = {h.chunk_id for h in arms["keyword"][:30]} | {h.chunk_id for h in arms["semantic"][:10]}
             out.append({

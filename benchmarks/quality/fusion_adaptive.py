@@ -102,7 +102,7 @@ def samples(
     runs: list[Run], fusion: Fusion, profile: str, part: str, depth: int, top: int = 10
 ) -> tuple[np.ndarray, np.ndarray]:
     """Features and labels (relevant or not) of the top ``top`` hits each query would show."""
-    from retrievo.search.calibration import PROFILE_FEATURES, feature_maker
+    from retrievo.search.answer.calibration import PROFILE_FEATURES, feature_maker
 
     names = PROFILE_FEATURES[profile]
     rows, labels = [], []
@@ -156,7 +156,7 @@ def reliability(p: np.ndarray, y: np.ndarray, bins: int = 10) -> tuple[list[dict
 
 def fit_calibration(data: dict[str, list[Run]], fusion: Fusion, depth: int) -> dict[str, Any]:
     """Logistic models per profile on the pooled tune halves (top 20 hits a query shows)."""
-    from retrievo.search.calibration import PROFILE_FEATURES
+    from retrievo.search.answer.calibration import PROFILE_FEATURES
 
     profiles = {}
     for profile in ("hybrid", "keyword", "semantic"):
@@ -178,7 +178,7 @@ def fit_calibration(data: dict[str, list[Run]], fusion: Fusion, depth: int) -> d
 
 def check_calibration(data: dict[str, list[Run]], fusion: Fusion, depth: int, path: Path) -> dict[str, Any]:
     """Reliability on the held-out halves (top 10 hits), through retrievo's own calibration code."""
-    from retrievo.search.calibration import PROFILE_FEATURES, models
+    from retrievo.search.answer.calibration import PROFILE_FEATURES, models
 
     models.cache_clear()
     fitted = models(path)
@@ -244,7 +244,7 @@ def main() -> None:
             json.dumps(fit_calibration(data, adaptive, args.depth), indent=2) + "\n", encoding="utf-8"
         )
     if args.report:
-        from retrievo.search.calibration import COEFFICIENTS
+        from retrievo.search.answer.calibration import COEFFICIENTS
 
         report = check_calibration(data, adaptive, args.depth, args.fit or COEFFICIENTS)
         args.report.write_text(json.dumps({"reliability": report}, indent=2) + "\n", encoding="utf-8")

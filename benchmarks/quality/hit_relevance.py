@@ -1,6 +1,6 @@
 """Per-hit relevance a threshold can use (issue 55 item 5): fitted leave-one-dataset-out, before and after.
 
-A hit's relevance is its own calibrated probability of being relevant (``search/answer.py``): a logistic
+A hit's relevance is its own calibrated probability of being relevant (``search/answer/answerability.py``): a logistic
 model over the answer's answerability and the hit's own evidence, capped down the list. This script:
 
 - collects, through the engine, every judged question of SciFact (test), the Anthropic code set (test) and
@@ -13,7 +13,7 @@ model over the answer's answerability and the hit's own evidence, capped down th
   ``NO_ANSWER`` (unanswerable questions with nothing at or above it; answerable ones with a hit at or above it);
 - prints what each threshold (0, ``NO_ANSWER``, 0.5, ``STRONG``) keeps, held out: unanswerable questions
   refused, answerable ones answered, hits kept, the share of them relevant (docs/search.md "Relevance");
-- with ``--write``, fits on all three and writes the model into ``src/retrievo/search/answer.json`` ("hit").
+- with ``--write``, fits on all three and writes the model into ``src/retrievo/search/answer/answerability.json`` ("hit").
 
 Features compared leave-one-dataset-out (capped at ``A``; AUC / ECE alike within 0.01 for all): ``own`` +
 ``score_share`` alone put no SciFact or Anthropic hit at ≥ 0.7; ``lead`` lets a clear first hit read strong
@@ -38,8 +38,9 @@ import numpy as np
 
 from benchmarks.quality.answerability import SETS, arguments, cached, searched
 from retrievo.evaluation.metrics import expected_calibration_error
-from retrievo.search import answer
-from retrievo.search.answer import NO_ANSWER, STRONG, answerability, hit_features
+from retrievo.search.answer import answerability as answer
+from retrievo.search.answer.answerability import NO_ANSWER, STRONG, answerability, hit_features
+from retrievo.search.query import read_query
 
 TOP = 10
 FLOOR, STEP = (
@@ -64,7 +65,7 @@ def collect(dbs: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for name, kind, _, result, gold in searched(dbs, ("hybrid",), TOP, answerable=None):
         hits = result.hits
-        a = answerability(hits, result.query, result.signals) if hits and result.signals else 0.0
+        a = answerability(hits, read_query(result.query), result.signals) if hits and result.signals else 0.0
         rows.append({
             "set": name, "kind": kind, "a": a,
             "features": hit_features(hits)[:TOP],
@@ -183,7 +184,7 @@ def thresholds(rows: Sequence[dict[str, Any]], values: Sequence[list[float]]) ->
 
 
 def main() -> None:
-    args = arguments("write the fitted model into answer.json").parse_args()
+    args = arguments("write the fitted model into answerability.json").parse_args()
     rows = cached(args.rows, lambda: collect(args.dbs))
     features = answer.HIT_FEATURES
     print(f"features: {features}; relevance >= {STRONG} 'strong', < {NO_ANSWER} 'no answer'")

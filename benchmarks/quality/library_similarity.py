@@ -1,5 +1,5 @@
 """The similarity scale of seed 003's ``search_library`` (hybrid: the cosine, lifted by the share of the
-query's words a document holds; ``retrievo.search.library``) on judged sets: the similarity of judged-relevant documents and what ``min_similarity`` keeps at its
+query's words a document holds; ``retrievo.search.documents.library``) on judged sets: the similarity of judged-relevant documents and what ``min_similarity`` keeps at its
 default (0.7) and at other values; ``--mode semantic`` ranks by meaning only (the tool before it was
 hybrid) for the comparison.
 
@@ -10,7 +10,7 @@ Runs on indexes kept by ``retrievo eval DATASET --db DB`` (one document per corp
     .venv/bin/python -m benchmarks.quality.library_similarity ../shared/data/cosqa_dev --split dev --db /tmp/ev/cosqa.db
 
 Per dataset: percentiles of the similarity of judged-relevant documents (in the first 500 passages), of
-the top result and of the first unjudged document; then, for ``min_similarity`` on ``retrievo.search.library``'s scale (the
+the top result and of the first unjudged document; then, for ``min_similarity`` on ``retrievo.search.documents.library``'s scale (the
 default 0.7 and others), the share of queries left empty, recall@10 with the threshold and without,
 and nDCG@10 of the document ranking. ``--probe QUERY`` (repeatable) adds, for each such query, how many
 documents reach 0.95 and 1.0 at ``min_similarity`` 0 and the first five scores ("cell" over SciFact: 165
@@ -32,7 +32,7 @@ from retrievo.evaluation.beir import load_beir
 from retrievo.evaluation.metrics import ndcg_at_k, recall_at_k
 from retrievo.evaluation.runner import SOURCE_PREFIX
 from retrievo.models import Filters, Kind
-from retrievo.search import library
+from retrievo.search.documents import library
 
 
 def percentiles(values: list[float]) -> dict[str, float]:

@@ -35,8 +35,8 @@ from benchmarks.records_registry.relation_questions import MODELS, QUESTIONS, _n
 from retrievo import Config, Engine
 from retrievo.evaluation.beir import load_beir
 from retrievo.models import Filters, Kind
-from retrievo.search.answer import NO_ANSWER
-from retrievo.search.records import element_scores, similarity_scores
+from retrievo.search.answer.answerability import NO_ANSWER
+from retrievo.search.records.elements import element_scores, similarity_scores
 
 ARCHIMATE = DATA / "archimate"
 # Each tool's answer: (label, score) in order — a label is what "relevant" is judged on — and the answer's

@@ -1,7 +1,7 @@
 """Relationship questions over the shared ArchiMate models: is the element at the other end answered first?
 
 Fifty questions written for this benchmark (never tuned on beyond the verb and type word lists in
-``retrievo/search/relations.py``), over four models of ../shared/data/archimate — Archisurance as an
+``retrievo/search/records/relations.py``), over four models of ../shared/data/archimate — Archisurance as an
 exchange file and as Archi's own file, and two arktect-importer test models — covering every relationship
 type in both directions and impact questions. Each model is indexed into its own collection with the
 bundled model; each question is asked as ``semanticSearch`` asks it (records only, 3 results), with the
@@ -25,7 +25,7 @@ from pathlib import Path
 from retrievo.config import Config
 from retrievo.engine import Engine
 from retrievo.models import Filters, Kind
-from retrievo.search.records import element_scores
+from retrievo.search.records.elements import element_scores
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "archimate"
 MODELS = {

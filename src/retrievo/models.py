@@ -182,15 +182,17 @@ class Hit:
     # hash or its revision (``verify``; re-read it with refresh); missing: no vector for the collection's
     # model (found by keywords only). None: no semantic arm.
     embedding_status: str | None = None
-    matched_via: MatchedVia | None = None  # set when a relationship question reached it (search/relations.py)
+    matched_via: MatchedVia | None = (
+        None  # set when a relationship question reached it (search/records/relations.py)
+    )
     why: tuple[
         str, ...
-    ] = ()  # a code question's file evidence: "file 1", "defines X", … (search/code_intent.py)
+    ] = ()  # a code question's file evidence: "file 1", "defines X", … (search/code/intent.py)
 
 
 @dataclass(frozen=True)
 class AnswerSignals:
-    """What the arms saw, for relevance on the final order (search/answer.py): the dense arm's best cosine
+    """What the arms saw, for relevance on the final order (search/answer/answerability.py): the dense arm's best cosine
     (None: no dense arm) and the chunks the keyword arm listed."""
 
     top_cosine: float | None
@@ -216,7 +218,7 @@ class SearchResult:
     )
     fusion_weights: dict[str, float] | None = None  # with explain: each arm's weight for this query
     coverage: float | None = None  # share of the collection's chunks the semantic arm could see (1.0: all)
-    # The estimated probability that the collection answers the query (search/answer.py); None: not read.
+    # The estimated probability that the collection answers the query (search/answer/answerability.py); None: not read.
     answerability: float | None = None
     signals: AnswerSignals | None = field(default=None, repr=False, compare=False)  # the arms' readings
 

@@ -166,12 +166,13 @@ ANN_CHECK = """
 import sys, numpy as np
 from retrievo.store.sqlite import store as s
 from retrievo.search.hybrid import SearchOptions, run_search
+from retrievo.search.query import read_query
 from retrievo.store.sqlite import searching
 searching.ANN_MIN_VECTORS = 1000
 from pathlib import Path
 store = s.SQLiteStore(Path(sys.argv[1]))
 q = np.ones(384, dtype=np.float32) / np.sqrt(384)
-result = run_search(store, "c", "chunk words", SearchOptions(), lambda _: ("m", q))
+result = run_search(store, "c", read_query("chunk words"), SearchOptions(), lambda _: ("m", q))
 thread = store._ann.rebuild_thread
 if thread is not None:
     thread.join(120)

@@ -6,9 +6,16 @@ from abc import abstractmethod
 from collections.abc import Callable
 
 from retrievo.errors import ConfigError, RetrievoError
-from retrievo.search.locate import FileHit, locate
-from retrievo.search.query_text import EmbedQuery
-from retrievo.search.structure import MAX_DEPTH, SymbolGraph, dependencies, dependents, one_symbol, tests_for
+from retrievo.search.code.locate import FileHit, locate
+from retrievo.search.code.structure import (
+    MAX_DEPTH,
+    SymbolGraph,
+    dependencies,
+    dependents,
+    one_symbol,
+    tests_for,
+)
+from retrievo.search.query import EmbedQuery
 from retrievo.store.base import Store
 from retrievo.store.code_index import CodeStats, SymbolHit
 

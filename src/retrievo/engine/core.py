@@ -45,18 +45,19 @@ from retrievo.models import (
     SearchResult,
     SkippedFile,
 )
-from retrievo.search.answer import READ, settle
-from retrievo.search.code_intent import CodeQuestions
+from retrievo.search.answer.answerability import READ, settle
+from retrievo.search.answer.coverage import Coverage
+from retrievo.search.code.intent import CodeQuestions
 from retrievo.search.context import AssembledContext, CodeBudget, assemble
-from retrievo.search.coverage import Coverage
+from retrievo.search.documents.similar import check_scope
 from retrievo.search.fusion import FUSIONS
 from retrievo.search.hybrid import SearchOptions, run_search
-from retrievo.search.records import RecordContext, record_context
-from retrievo.search.relations import RelationAnswers
+from retrievo.search.query import read_query
+from retrievo.search.records.elements import RecordContext, record_context
+from retrievo.search.records.relations import RelationAnswers
 from retrievo.search.rerank import make_reranker
 from retrievo.search.rescore import RESCORE_DEPTH, Rescorer, Scope, cut
 from retrievo.search.rewrite import QueryRewriter
-from retrievo.search.similar import check_scope
 from retrievo.store.base import Store
 from retrievo.store.read_point import resolve
 
@@ -266,18 +267,14 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
         """
         if fusion is not None and fusion not in FUSIONS:
             raise ConfigError(f"unknown fusion {fusion!r}; choose {', '.join(FUSIONS)}")
-        if "," in (wanted := collection or self.config.collection):  # several collections (engine/routes.py)
+        if "," in (wanted := self.searched(collection)):  # several collections (engine/routes.py)
             return self.search_collections(query, [c.strip() for c in wanted.split(",")], limit, mode=mode,
                                            filters=filters, min_score=min_score, explain=explain, baseline=baseline,
                                            as_of=as_of, fusion=fusion)  # fmt: skip
-        try:
-            with self.reading():
-                return self._search(query, collection, limit, mode, filters, min_score, explain, baseline, as_of,
-                                    fusion)  # fmt: skip
-        except CollectionNotFound:
-            if collection is not None or not (held := self.holding_content()):  # engine/routes.py
-                raise
-        return self.search(query, held, limit, mode, filters, min_score, explain, baseline, as_of, fusion)
+        with self.reading():
+            return self._search(
+                query, wanted, limit, mode, filters, min_score, explain, baseline, as_of, fusion
+            )
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -320,21 +317,22 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
         if self._rewriter is not None and options.mode == SearchMode.HYBRID:
             rewritten = self._rewriter.rewrite(query)
             options = replace(options, entities=rewritten.entities, expansions=rewritten.rephrasings)
+        read = read_query(query)  # the query's one reading, handed to every arm, re-scorer and the answer
         embed_query, unavailable = self._query_fn(store, name)
         held = store.content_kinds().get(name, frozenset())
         wanted = [
-            (r, reading) for r in self._rescorers if (reading := r.wants(query, filters, held)) is not None
+            (r, reading) for r in self._rescorers if (reading := r.wants(read, filters, held)) is not None
         ]
-        # Re-scorers (deepen: RESCORE_DEPTH) and the relevance on the final order (search/answer.py) read the
-        # answer unthresholded; limit and min_score apply after them (relevance falls: a prefix is kept).
+        # Re-scorers (deepen: RESCORE_DEPTH) and the relevance on the final order (search/answer/) read the answer
+        # unthresholded; limit and min_score apply after them (relevance falls: a prefix is kept).
         depth = RESCORE_DEPTH if any(reading.deepen for _, reading in wanted) else READ
         options = replace(options, limit=max(limit, depth), min_score=None)
-        result = run_search(store, name, query, options, embed_query, unavailable)
+        result = run_search(store, name, read, options, embed_query, unavailable)
         dense = not unavailable and options.mode != SearchMode.KEYWORD  # keyword asked: no vectors, anywhere
-        scope = Scope(store, name, point.filter_as_of, embed_query if dense else None)
+        scope = Scope(read, store, name, point.filter_as_of, embed_query if dense else None)
         for rescorer, reading in wanted:
             result = rescorer.rescore(scope, reading, result)
-        result = cut(settle(result), limit, min_score)
+        result = cut(settle(result, read), limit, min_score)
         if point.filter_as_of is None:  # at HEAD: say how much of the collection the dense arm saw
             result = self._coverage.apply(store, name, result)
         return replace(result, baseline_id=point.baseline_id, as_of=point.as_of)

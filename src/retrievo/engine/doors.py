@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from retrievo.embed.base import Embedder
 from retrievo.engine.indexing import IndexProgress
 from retrievo.models import IndexReport
-from retrievo.search.query_text import EmbedQuery
+from retrievo.search.query import EmbedQuery
 from retrievo.store.base import Store
 
 if TYPE_CHECKING:

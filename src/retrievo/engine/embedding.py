@@ -24,8 +24,8 @@ from retrievo.engine.indexing import IndexProgress, NoProgress
 from retrievo.engine.verify import FIXABLE, VerifyReport, verify
 from retrievo.errors import Cancelled, ConfigError, EmbedderUnavailable, IndexLockedError, ModelMismatchError
 from retrievo.models import IndexReport, Kind, RegenerateReport
-from retrievo.search.coverage import unavailable_reason
-from retrievo.search.query_text import EmbedQuery
+from retrievo.search.answer.coverage import unavailable_reason
+from retrievo.search.query import EmbedQuery
 from retrievo.store.base import SharesEmbedding, Store
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 
 from retrievo.errors import ConfigError
 from retrievo.models import Filters, Kind, SearchMode, SearchResult
-from retrievo.search.library import DocumentHit, by_document
+from retrievo.search.documents.library import DocumentHit, by_document
+from retrievo.search.query import read_query
 from retrievo.store.base import Store
 from retrievo.store.sqlite.filters import iso_bound
 
@@ -88,7 +89,7 @@ class LibraryQueries:
         as_of: str | None = None,
     ) -> LibraryResult:
         """Documents (not passages) most similar to ``query`` by the hybrid search, each with its best
-        passage, above ``min_similarity`` on the seed's similarity scale (``retrievo.search.library``:
+        passage, above ``min_similarity`` on the seed's similarity scale (``retrievo.search.documents.library``:
         the cosine, lifted by the share of the query's words a passage holds), best first; a page of
         ``limit`` from ``offset``. ``date_from`` / ``date_to`` compare against ``processed_at``, when the
         document's revision was indexed (seed 003). Without vectors the similarity is by words only (a
@@ -102,7 +103,7 @@ class LibraryQueries:
         started = time.perf_counter()
         since, until = _bound(date_from, "date_from"), _bound(date_to, "date_to", end_of_day=True)
         filters = Filters(kinds=(Kind.DOCUMENT,), tags=tuple(tags))
-        # Similarities never rise down the fused order (search/library.py), so the documents above the
+        # Similarities never rise down the fused order (search/documents/library.py), so the documents above the
         # threshold are a prefix: look deeper only while every document seen so far is above it.
         depth = FIRST_DEPTH  # the same on every page: a cursor's pages read one list
         while True:
@@ -110,7 +111,7 @@ class LibraryQueries:
                 query, collection, limit=depth, mode=SearchMode.HYBRID, filters=filters, explain=True,
                 baseline=baseline, as_of=as_of,
             )  # fmt: skip
-            found = by_document(result.hits, query)
+            found = by_document(result.hits, read_query(query))
             if (
                 depth >= DEPTH
                 or len(result.hits) < depth

@@ -26,8 +26,8 @@ from retrievo.ingest.registry.loader import (
     tool_source,
 )
 from retrievo.models import IndexReport, SearchResult, SkippedFile
-from retrievo.search.query_text import EmbedQuery
-from retrievo.search.registry import ENTITY_TYPES, RegistryResult, search_registry
+from retrievo.search.query import EmbedQuery
+from retrievo.search.records.registry import ENTITY_TYPES, RegistryResult, search_registry
 from retrievo.store.base import Store
 from retrievo.store.read_point import resolve
 

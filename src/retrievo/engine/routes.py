@@ -121,6 +121,17 @@ class Routes:
         kinds = self.content_kinds(fresh=True)
         return ",".join(n for n, has in sorted(kinds.items()) if n in existing and has & {"document", "code"})
 
+    def searched(self, collection: str | None) -> str:
+        """The collections a search reads: the one named, else the default, else — when the default does not
+        exist — those holding documents or code (``holding_content``; none: the search says the default does
+        not exist)."""
+        wanted = collection or self.config.collection
+        if collection is None and "," not in wanted:
+            store = self._open_store(create=False, collection=wanted)
+            if store.get_collection(wanted) is None and (held := self.holding_content()):
+                return held
+        return wanted
+
     def collections(self) -> list[str] | None:
         """The collections, wherever they are; None when the index cannot be read (the next call says why)."""
         try:

@@ -7,7 +7,7 @@ from collections.abc import Collection
 
 from retrievo.errors import ConfigError, DocumentNotFound
 from retrievo.models import Chunk, Filters, SearchResult
-from retrievo.search.similar import check_scope, similar_chunks
+from retrievo.search.documents.similar import check_scope, similar_chunks
 from retrievo.store.base import Store
 from retrievo.store.read_point import resolve
 

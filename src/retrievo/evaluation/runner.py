@@ -34,7 +34,9 @@ class ModeScores:
     ndcg_10: float
     mrr_10: float
     recall: dict[int, float]
-    ece_10: float  # expected calibration error of the top 10 hits' relevance (see search/calibration.py)
+    ece_10: (
+        float  # expected calibration error of the top 10 hits' relevance (see search/answer/calibration.py)
+    )
     latency_p50_ms: float
     latency_p95_ms: float
     queries: int

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from retrievo.models import Hit, Kind, RevisionText
-from retrievo.search.code_files import role_of
+from retrievo.search.code.files import role_of
 from retrievo.store.base import Store
 
 

@@ -3,9 +3,8 @@
 The dense arm reads meaning, BM25 reads the rarity of each word on its own; neither says "this passage
 holds every word you typed, in your order". A one-word query, a name, a phrase copied from a document —
 what agents send besides questions — are answered by exactly that. Words are compared as the keyword arm
-indexes them (FTS5's ``porter unicode61 remove_diacritics 2`` tokens, ``store/tokenizer.py``: "servers"
-holds "Server", "antibodies" "antibody"), over what the keyword arm indexes of a chunk (its context, its
-text, its identifiers' words), so the reading is the same on SQLite and PostgreSQL.
+indexes them (the query's reading, ``search/query.py``), over what the keyword arm indexes of a chunk (its
+context, its text, its identifiers' words), so the reading is the same on SQLite and PostgreSQL.
 
 - ``coverage``: the share of the query's words (stop words left out) the passage holds;
 - ``phrase``: 1 when the passage holds the whole query (two words or more, stop words included) word
@@ -17,82 +16,21 @@ text, its identifiers' words), so the reading is the same on SQLite and PostgreS
 
 from __future__ import annotations
 
-import functools
-import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from retrievo.store.fts_query import STOPWORDS
-from retrievo.store.tokenizer import holds_run, keyword_source, shared_tokenizer
+from retrievo.models import ArmHit, Chunk, Filters
+from retrievo.search.query import Query
+from retrievo.store.base import Store
+from retrievo.store.tokenizer import keyword_source, shared_tokenizer
 
-QUOTED = re.compile(r'"([^"]+)"')
-# A question, not a passage copied: it opens with a question word or ends with "?" (a FAQ's heading a page
-# repeats word for word is still a question).
-ASKS = re.compile(r"^\W*(how|where|what|which|why|when|who|whose|does|do|is|are|can|should)\b|\?\s*$", re.I)
-COPIED_WORDS = (3, 16)  # an unquoted query of this many words may be a run copied from a passage
-
-
-@dataclass(frozen=True)
-class QueryWords:
-    tokens: tuple[str, ...]  # every word of the query, in order, as the keyword arm indexes it
-    content: frozenset[str]  # the words that are not stop words
-    quoted: tuple[tuple[str, ...], ...]  # each double-quoted phrase's words
-    quoted_text: tuple[str, ...] = ()  # each double-quoted phrase as typed
-    asked: frozenset[str] = frozenset()  # the content words a question asks about (``FRAME`` left out)
-
-    @property
-    def empty(self) -> bool:
-        return not self.content
-
-
-def copied(query: str) -> bool:
-    """Whether an unquoted query may be a run of words copied from a passage (``COPIED_WORDS`` words, not
-    a question): the passages holding it word for word are looked up by position, not left to the arms'
-    top lists (a run of common words — "If a value is provided" — is deep in BM25's list)."""
-    words = query_words(query)
-    low, high = COPIED_WORDS
-    return not words.quoted and low <= len(words.tokens) <= high and not ASKS.search(query)
-
-
-@functools.lru_cache(maxsize=1024)
-def query_words(query: str) -> QueryWords:
-    """The query's words as the keyword arm indexes them (the fusion and the answer read them once)."""
-    tokenizer = shared_tokenizer()
-    tokens = tuple(tokenizer.tokens(query))
-    stops = _stop_stems()
-    content = frozenset(t for t in tokens if t not in stops) or frozenset(tokens)
-    phrases = [(m, tuple(tokenizer.tokens(m))) for m in QUOTED.findall(query)]
-    phrases = [(text, words) for text, words in phrases if len(words) > 1]
-    asked = content - _frame_stems() if ASKS.search(query) else content
-    return QueryWords(
-        tokens, content, tuple(w for _, w in phrases), tuple(t for t, _ in phrases), asked or content
-    )
-
-
-# The words that frame a question rather than name its subject ("how does X work", "where is X defined",
-# "what is the purpose of the X method", "which X exist"): no passage need hold them for it to be answered.
-FRAME = (
-    "does do did work works working defined define definition implemented implement implementation exist "
-    "exists handled purpose method function class"
-)
-
-
-@functools.cache
-def _frame_stems() -> frozenset[str]:
-    tokenizer = shared_tokenizer()
-    return frozenset(stem for word in FRAME.split() for stem in tokenizer.tokens(word))
-
-
-def stems(word: str) -> list[str]:
-    """A word's stems as the keyword arm indexes them."""
-    return shared_tokenizer().tokens(word)
-
-
-@functools.cache
-def _stop_stems() -> frozenset[str]:
-    tokenizer = shared_tokenizer()
-    return frozenset(stem for word in STOPWORDS for stem in tokenizer.tokens(word))
+KEYWORD, SEMANTIC = "keyword", "semantic"
+EXACT_KEYWORD, EXACT_SEMANTIC = 30, 10  # candidates read word for word
+QUOTED_LOOKUP = 200  # chunks holding a quoted phrase in a run (Store.chunks_with_phrase)
+COPIED_LOOKUP = 50  # chunks holding an unquoted query in a run, when it may be copied (``Query.copied``)
+QUOTED_PHRASES = 8  # a query's distinct quoted phrases looked up (a pasted text may quote hundreds)
 
 
 @dataclass(frozen=True)
@@ -100,6 +38,72 @@ class Evidence:
     coverage: float
     phrase: float
     quoted: float = 0.0
+
+
+@dataclass(frozen=True)
+class Exact:
+    """What the store holds of a query word for word (``read``)."""
+
+    words: int = 0  # the query's content words (0: no evidence read)
+    evidence: dict[int, tuple[float, float, float]] = field(default_factory=dict)  # chunk id -> Evidence
+    missing: float = 0.0  # the share of a short query's words no current passage holds
+
+
+def read(
+    store: Store,
+    collection: str,
+    query: Query,
+    filters: Filters,
+    arms: Mapping[str, list[ArmHit]],
+    fetched: dict[int, Chunk],
+    candidates_read: bool = True,
+) -> Exact:
+    """The share of a short query's words the collection lacks (``Store.held_words``: what the answer's
+    answerability reads as "not here"), and with ``candidates_read`` the query's content-word count and, for
+    the keyword arm's first ``EXACT_KEYWORD`` and the dense arm's first ``EXACT_SEMANTIC`` candidates
+    (deeper ones change nothing measurable on the battery) and, for a quoted phrase, up to ``QUOTED_LOOKUP``
+    chunks holding it word after word (by position, ``Store.chunks_with_phrase``), and for a query that may
+    be a run copied from a passage (``Query.copied``) up to ``COPIED_LOOKUP`` holding it so, what they hold
+    of it word for word; the chunks read join ``fetched``.
+
+    The missing share is 0 for longer queries, for any question (its words are often a synonym away, or
+    name a relationship: "what is the firewall connected to" over a model whose relationships are typed,
+    not worded), for quoted phrases (read on their own) and at a point in time."""
+    missing = 0.0
+    if query.looked and not (query.quoted or query.asks or filters.as_of is not None):
+        missing = 1.0 - len(store.held_words(collection, list(query.looked))) / len(query.looked)
+    if query.empty or not candidates_read:
+        return Exact(missing=missing)
+    candidates = dict.fromkeys(
+        [h.chunk_id for h in arms.get(KEYWORD, [])[:EXACT_KEYWORD]]
+        + [h.chunk_id for h in arms.get(SEMANTIC, [])[:EXACT_SEMANTIC]]
+    )
+    for phrase in list(dict.fromkeys(query.quoted_text))[:QUOTED_PHRASES]:  # its holders are candidates
+        candidates.update(dict.fromkeys(store.chunks_with_phrase(collection, phrase, filters, QUOTED_LOOKUP)))
+    if query.copied:
+        candidates.update(
+            dict.fromkeys(store.chunks_with_phrase(collection, query.text, filters, COPIED_LOOKUP))
+        )
+    ids = list(candidates)
+    unread = [chunk_id for chunk_id in ids if chunk_id not in fetched]
+    if unread:
+        fetched.update(store.get_chunks(unread))
+    # A longer query without quotes counts only where a passage holds all of it, word for word: one that
+    # lacks one of its words as typed (any case) is passed over without reading its words (SciFact's
+    # claims: most candidates).
+    surface = () if query.quoted or query.short else query.surface
+    found: dict[int, tuple[float, float, float]] = {}
+    for chunk_id in ids:
+        chunk = fetched.get(chunk_id)
+        if chunk is None:
+            continue
+        haystack = f"{chunk.context}\n{chunk.text}".lower() if surface else ""
+        if surface and not all(word in haystack for word in surface):
+            found[chunk_id] = (0.0, 0.0, 0.0)
+            continue
+        held = evidence(query, passage_tokens(chunk.context, chunk.text))
+        found[chunk_id] = (held.coverage, held.phrase, held.quoted)
+    return Exact(len(query.content), found, missing)
 
 
 _TOKENS: OrderedDict[tuple[str, str], list[str]] = OrderedDict()
@@ -123,30 +127,20 @@ def passage_tokens(context: str, text: str) -> list[str]:
     return tokens
 
 
-def evidence(words: QueryWords, tokens: list[str]) -> Evidence:
-    """What ``tokens`` (a passage's, ``passage_tokens``) hold of the query."""
-    if words.empty:
+def evidence(query: Query, tokens: list[str]) -> Evidence:
+    """What ``tokens`` (a passage's, ``passage_tokens``) hold of the query. A run of words is held where the
+    passage's words, joined by spaces, hold the run's so joined (a term never holds a space)."""
+    if query.empty:
         return Evidence(0.0, 0.0)
     held = set(tokens)
-    coverage = len(words.content & held) / len(words.content)
-    whole_query = len(words.tokens) > 1 and coverage == 1.0 and holds_run(tokens, words.tokens)
-    phrase = 1.0 if whole_query else 0.0
-    if not words.quoted:
+    coverage = len(query.content & held) / len(query.content)
+    joined = f" {' '.join(tokens)} " if coverage == 1.0 or query.quoted else ""
+    phrase = 1.0 if len(query.tokens) > 1 and coverage == 1.0 and _run(query.tokens) in joined else 0.0
+    if not query.quoted:
         return Evidence(coverage, phrase)
-    whole = sum(holds_run(tokens, q) for q in words.quoted if set(q) <= held) / len(words.quoted)
+    whole = sum(_run(q) in joined for q in query.quoted if set(q) <= held) / len(query.quoted)
     return Evidence(coverage, phrase, whole)
 
 
-_SURFACE = re.compile(r"\w+")
-
-
-def surface_words(query: str) -> list[str]:
-    """The query's words as typed, lower-cased, longest first (``may_hold``)."""
-    return sorted(set(_SURFACE.findall(query.lower())), key=len, reverse=True)
-
-
-def may_hold(surface: list[str], context: str, text: str) -> bool:
-    """Whether a passage can hold the query word for word: it holds each of its words as typed, any case
-    (a cheap test before its words are read; a copy of the query passes it)."""
-    haystack = f"{context}\n{text}".lower()
-    return all(word in haystack for word in surface)
+def _run(words: tuple[str, ...]) -> str:
+    return f" {' '.join(words)} "

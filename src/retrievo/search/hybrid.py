@@ -23,26 +23,25 @@ from dataclasses import dataclass, field, replace
 
 from retrievo.errors import EmbedderUnavailable
 from retrievo.models import AnswerSignals, ArmHit, Chunk, Filters, Hit, Kind, SearchMode, SearchResult
-from retrievo.search import coverage, exact
-from retrievo.search.calibration import calibrated
+from retrievo.search import exact
+from retrievo.search.answer import coverage
+from retrievo.search.answer.calibration import calibrated
+from retrievo.search.code.structure import structural_arm
 from retrievo.search.fusion import (
     DEFAULT_FUSION,
     DEFAULT_K,
-    SHORT_WORDS,
     adaptive_fusion,
     max_rrf_score,
     rrf,
     zscore_fusion,
     zscore_relevance,
 )
-from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, EmbedQuery, clean_query
+from retrievo.search.query import MAX_EMBED_QUERY_CHARS, EmbedQuery, Query
 from retrievo.search.rerank import DEFAULT_DEPTH, Reranker, rerank
-from retrievo.search.structure import structural_arm
 from retrievo.search.threads import limit_blas
 from retrievo.store.base import Store
-from retrievo.store.fts_query import STOPWORDS
 
-KEYWORD, SEMANTIC, STRUCTURE = "keyword", "semantic", "structure"
+KEYWORD, SEMANTIC, STRUCTURE = exact.KEYWORD, exact.SEMANTIC, "structure"
 # z-score fusion: a chunk of a symbol the query names rises by this share of the fused scores' range
 # (times its weight: 1.0 named, 0.8 its dependencies, 0.7 its tests). 0.5 was chosen on the tune half of
 # the Anthropic code set (Pass@10 92.6 % vs 90.9 % at 1.0; held-out half equal): docs/benchmarks.md.
@@ -51,10 +50,6 @@ LEXICAL_ONLY = coverage.LEXICAL_ONLY
 # Threads that run hybrid searches' keyword and structural arms beside the dense arm (each search
 # waits for its own; more concurrent searches than this queue for a thread, the cores being busy anyway).
 ARM_THREADS = 8
-EXACT_KEYWORD, EXACT_SEMANTIC = 30, 10  # candidates read word for word (search/exact.py)
-QUOTED_LOOKUP = 200  # chunks holding a quoted phrase in a run (Store.chunks_with_phrase)
-COPIED_LOOKUP = 50  # chunks holding an unquoted query in a run, when it may be copied (exact.copied)
-QUOTED_PHRASES = 8  # a query's distinct quoted phrases looked up (a pasted text may quote hundreds)
 CORES = os.cpu_count() or 1
 
 
@@ -81,12 +76,13 @@ class SearchOptions:
 def run_search(
     store: Store,
     collection: str,
-    query: str,
+    query: Query,
     options: SearchOptions,
     embed_query: EmbedQuery | None,
     unavailable_reason: str | None = None,
 ) -> SearchResult:
-    """``embed_query`` returns (model_id, vector) or raises EmbedderUnavailable."""
+    """``query``: the query's one reading (``search/query.py``); ``embed_query`` returns (model_id, vector)
+    or raises EmbedderUnavailable."""
     limit_blas(options.threads)
     asked = options.filters.kinds
     kinds = _needed_kinds(store, collection, options.filters)
@@ -143,14 +139,13 @@ def _under_way() -> Iterator[int]:
 def _run_search(
     store: Store,
     collection: str,
-    query: str,
+    query: Query,
     options: SearchOptions,
     embed_query: EmbedQuery | None,
     unavailable_reason: str | None,
     arms_on_another_thread: bool,
 ) -> SearchResult:
     started = time.perf_counter()
-    query = clean_query(query)
     depth = max(options.depth, options.limit)
     arms: dict[str, list[ArmHit]] = {}
     reason = unavailable_reason
@@ -159,7 +154,7 @@ def _run_search(
         and embed_query is not None
         and reason is None
     )
-    keyword_text = " ".join([query, *options.expansions, *options.entities])
+    keyword_text = " ".join([query.text, *options.expansions, *options.entities])
 
     def keyword_arm() -> list[ArmHit]:
         return store.keyword_search(collection, keyword_text, options.filters, depth)
@@ -181,7 +176,7 @@ def _run_search(
     if semantic:
         assert embed_query is not None
         try:
-            model_id, vector = embed_query(query[:MAX_EMBED_QUERY_CHARS])
+            model_id, vector = embed_query(query.text[:MAX_EMBED_QUERY_CHARS])
             arms[SEMANTIC] = store.vector_search(collection, model_id, vector, options.filters, depth)
         except EmbedderUnavailable as exc:
             reason = str(exc)
@@ -199,6 +194,13 @@ def _run_search(
     weights = options.weights
     adaptive = options.fusion == "adaptive" and weights is None
     fetched: dict[int, Chunk] = {}
+    # Exact-match evidence wherever words are searched (hybrid, keyword, lexical-only) and the adaptive
+    # fusion reads it; semantic mode stays the dense arm's reading alone.
+    held = (
+        exact.read(store, collection, query, options.filters, arms, fetched, adaptive)
+        if KEYWORD in arms
+        else None
+    )
     if options.fusion == "rrf":
         if structural:
             arms[STRUCTURE] = structural
@@ -209,14 +211,11 @@ def _run_search(
             return min(1.0, score / ceiling) if ceiling else 0.0
     else:
         if adaptive:
-            # Exact-match evidence wherever words are searched (hybrid, keyword, lexical-only); semantic
-            # mode stays the dense arm's reading alone.
-            words, evidence = (
-                _exact_evidence(store, collection, query, options.filters, arms, fetched)
-                if KEYWORD in arms
-                else (0, {})
+            fused, weights = (
+                adaptive_fusion(arms, held.words, held.evidence)
+                if held is not None
+                else adaptive_fusion(arms, 0, {})
             )
-            fused, weights = adaptive_fusion(arms, words, evidence)
         else:
             fused = zscore_fusion(arms, weights=weights)
         fused = _with_structure(fused, structural)
@@ -227,7 +226,7 @@ def _run_search(
         def fallback(score: float) -> float:
             return zscore_relevance(score, ran)
 
-    # Relevance: the calibrated probability of being relevant (search/calibration.py); the fused score's
+    # Relevance: the calibrated probability of being relevant (search/answer/calibration.py); the fused score's
     # own scale only when neither arm returned anything (hits from the structural arm alone).
     calibrate = calibrated({arm: hits for arm, hits in arms.items() if arm in (KEYWORD, SEMANTIC)})
 
@@ -239,7 +238,7 @@ def _run_search(
         depth_ids = [chunk_id for chunk_id, _ in fused[: max(options.rerank_depth, options.limit)]]
         fetched.update(store.get_chunks([i for i in depth_ids if i not in fetched]))
         reranked = rerank(
-            options.reranker, query, fused, {i: c.text for i, c in fetched.items()}, options.rerank_depth
+            options.reranker, query.text, fused, {i: c.text for i, c in fetched.items()}, options.rerank_depth
         )
         if reranked is not None:
             ranks["fused"] = {
@@ -268,7 +267,7 @@ def _run_search(
     )
     mode = LEXICAL_ONLY if degraded else str(options.mode)
     return SearchResult(
-        query=query,
+        query=query.text,
         search_mode=mode,
         search_duration_ms=round((time.perf_counter() - started) * 1000, 3),
         hits=hits,
@@ -281,7 +280,7 @@ def _run_search(
             top_cosine=max((h.score for h in arms[SEMANTIC]), default=None) if SEMANTIC in arms else None,
             keyword_ids=frozenset(h.chunk_id for h in arms.get(KEYWORD, ())),
             keyword_ran=KEYWORD in arms,
-            missing=_missing(store, collection, query, options.filters) if KEYWORD in arms else 0.0,
+            missing=held.missing if held is not None else 0.0,
         ),
     )
 
@@ -356,73 +355,6 @@ def _select(
             spans.append((chunk.start, chunk.end, chunk.chunker))
             selected.append((chunk_id, score, relevance))
     return selected, fetched
-
-
-def _exact_evidence(
-    store: Store,
-    collection: str,
-    query: str,
-    filters: Filters,
-    arms: Mapping[str, list[ArmHit]],
-    fetched: dict[int, Chunk],
-) -> tuple[int, dict[int, tuple[float, float, float]]]:
-    """The query's content-word count and, for the keyword arm's first ``EXACT_KEYWORD`` and the dense
-    arm's first ``EXACT_SEMANTIC`` candidates (deeper ones change nothing measurable on the battery) and,
-    for a quoted phrase, up to ``QUOTED_LOOKUP`` chunks holding it word after word (by position,
-    ``Store.chunks_with_phrase``), and for a query that may be a run copied from a passage
-    (``exact.copied``) up to ``COPIED_LOOKUP`` holding it so, what they hold of it word for word
-    (``search/exact.py``); the chunks read join ``fetched``."""
-    words = exact.query_words(query)
-    if words.empty:
-        return 0, {}
-    candidates = dict.fromkeys(
-        [h.chunk_id for h in arms.get(KEYWORD, [])[:EXACT_KEYWORD]]
-        + [h.chunk_id for h in arms.get(SEMANTIC, [])[:EXACT_SEMANTIC]]
-    )
-    for phrase in list(dict.fromkeys(words.quoted_text))[:QUOTED_PHRASES]:  # its holders are candidates
-        candidates.update(dict.fromkeys(store.chunks_with_phrase(collection, phrase, filters, QUOTED_LOOKUP)))
-    if exact.copied(query):
-        candidates.update(dict.fromkeys(store.chunks_with_phrase(collection, query, filters, COPIED_LOOKUP)))
-    ids = list(candidates)
-    missing = [chunk_id for chunk_id in ids if chunk_id not in fetched]
-    if missing:
-        fetched.update(store.get_chunks(missing))
-    # A longer query without quotes counts only where a passage holds all of it, word for word: one that
-    # lacks one of its words as typed (any case) is passed over without reading its words (SciFact's
-    # claims: most candidates).
-    surface = [] if words.quoted or len(words.content) <= SHORT_WORDS else exact.surface_words(query)
-    evidence = {}
-    for chunk_id in ids:
-        chunk = fetched.get(chunk_id)
-        if chunk is None:
-            continue
-        if surface and not exact.may_hold(surface, chunk.context, chunk.text):
-            evidence[chunk_id] = (0.0, 0.0, 0.0)
-            continue
-        found = exact.evidence(words, exact.passage_tokens(chunk.context, chunk.text))
-        evidence[chunk_id] = (found.coverage, found.phrase, found.quoted)
-    return len(words.content), evidence
-
-
-def _missing(store: Store, collection: str, query: str, filters: Filters) -> float:
-    """The share of a query's words (one or two, stop words left out) no current passage of the collection
-    holds (``Store.held_words``): what the answer's answerability reads as "not here" (``search/answer.py``).
-    0 for longer queries, for any question (its words are often a synonym away, or name a relationship:
-    "what is the firewall connected to" over a model whose relationships are typed, not worded), for quoted
-    phrases (read on their own) and at a point in time."""
-    words = exact.query_words(query)
-    if words.empty or words.quoted or filters.as_of is not None or exact.ASKS.search(query):
-        return 0.0
-    if len(words.content) > SHORT_WORDS:
-        return 0.0
-    looked = [
-        w
-        for w in exact.surface_words(query)
-        if w not in STOPWORDS and (stems := exact.stems(w)) and set(stems) <= words.content
-    ]
-    if not looked:
-        return 0.0
-    return 1.0 - len(store.held_words(collection, looked)) / len(looked)
 
 
 def _with_structure(fused: list[tuple[int, float]], structural: list[ArmHit]) -> list[tuple[int, float]]:

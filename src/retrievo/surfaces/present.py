@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePath
 
 from retrievo.models import Chunk, Hit, Kind
-from retrievo.search.answer import band
+from retrievo.search.answer.answerability import band
 
 __all__ = ["band", "label", "passage_label", "short_context", "shown_path", "symbol_name"]
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from retrievo.models import Chunk, Hit, IndexReport, IndexStatus, Kind, SearchResult
-from retrievo.search.code_files import MAX_EVIDENCE, FileHit
-from retrievo.search.registry import RegistryHit, RegistryResult
+from retrievo.search.code.files import MAX_EVIDENCE, FileHit
+from retrievo.search.records.registry import RegistryHit, RegistryResult
 from retrievo.surfaces.present import shown_path
 
 

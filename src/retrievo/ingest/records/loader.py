@@ -68,7 +68,7 @@ def load_model_file(path: Path, data: bytes) -> tuple[Model, list[LoadedDocument
             )
         )
     # Each relationship is a record of its own too (no element_id: listings of elements leave it out; a hit
-    # on it is answered with the element at one of its ends, search/relations.py).
+    # on it is answered with the element at one of its ends, search/records/relations.py).
     for link in relationship_chunks(model):
         relation, start, end = link.relationship, link.source, link.target
         title = f"{display_name(start)} {verbs_of(relation.type)[0]} {display_name(end)}"

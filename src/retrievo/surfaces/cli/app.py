@@ -53,7 +53,9 @@ def main(verbose: bool) -> None:
         handler.setFormatter(logging.Formatter("%(name)s: %(levelname)s: %(message)s"))
         logging.getLogger().addHandler(handler)
         logging.getLogger().setLevel(logging.WARNING)
-        logging.getLogger("retrievo.search.registry").setLevel(logging.DEBUG)  # seed 001's "Score for" lines
+        logging.getLogger("retrievo.search.records.registry").setLevel(
+            logging.DEBUG
+        )  # seed 001's "Score for" lines
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]

@@ -118,7 +118,7 @@ def _print_result(
     """The answer as a table, one row per file in the answer's order (its other passages named, folded):
     a code hit titled by its symbol with its lines numbered, paths relative to the indexed root, relevance
     with its band (docs/search.md "Relevance")."""
-    from retrievo.search.answer import NO_ANSWER
+    from retrievo.search.answer.answerability import NO_ANSWER
     from retrievo.search.grouping import FILE_PASSAGES
     from retrievo.surfaces.present import band, label, shown_path
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import click
 
 from retrievo.models import SearchResult
+from retrievo.search.code.structure import MAX_DEPTH, GraphEdge
 from retrievo.search.grouping import by_file
-from retrievo.search.structure import MAX_DEPTH, GraphEdge
 from retrievo.surfaces.cli.app import main
 from retrievo.surfaces.cli.base import _engine, _errors, collection_option, db_option, json_option
 from retrievo.surfaces.present import passage_label, shown_path

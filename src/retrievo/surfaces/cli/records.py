@@ -10,7 +10,7 @@ import click
 
 from retrievo.errors import DocumentNotFound
 from retrievo.ingest.records.layers import verbs_of
-from retrievo.search.records import ElementRow, list_elements
+from retrievo.search.records.elements import ElementRow, list_elements
 from retrievo.surfaces.cli.app import main
 from retrievo.surfaces.cli.base import _engine, _errors, collection_option, db_option, json_option
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from retrievo.engine.registry import REGISTRY_COLLECTION
-from retrievo.search.registry import ENTITY_TYPES
+from retrievo.search.records.registry import ENTITY_TYPES
 from retrievo.surfaces.cli.app import main
 from retrievo.surfaces.cli.base import _engine, _errors, db_option, json_option
 from retrievo.surfaces.serialize import registry_result_to_dict

@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlencode
 
-from retrievo.search.answer import NO_ANSWER
-from retrievo.search.highlight import COMMON_WORDS, highlight, word_spans
+from retrievo.search.answer.answerability import NO_ANSWER
+from retrievo.search.answer.highlight import highlight, word_spans
+from retrievo.search.query import COMMON_WORDS, read_query
 from retrievo.surfaces.present import band
 
 CODE_LINES = 14
@@ -82,7 +83,7 @@ def excerpt(text: str, query: str) -> str:
     for line in text.replace(MARK, "").splitlines():
         heading = _HEADING.match(line)
         lines.append(heading.group(1) + ":" if heading else _BULLET.sub("• ", line))
-    window = highlight(" ".join(lines), query, width=EXCERPT_CHARS, marker=MARK)
+    window = highlight(" ".join(lines), read_query(query), width=EXCERPT_CHARS, marker=MARK)
     shown = _MARKED.sub(r"<mark>\1</mark>", inline_markdown(window))
     return f'<p class="excerpt">{shown}</p>'
 

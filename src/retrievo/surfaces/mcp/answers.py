@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver.exceptions import ToolError
 
 from retrievo.models import SearchResult
+from retrievo.search.answer.highlight import highlight
 from retrievo.search.grouping import FileGroup
-from retrievo.search.highlight import highlight
+from retrievo.search.query import read_query
 from retrievo.surfaces.mcp.schemas import DocumentOutput, SearchHit, SearchOutput
 from retrievo.surfaces.present import label, passage_label, short_context
 from retrievo.surfaces.serialize import document_uri, explain_to_dict, matched_via_of
@@ -88,7 +89,7 @@ def search_output(
             data["also"] = [passage_label(h) for h in row.also]
         if detail == "brief":  # a code hit by its symbol, not its embedding header
             data["context"] = short_context(label(chunk))
-            data["excerpt"] = highlight(chunk.text, query_for_highlight, width=BRIEF_EXCERPT)
+            data["excerpt"] = highlight(chunk.text, read_query(query_for_highlight), width=BRIEF_EXCERPT)
             if hit.embedding_status not in (None, "fresh"):
                 data["embedding_status"] = hit.embedding_status
         else:

@@ -11,7 +11,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from retrievo.engine import Engine
-from retrievo.search.structure import MAX_DEPTH, GraphEdge
+from retrievo.search.code.structure import MAX_DEPTH, GraphEdge
 from retrievo.store.code_index import SymbolHit
 from retrievo.surfaces.mcp.calls import call
 from retrievo.surfaces.mcp.schemas import (

@@ -11,8 +11,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from retrievo.engine import Engine
+from retrievo.search.documents.library import first_per_document
 from retrievo.search.grouping import by_file
-from retrievo.search.library import first_per_document
 from retrievo.surfaces.mcp.answers import page_of, parse_uri, search_output
 from retrievo.surfaces.mcp.calls import call, search_call
 from retrievo.surfaces.mcp.schemas import (

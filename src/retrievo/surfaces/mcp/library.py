@@ -14,7 +14,8 @@ from pydantic import Field
 
 from retrievo.engine import Engine
 from retrievo.engine.library import LibraryResult
-from retrievo.search.highlight import highlight
+from retrievo.search.answer.highlight import highlight
+from retrievo.search.query import read_query
 from retrievo.surfaces.mcp.answers import BRIEF_EXCERPT
 from retrievo.surfaces.mcp.calls import call, search_call
 from retrievo.surfaces.mcp.schemas import LibraryDocument, LibraryOutput, ReadContext
@@ -65,7 +66,7 @@ def library_output(result: LibraryResult, cursor: str | None, shown: Shown | Non
                 page_count=pages if isinstance(pages, int) else None,
                 processed_at=entry.processed_at,
                 similarity_score=entry.document.similarity,
-                excerpt=highlight(chunk.text, result.query, BRIEF_EXCERPT),
+                excerpt=highlight(chunk.text, read_query(result.query), BRIEF_EXCERPT),
                 tags=[str(t) for t in tags] if isinstance(tags, list) and tags else None,
             )
         )

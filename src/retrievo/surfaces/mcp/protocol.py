@@ -27,7 +27,7 @@ from mcp.types import (
 )
 
 from retrievo.engine import Engine
-from retrievo.search.records import facet_values
+from retrievo.search.records.elements import facet_values
 from retrievo.surfaces.mcp.calls import call, search_call
 from retrievo.surfaces.mcp.schemas import SearchFilters
 from retrievo.surfaces.mcp.scope import Scope

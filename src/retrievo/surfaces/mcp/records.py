@@ -11,7 +11,7 @@ from pydantic import Field
 
 from retrievo.engine import Engine
 from retrievo.models import Filters, Kind
-from retrievo.search.records import FACETS, RecordContext, element_hit, element_scores, facet_values
+from retrievo.search.records.elements import FACETS, RecordContext, element_hit, element_scores, facet_values
 from retrievo.surfaces.mcp.calls import call, search_call
 from retrievo.surfaces.mcp.schemas import (
     ElementResult,
@@ -108,7 +108,7 @@ def register_record_tools(server: MCPServer, engine: Engine, scope: Scope) -> No
         read_context: ReadContext | None,
         filters: RecordFilters | None,
     ) -> SemanticSearchOutput:
-        # min_score applies to the answer: its answerability (search/answer.py), what the first element's
+        # min_score applies to the answer: its answerability (search/answer/answerability.py), what the first element's
         # relevance is capped at; an answer comes whole, up to top_k (before: each element's own relevance
         # was cut at 0.5, and 16 of 16 questions over Archisurance answered one element).
         # Asked deeper than top_k: relationship answers reaching one element collapse into it.

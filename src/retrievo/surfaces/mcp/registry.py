@@ -9,7 +9,7 @@ from pydantic import Field
 
 from retrievo.engine import Engine
 from retrievo.engine.registry import REGISTRY_COLLECTION
-from retrievo.search.registry import ENTITY_TYPES
+from retrievo.search.records.registry import ENTITY_TYPES
 from retrievo.surfaces.mcp.calls import call, search_call
 from retrievo.surfaces.mcp.schemas import ReadContext, SearchRegistryOutput
 from retrievo.surfaces.mcp.scope import Collection, Query, Scope, point_of

@@ -29,7 +29,7 @@ are ranked, each from its evidence:
   no longer has (moved, renamed since the report) names the one or two files defining its function.
 - **File names** (short questions only, "where are options parsed"): a file whose name shares a word stem
   with the question adds ``NAMED``. In a long issue text most words match some file name: noise there.
-- **What kind of file** (``search/file_role.py``: from the path relative to its indexed root, and for the
+- **What kind of file** (``search/code/role.py``: from the path relative to its indexed root, and for the
   best ``CONTENT_FILES`` files the start of the text — a generator's mark, a test framework): the sum ×
   ``ROLE``: source as it is, tests, examples and benchmarks × 0.5, docs and generated files (bundles,
   ``*.d.ts``, ``dist/``, ``vendor/``) × 0.3, changelogs × 0.2 — unless a short question asks for them
@@ -37,8 +37,8 @@ are ranked, each from its evidence:
 
 The weights are round values chosen on ../shared/data/swe_loc_dev (docs/benchmarks.md "Locating the code an
 issue is about" has each signal's share); the kinds' weights are priors, not fitted. ``file_signals`` gives
-each signal's raw value; for a one-line text of at most ``LEARNED_WORDS`` words ``file_ranker.py``'s weights
-fitted on mined commits re-order the best files (better held out on short texts, not on issues: file_ranker.json,
+each signal's raw value; for a one-line text of at most ``LEARNED_WORDS`` words ``ranker.py``'s weights
+fitted on mined commits re-order the best files (better held out on short texts, not on issues: ranker.json,
 docs/benchmarks.md).
 """
 
@@ -51,10 +51,10 @@ from dataclasses import dataclass, replace
 
 from retrievo.errors import EmbedderUnavailable
 from retrievo.models import ArmHit, Chunk, Filters
-from retrievo.search import exact, file_ranker
-from retrievo.search.code_question import CodeQuestion, stem
-from retrievo.search.file_role import reads_text, relative_path, role
-from retrievo.search.query_text import MAX_EMBED_QUERY_CHARS, EmbedQuery
+from retrievo.search.code import ranker
+from retrievo.search.code.question import CodeQuestion, stem
+from retrievo.search.code.role import reads_text, relative_path, role
+from retrievo.search.query import ASKS, MAX_EMBED_QUERY_CHARS, EmbedQuery
 from retrievo.store.base import Store
 
 DEPTH = 1000  # chunks the keyword arm returns for the aggregation
@@ -72,7 +72,7 @@ ROLE: dict[str, float] = {
     "source": 1.0, "test": 0.5, "example": 0.5, "benchmark": 0.5, "docs": 0.3, "generated": 0.3,
     "changelog": 0.2, "other": 0.3,
 }  # fmt: skip
-# the learned ranker (``file_ranker.py``, fitted on mined commits) re-orders the best files of a one-line
+# the learned ranker (``ranker.py``, fitted on mined commits) re-orders the best files of a one-line
 # statement of at most this many words (a commit's subject, "retry drops the body of a stream"; 0: never):
 # held out, it places more gold files first there (Python commits of another repository, TypeScript ones),
 # not on issues nor on questions ("how does … work": the Anthropic set's, hit@1 0.89 -> 0.84); a text with a
@@ -204,7 +204,7 @@ def rank_files(
     messages are looked up within them)."""
     signals = file_signals(store, collection, question, read, filters)
     ranked = weigh_files(store, collection, question, signals)
-    model = file_ranker.load() if _short(question) else None
+    model = ranker.load() if _short(question) else None
     return (
         ranked if model is None else _learned(store, collection, question, read.found, signals, ranked, model)
     )
@@ -213,7 +213,7 @@ def rank_files(
 def _short(question: CodeQuestion) -> bool:
     """A text the learned ranker re-orders: short, no issue's and no question (``LEARNED_WORDS``)."""
     issue = question.title or question.messages or question.frames or "\n" in question.text.strip()
-    return 0 < question.length <= LEARNED_WORDS and not issue and not exact.ASKS.search(question.text)
+    return 0 < question.length <= LEARNED_WORDS and not issue and not ASKS.search(question.text)
 
 
 def _learned(
@@ -223,9 +223,9 @@ def _learned(
     found: Sequence[tuple[Chunk, float]],
     signals: Sequence[FileSignals],
     ranked: list[FileHit],
-    model: file_ranker.FileRanker,
+    model: ranker.FileRanker,
 ) -> list[FileHit]:
-    """``ranked``'s best files re-ordered by the learned ranker (``file_ranker.py``); each keeps its evidence
+    """``ranked``'s best files re-ordered by the learned ranker (``ranker.py``); each keeps its evidence
     and takes the score of the place it moves to, so scores still fall down the list, on the same scale."""
     window = ranked[: model.window]
     roots = store.roots(collection)
@@ -233,7 +233,7 @@ def _learned(
     chunks = {h.path: len(store.current_chunk_ids(h.document_id)) for h in window}
     best = max((score for _, score in found), default=0.0)
     by_path = {s.path: s for s in signals}
-    order = file_ranker.rerank(model, question.text, ranked, by_path, relative, chunks, best)
+    order = ranker.rerank(model, question.text, ranked, by_path, relative, chunks, best)
     return [replace(h, score=at.score, raw=at.score / at.weight) for h, at in zip(order, ranked, strict=True)]
 
 

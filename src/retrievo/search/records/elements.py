@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 
 from retrievo.errors import DocumentNotFound
 from retrievo.models import Hit, SearchResult
-from retrievo.search.answer import NO_ANSWER
-from retrievo.search.library import similarity
+from retrievo.search.answer.answerability import NO_ANSWER
+from retrievo.search.documents.library import similarity
 from retrievo.store import ids
 from retrievo.store.base import Store
 
@@ -51,7 +51,7 @@ class RecordContext:
 
 
 def element_scores(hits: Sequence[Hit]) -> list[float]:
-    """Seed 000's ``score`` for each hit: its relevance on the final order (``search/answer.py``) — the
+    """Seed 000's ``score`` for each hit: its relevance on the final order (``search/answer/answerability.py``) — the
     estimated probability that the model answers the question, falling down the list, so that ``min_score``
     keeps a prefix and its default 0.5 answers ``[]`` to a question about another model (docs/records.md).
     A relationship answer is where the re-scorer placed it."""

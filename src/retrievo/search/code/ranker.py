@@ -5,7 +5,7 @@ commits (issue 59).
 evidence, and a few things it leaves unread (how long the file is, whether the text names its file or
 folder, the best single passage), are weighed by a linear model fitted on mined commit message → files
 changed pairs (``benchmarks/locate/``: ``features.py`` reads them, ``train.py`` fits and chooses the model
-leave-one-repository-out and writes ``file_ranker.json`` beside this module, with its provenance). The
+leave-one-repository-out and writes ``ranker.json`` beside this module, with its provenance). The
 model re-orders the best ``window`` files of the hand-weighted ranking (a listwise softmax over them was
 fitted), so it adds no candidates and costs one small dot product a file. ``code_files`` asks it only of a
 one-line statement of at most ``code_files.LEARNED_WORDS`` words (a commit's subject): held out, better
@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-WEIGHTS = Path(__file__).with_name("file_ranker.json")
+WEIGHTS = Path(__file__).with_name("ranker.json")
 # every feature ``features`` computes; a model names the ones it reads
 FEATURES = (
     "hand", "hand_rank", "words", "words_best", "passages", "meaning", "defines", "module", "frame",

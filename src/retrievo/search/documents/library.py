@@ -38,8 +38,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retrievo.models import Hit
-from retrievo.search.highlight import query_words, words_in
+from retrievo.search.answer.highlight import words_in
 from retrievo.search.hybrid import SEMANTIC
+from retrievo.search.query import Query
 
 
 def similarity(cosine: float) -> float:
@@ -74,14 +75,14 @@ def passage_similarity(cosine: float | None, share: float) -> float:
     return round(meaning + (1.0 - meaning) * max(0.0, min(1.0, share)) ** 2 / 2.0, 4)
 
 
-def by_document(hits: Sequence[Hit], query: str) -> list[DocumentHit]:
+def by_document(hits: Sequence[Hit], query: Query) -> list[DocumentHit]:
     """Hybrid hits (fused order, with ``explain``: the vector arm's raw score is the cosine) as one
     entry per document in that order, each with its best-ranked passage and its own similarity (its
     passages' best) capped at the similarity of the document above it."""
     first: dict[str, Hit] = {}
     own: dict[str, float] = {}
     counts: dict[str, int] = {}
-    stems = query_words(query)
+    stems = query.marked
     for hit in hits:
         document, chunk = hit.chunk.document_id, hit.chunk
         counts[document] = counts.get(document, 0) + 1

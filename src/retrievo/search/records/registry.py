@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from retrievo.errors import EmbedderUnavailable
 from retrievo.models import Chunk, Filters
-from retrievo.search.query_text import EmbedQuery
+from retrievo.search.query import EmbedQuery
 from retrievo.store.base import Store
 
 log = logging.getLogger(__name__)

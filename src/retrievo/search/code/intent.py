@@ -2,14 +2,14 @@
 
 A re-scorer (``search/rescore.py``). It reads a query as a code question when it holds a traceback, code, an
 error's name, a call, asks "where is / how does / which function …", or is an issue's text
-(``reads_as_code_question``), and the collection holds code. Files are ranked by ``search/code_files.py``
+(``reads_as_code_question``), and the collection holds code. Files are ranked by ``search/code/files.py``
 (the keyword and dense arms' chunks at depth, an issue's title words and the messages it quotes, modules
 named, identifiers defined, traceback frames, file names of a short question). Each hit then scores
 
     ROLE[its file's kind] × (its fused score, min-max over the answer + FILE × its evidence / the best file's)
 
 with the file's evidence × ``REPEAT`` for each further hit of the same file (more distinct files in the
-answer). ROLE (the file's role, ``search/file_role.py``: from its path and the start of its text, in every
+answer). ROLE (the file's role, ``search/code/role.py``: from its path and the start of its text, in every
 language read) puts source before tests, examples, benchmarks, docs, generated files and changelogs unless
 the text asks for them ("how is X tested", "where are the docs for X"). A function that does no work — its
 body only throws or raises ("option does not exist", ``NotImplementedError``, ``panic!``), it is marked
@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 from retrievo.models import ArmHit, Chunk, Filters, Hit, Kind, SearchResult
 from retrievo.search import exact
-from retrievo.search.code_files import (
+from retrievo.search.code.files import (
     DEPTH,
     ROLE,
     FileHit,
@@ -44,9 +44,9 @@ from retrievo.search.code_files import (
     rank_files,
     read_arms,
 )
-from retrievo.search.code_question import CodeQuestion, read_question, reads_as_code_question
-from retrievo.search.file_role import role as file_role
-from retrievo.search.fusion import SHORT_WORDS
+from retrievo.search.code.question import CodeQuestion, read_question, reads_as_code_question
+from retrievo.search.code.role import role as file_role
+from retrievo.search.query import Query, stems
 from retrievo.search.rescore import Scope
 from retrievo.text.identifiers import split_identifier
 
@@ -86,10 +86,10 @@ class CodeReading:
 class CodeQuestions:
     """The re-scorer: ``wants`` a code question over a search that may return code."""
 
-    def wants(self, query: str, filters: Filters, held: frozenset[str]) -> CodeReading | None:
+    def wants(self, query: Query, filters: Filters, held: frozenset[str]) -> CodeReading | None:
         if "code" not in held or (filters.kinds and Kind.CODE not in filters.kinds):
             return None  # not asked of code (a long text over documents is not deepened for nothing)
-        if not reads_as_code_question(query):
+        if not reads_as_code_question(query.text):
             return None
         return CodeReading(read_question(query), filters)
 
@@ -113,7 +113,7 @@ class CodeQuestions:
         how = HOW if regime != "issue" and _HOW.search(question.text) else 1.0
         ordered = _ordered(
             result.hits, files, read.chunks(), FILE[regime], INJECT[regime], question.asked, roles, how,
-            verbatim(result.query, result.hits), holding_every_word(result.query, result.hits), result.query,
+            verbatim(scope.query, result.hits), holding_every_word(scope.query, result.hits), scope.query,
         )  # fmt: skip
         return replace(result, hits=tuple(ordered))
 
@@ -136,7 +136,7 @@ def _ordered(
     how: float = 1.0,
     verbatim_ids: frozenset[int] = frozenset(),
     exempt_ids: frozenset[int] = frozenset(),
-    query: str = "",
+    query: Query | None = None,
 ) -> list[Hit]:
     """Each hit scored ``ROLE × (own + FILE × its file's evidence × REPEAT^(k−1))`` (``own``: its fused score
     min-max scaled over the answer; the evidence relative to the best file's; k: the hit's place in its file), ×
@@ -201,32 +201,30 @@ VERBATIM = 10.0  # above any score a file's evidence gives (its terms are at mos
 VERBATIM_WORDS = 3  # a run this long, copied whole, is a quotation rather than a question
 
 
-def verbatim(query: str, hits: Sequence[Hit]) -> frozenset[int]:
+def verbatim(query: Query, hits: Sequence[Hit]) -> frozenset[int]:
     """The hits that hold the query's quoted phrases, or the whole query of at least ``VERBATIM_WORDS``
     words, word for word in its order (``search/exact.py``): a passage copied or quoted, not a question."""
-    words = exact.query_words(query)
-    if words.empty or (not words.quoted and len(words.tokens) < VERBATIM_WORDS):
+    if query.empty or (not query.quoted and len(query.tokens) < VERBATIM_WORDS):
         return frozenset()
-    if not words.quoted and exact.ASKS.search(query):
+    if not query.quoted and query.asks:
         return frozenset()  # a question a page repeats word for word (a FAQ's heading) is still a question
     held = set()
     for hit in hits:
-        found = exact.evidence(words, exact.passage_tokens(hit.chunk.context, hit.chunk.text))
-        if (found.quoted == 1.0) if words.quoted else found.phrase == 1.0:
+        found = exact.evidence(query, exact.passage_tokens(hit.chunk.context, hit.chunk.text))
+        if (found.quoted == 1.0) if query.quoted else found.phrase == 1.0:
             held.add(hit.chunk.chunk_id)
     return frozenset(held)
 
 
-def holding_every_word(query: str, hits: Sequence[Hit]) -> frozenset[int]:
+def holding_every_word(query: Query, hits: Sequence[Hit]) -> frozenset[int]:
     """For a query of at most ``SHORT_WORDS`` content words (a rare word, a name, two words), the hits that
     hold every one of them: the word asked for is the evidence, whatever kind of file holds it."""
-    words = exact.query_words(query)
-    if words.empty or len(words.content) > SHORT_WORDS:
+    if query.empty or not query.short:
         return frozenset()
     return frozenset(
         hit.chunk.chunk_id
         for hit in hits
-        if exact.evidence(words, exact.passage_tokens(hit.chunk.context, hit.chunk.text)).coverage == 1.0
+        if exact.evidence(query, exact.passage_tokens(hit.chunk.context, hit.chunk.text)).coverage == 1.0
     )
 
 
@@ -266,7 +264,7 @@ def _stub(chunk: Chunk) -> str:
     return "throws" if _THROWS.match(body) else "forwards" if _one_call(body) else ""
 
 
-def stub_of(query: str, chunk: Chunk) -> bool:
+def stub_of(query: Query | None, chunk: Chunk) -> bool:
     """Whether a hit is a stub to pass over for this query: a one-call function the query names ("how does
     set pixel work": ``setPixel``, every word of its name in the query) is the function asked about — when
     the collection holds it alone (CoSQA's snippets: ``return max(map(width, lines))``, a forwarder to a
@@ -276,8 +274,8 @@ def stub_of(query: str, chunk: Chunk) -> bool:
     if reason != "forwards":
         return bool(reason)
     name = str(chunk.metadata.get("symbol") or "").rsplit(".", 1)[-1]
-    parts = exact.query_words(" ".join(split_identifier(name))).tokens if name else ()
-    asked = exact.query_words(query).tokens
+    parts = stems(" ".join(split_identifier(name))) if name else ()
+    asked = query.tokens if query is not None else ()
     return not (len(parts) >= 2 and set(parts) <= set(asked))  # "run", "get": a word, not a name
 
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from retrievo.search.query_text import clean_query
-from retrievo.search.structure import query_identifiers
+from retrievo.search.query import Query, query_identifiers
 
 SHORT_WORDS = 30  # a question up to this many words is short (file names count); an issue's text is longer
 
@@ -71,17 +70,17 @@ class CodeQuestion:
     length: int = 0  # its words (of three letters or more)
 
 
-def read_question(text: str) -> CodeQuestion:
-    """The evidence ``text`` offers, whether or not it reads as a code question. A report's folded
+def read_question(query: Query) -> CodeQuestion:
+    """The evidence a query's text offers, whether or not it reads as a code question. A report's folded
     ``<details>`` blocks (the environment: versions of every package installed) are left out, unless one
     holds a traceback."""
-    text = _DETAILS.sub(lambda m: m.group(0) if _FRAME.search(m.group(0)) else " ", clean_query(text))
+    text = _DETAILS.sub(lambda m: m.group(0) if _FRAME.search(m.group(0)) else " ", query.text)
     words = _WORD.findall(text)
     short = frozenset(stem(w.lower()) for w in words if w.lower() not in _COMMON_WORDS)
     return CodeQuestion(
         text=text,
         title=_title(text),
-        identifiers=tuple(query_identifiers(text)),
+        identifiers=query.identifiers if text == query.text else tuple(query_identifiers(text)),
         modules=tuple(dict.fromkeys(m.group(0) for m in _DOTTED.finditer(text))),
         frames=_frames(text),
         # a short question that says "test" asks for tests; an issue's text says "docs" in passing

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from retrievo.errors import ConfigError, DocumentNotFound
 from retrievo.models import ArmHit, Filters
+from retrievo.search.query import MAX_NAMES, Query
 from retrievo.store.base import Store
 from retrievo.store.code_index import EDGE_KINDS, CodeIndex, EdgeHit, SymbolHit
 
@@ -26,48 +27,6 @@ CONTINUED = 0.75  # a long symbol's chunks after its first, relative to its weig
 # A query that is only names (``Command.parse_args``): the named definitions' first chunks weigh this much,
 # enough that fusion puts them first (STRUCTURE_BONUS × NAMED × spread lifts any chunk above the rest).
 NAMED = 4.0
-_BACKTICKED = re.compile(r"`([^`\s]{2,200})`")
-_DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
-_WORD = re.compile(r"\w+")
-_ALNUM = re.compile(r"[A-Za-z0-9]+")
-_SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b|\b_[A-Za-z0-9_]+\b")
-
-
-def query_identifiers(query: str) -> list[str]:
-    """Names a query spells as code: `backticked`, dotted.names, CamelCase, snake_case (in that order)."""
-    found: dict[str, None] = {}
-    for pattern in (_BACKTICKED, _DOTTED):
-        for match in pattern.finditer(query):
-            found.setdefault((match.group(1) if pattern is _BACKTICKED else match.group(0)).strip("()"), None)
-    for match in _WORD.finditer(query):
-        if _ALNUM.fullmatch(match.group(0)) and _camel(match.group(0)):
-            found.setdefault(match.group(0), None)
-    for match in _SNAKE.finditer(query):
-        found.setdefault(match.group(0).strip("()"), None)
-    return list(found)[:20]
-
-
-def _camel(word: str) -> bool:
-    """CamelCase in one pass over an ASCII word (``parseArgs``, ``XmlHttp``, ``Utf8Decoder``): a lower-case
-    letter in its leading letters with a capital after it, or a capital, lower case or digits, a capital.
-    (The regular expression that said this took time quadratic in a word's length: 3 s for 10,000 letters.)"""
-    letters = next((i for i, c in enumerate(word) if not c.isalpha()), len(word))
-    lower = next((i for i in range(letters) if word[i].islower()), -1)
-    if lower >= 0 and any(c.isupper() for c in word[lower + 1 :]):
-        return True
-    if not word[0].isupper():
-        return False
-    rest = next((i for i in range(1, len(word)) if not (word[i].islower() or word[i].isdigit())), len(word))
-    return 1 < rest < len(word) and word[rest].isupper()
-
-
-def names_only(query: str) -> bool:
-    """Whether a query is nothing but names spelled as code (``Command.parse_args``, ``parse_args()``)."""
-    names = query_identifiers(query)
-    rest = query
-    for name in sorted(names, key=len, reverse=True):
-        rest = rest.replace(name, " ")
-    return bool(names) and not re.sub(r"[\s`().,:;]+", "", rest)
 
 
 @dataclass(frozen=True)
@@ -292,13 +251,13 @@ def _graph_edge(edge: EdgeHit, resolved: Iterable[SymbolHit], depth: int) -> Gra
 
 
 def structural_arm(
-    store: Store, collection: str, query: str, filters: Filters, limit: int, entities: Sequence[str] = ()
+    store: Store, collection: str, query: Query, filters: Filters, limit: int, entities: Sequence[str] = ()
 ) -> list[ArmHit]:
     """Chunks of the symbols a query names (1.0), what they call or extend (0.8), their tests (0.7).
 
     ``entities``: more names, from a query rewriter.
     """
-    names = list(dict.fromkeys([*query_identifiers(query), *entities]))[:20]
+    names = list(dict.fromkeys([*query.identifiers, *entities]))[:MAX_NAMES]
     if not names:
         return []
     index = store.code_index()
@@ -325,7 +284,7 @@ def structural_arm(
                 weights.setdefault(found.qualified_name, (TEST, found))
     chunks = index.chunks_of_symbols([symbol for _, symbol in weights.values()])
     # A long symbol's later chunks weigh CONTINUED as much: its name finds its head (signature, docstring) first.
-    head = NAMED if names_only(query) else DIRECT
+    head = NAMED if query.names_only else DIRECT
     scored = sorted(
         (
             ((head if weight == DIRECT else weight) if i == 0 else weight * CONTINUED, chunk_id)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from retrievo.errors import DocumentNotFound
 from retrievo.models import Chunk, Filters, Hit, Kind, MatchedVia, SearchResult
+from retrievo.search.query import Query
 from retrievo.search.rescore import Scope
 from retrievo.store.base import Store
 
@@ -271,10 +272,10 @@ class RelationAnswers:
     on a relationship's record with the element at its other end, and puts the elements a relationship
     question asks for first."""
 
-    def wants(self, query: str, filters: Filters, held: frozenset[str]) -> RelationReading | None:
+    def wants(self, query: Query, filters: Filters, held: frozenset[str]) -> RelationReading | None:
         if filters.kinds and Kind.RECORD not in filters.kinds:
             return None
-        return RelationReading(relation_intent(query))
+        return RelationReading(relation_intent(query.text))
 
     def rescore(self, scope: Scope, reading: RelationReading, result: SearchResult) -> SearchResult:
         """Neighbours are read as they were at the time the search read (``scope.point``)."""

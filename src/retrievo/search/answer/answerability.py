@@ -7,13 +7,13 @@ A hit's relevance is read in two parts, both on [0, 1]:
   best cosine, the largest share of the query's words one hit holds, the share of the hits the keyword
   arm found too, and whether none of the query's words appears in any of them (``no_words``: a string of
   random letters can sit close to code in the embedding, never in its words). A logistic model
-  (``answer.json``), fitted on judged questions and on questions the collection cannot answer (gibberish,
+  (``answerability.json``), fitted on judged questions and on questions the collection cannot answer (gibberish,
   another domain's questions), a wrongly refused answer weighing three times a wrongly kept non-answer
   (the goals are 95 % kept, 90 % refused), chosen leave-one-dataset-out (``benchmarks/quality/answerability.py``;
   docs/benchmarks.md "No answer"). One profile per set of arms that ran: ``hybrid``, ``keyword`` (also
   lexical-only), ``semantic``.
 - **the hit's own probability** ``q`` of being relevant, given the collection answers: a logistic model
-  (``answer.json`` "hit") over three readings of the hit that mean the same under every fusion and mode —
+  (``answerability.json`` "hit") over three readings of the hit that mean the same under every fusion and mode —
   its calibrated arm evidence (``calibration.py``) as a logit, its fused score relative to the first
   hit's over the first ``READ`` (``score_share``) and its lead over the next hit on that scale (``lead``);
   fitted on the top 10 hits of every judged question, chosen leave-one-dataset-out
@@ -41,11 +41,11 @@ from pathlib import Path
 
 from retrievo.models import AnswerSignals, Hit, SearchResult
 from retrievo.search import exact
-from retrievo.search.calibration import Model, models  # the same logistic model and file shape
-from retrievo.search.fusion import SHORT_WORDS
-from retrievo.search.highlight import query_words, words_in
+from retrievo.search.answer.calibration import Model, models  # the same logistic model and file shape
+from retrievo.search.answer.highlight import words_in
+from retrievo.search.query import COPIED_WORDS, SHORT_WORDS, Query
 
-COEFFICIENTS = Path(__file__).with_name("answer.json")
+COEFFICIENTS = Path(__file__).with_name("answerability.json")
 READ = 10  # hits read for the answerability (a search reads at least this many before cutting)
 NO_ANSWER = 0.4  # documented --min-score for "no answer"; bands: strong ≥ 0.7, possible ≥ 0.4, weak below
 STRONG = 0.7
@@ -58,9 +58,9 @@ def band(relevance: float) -> str:
     return "strong" if relevance >= STRONG else "possible" if relevance >= NO_ANSWER else "weak"
 
 
-def readings(hits: Sequence[Hit], query: str, signals: AnswerSignals) -> dict[str, float]:
+def readings(hits: Sequence[Hit], query: Query, signals: AnswerSignals) -> dict[str, float]:
     """The answerability's readings of an answer's first ``READ`` hits (``FEATURES``)."""
-    stems = query_words(query)
+    stems = query.marked
     found = [words_in(f"{h.chunk.title}\n{h.chunk.context}\n{h.chunk.text}", stems) for h in hits[:READ]]
     return {
         "top_cosine": signals.top_cosine or 0.0,
@@ -71,7 +71,7 @@ def readings(hits: Sequence[Hit], query: str, signals: AnswerSignals) -> dict[st
     }
 
 
-def answerability(hits: Sequence[Hit], query: str, signals: AnswerSignals) -> float:
+def answerability(hits: Sequence[Hit], query: Query, signals: AnswerSignals) -> float:
     profile = "hybrid" if signals.top_cosine is not None and signals.keyword_ran else (
         "semantic" if signals.top_cosine is not None else "keyword"
     )  # fmt: skip
@@ -111,25 +111,27 @@ def capped(values: Sequence[float]) -> list[float]:
     return out
 
 
-def settle(result: SearchResult) -> SearchResult:
-    """The answer with each hit's relevance on its final order (the hit model), never rising down the list."""
+def settle(result: SearchResult, query: Query) -> SearchResult:
+    """The answer with each hit's relevance on its final order (the hit model), never rising down the list;
+    ``query``: the search's reading of its query (``search/query.py``)."""
     signals = result.signals
     if signals is None:
         return result
     if not result.hits:  # nothing found: the collection does not answer
         return replace(result, answerability=0.0)
     hits = result.hits
-    a = answerability(hits, result.query, signals)
-    holds = held(hits, result.query)
+    model = hit_model()
+    own = [model.probability(f) for f in hit_features(hits)]
+    name = named(hits[0], query)  # the query is the first hit's name: an element's, a symbol's
+    a = answerability(hits, query, signals)
+    holds = held(hits, query)
     if holds:
         a = max(a, HELD)
     elif holds is None:  # a quoted phrase no passage holds: not found, whatever is near it in meaning
         a = min(a, UNQUOTED)
     if signals.missing >= MISSING:  # one or two words the collection holds none of
         a = min(a, UNQUOTED)
-    model = hit_model()
-    own = [model.probability(f) for f in hit_features(hits)]
-    if named(hits[0], result.query):  # the query is the first hit's name: an element's, a symbol's
+    if name:
         a, own[0] = max(a, NAMED), max(own[0], NAMED)
     values = capped(relevances(a, own))
     settled = tuple(replace(hit, relevance=value) for hit, value in zip(hits, values, strict=True))
@@ -151,42 +153,41 @@ UNQUOTED = (
 )
 
 
-def held(hits: Sequence[Hit], query: str) -> bool | None:
+def held(hits: Sequence[Hit], query: Query) -> bool | None:
     """Whether the first hit holds the query as typed (``HELD``): its whole run of words, its quoted
     phrases, or its one or two words — a question's, its frame left out ("how does set pixel work": set,
     pixel) — which may lie in other passages of the first hit's document among the first ``READ`` hits (two
     words a file holds in two functions). None: a query of at most 16 words quotes a phrase the first hit
     does not hold — the fusion puts every passage holding it first, so none does (a longer text's quotes,
     an issue's string literals, are no instruction)."""
-    words = exact.query_words(query)
-    if words.empty:
+    if query.empty:
         return False
     first = hits[0].chunk
     tokens = exact.passage_tokens(first.context, first.text)
-    found = exact.evidence(words, tokens)
-    if words.quoted and found.quoted == 1.0:
+    found = exact.evidence(query, tokens)
+    if query.quoted and found.quoted == 1.0:
         return True
-    if words.quoted and len(words.tokens) <= exact.COPIED_WORDS[1]:
+    if query.quoted and len(query.tokens) <= COPIED_WORDS[1]:
         return None
     # (a longer text's quotes — an issue's code, its string literals — are no instruction to refuse it)
     if found.phrase == 1.0:
         return True
     # one or two words (those a question asks about: "how does set pixel work" → set, pixel)
-    if len(words.asked) > SHORT_WORDS or not words.asked & set(tokens):
+    if len(query.asked) > SHORT_WORDS or not query.asked & set(tokens):
         return False
     same = [h.chunk for h in hits[1:READ] if h.chunk.document_id == first.document_id]
     held_words = set(tokens).union(*(exact.passage_tokens(c.context, c.text) for c in same))
-    return words.asked <= held_words
+    return query.asked <= held_words
 
 
 NAMED = 0.9  # the query is the first hit's name (an element's, a symbol's): strong, as HELD
 MAX_NAME = 200  # characters: a longer query is no name
 
 
-def named(hit: Hit, query: str) -> bool:
+def named(hit: Hit, query: Query) -> bool:
     """Whether ``query`` is the hit's name as typed (case and spacing aside, a call's ``()`` too): a model
     element's name, or a symbol's qualified name or its last parts (``Command.Run``, ``Run``)."""
-    wanted = " ".join(query.split()).casefold().strip("`'\" ").removesuffix("()")
+    wanted = " ".join(query.text.split()).casefold().strip("`'\" ").removesuffix("()")
     if not wanted or len(wanted) > MAX_NAME:
         return False
     meta = hit.chunk.metadata

@@ -1,0 +1,1 @@
+"""The answer: relevance and answerability, calibration, the dense arm's coverage, highlighting."""

@@ -1,0 +1,204 @@
+"""One reading of the query (``read_query``), made once at a search's entry and handed to every arm, re-scorer,
+the answer and the highlighter: what a query may be, its words as the keyword arm indexes them, its quoted
+phrases, the names it spells as code, and whether it asks, may be copied or is only names.
+
+What a query may be (``clean_query``): hostile text never reaches a tokenizer or FTS5 as is: lone surrogates
+(not encodable as UTF-8) become U+FFFD, NUL and other control characters become spaces, and the text is cut at
+``MAX_QUERY_CHARS``. The dense arm reads at most ``MAX_EMBED_QUERY_CHARS`` of it (the model sees 256 tokens at
+most, so more text is work without effect), and the keyword arm at most 64 distinct terms of at most
+``MAX_TERM_CHARS`` characters each.
+
+Words are FTS5's ``porter unicode61 remove_diacritics 2`` tokens (``store/tokenizer.py``: "servers" is
+"server", "antibodies" "antibodi"), so every reader compares them as the keyword arm indexes them, on SQLite
+and PostgreSQL alike. The reading is linear in the query's length: one pass of the tokenizer over the text
+and one over each distinct word, and regular expressions that do not backtrack (``_camel``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.store.fts_query import STOPWORDS
+from retrievo.store.tokenizer import shared_tokenizer
+
+# How a search embeds its query: the text -> (model id, vector); raises EmbedderUnavailable.
+EmbedQuery = Callable[[str], tuple[str, npt.NDArray[np.float32]]]
+MAX_QUERY_CHARS = 10_000
+MAX_EMBED_QUERY_CHARS = 2_000
+MAX_TERM_CHARS = 100
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+# A short query: at most this many content words (a name, a rare word, two words). The fusion moves its
+# weights towards the keyword arm for it (``fusion.adaptive_weights``), the answer reads whether its words are
+# held at all (``Query.looked``, ``answer/answerability.py``).
+SHORT_WORDS = 2
+QUOTED = re.compile(r'"([^"]+)"')
+# A question, not a passage copied: it opens with a question word or ends with "?" (a FAQ's heading a page
+# repeats word for word is still a question).
+ASKS = re.compile(r"^\W*(how|where|what|which|why|when|who|whose|does|do|is|are|can|should)\b|\?\s*$", re.I)
+COPIED_WORDS = (3, 16)  # an unquoted query of this many words may be a run copied from a passage
+# The words that frame a question rather than name its subject ("how does X work", "where is X defined",
+# "what is the purpose of the X method", "which X exist"): no passage need hold them for it to be answered.
+FRAME = (
+    "does do did work works working defined define definition implemented implement implementation exist "
+    "exists handled purpose method function class"
+)
+# English function words: they say how a question is asked, not what it is about (never marked in excerpts).
+COMMON_WORDS = frozenset(
+    """a an and any are as at be been being but by can could did do does for from had has have he her his
+    how i if in into is it its me my no not of on or our she so than that the their them then there these
+    they this those to us was we were what when where which who whom why will with would you your""".split()
+)
+_MARKED = re.compile(r"[^\W_]+", re.UNICODE)  # a word as the highlighter reads it
+_SURFACE = re.compile(r"\w+")  # a word as typed
+MAX_NAMES = 20  # names read of one query
+_BACKTICKED = re.compile(r"`([^`\s]{2,200})`")
+_DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
+_WORD = re.compile(r"\w+")
+_ALNUM = re.compile(r"[A-Za-z0-9]+")
+_SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b|\b_[A-Za-z0-9_]+\b")
+_NAME_PUNCTUATION = re.compile(r"[\s`().,:;]+")
+
+
+def clean_query(text: str) -> str:
+    text = text[:MAX_QUERY_CHARS]
+    if not text.isascii():
+        text = _SURROGATE.sub("\ufffd", text)
+    return _CONTROL.sub(" ", text)
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query as every part of a search reads it (``read_query``)."""
+
+    text: str  # as searched (``clean_query``)
+    tokens: tuple[str, ...]  # every word, in order, as the keyword arm indexes it
+    content: frozenset[str]  # the words that are not stop words (all of them, for a query of stop words only)
+    quoted: tuple[tuple[str, ...], ...]  # each double-quoted phrase's words (two or more)
+    quoted_text: tuple[str, ...]  # each double-quoted phrase as typed
+    asked: frozenset[str]  # the content words a question asks about (``FRAME`` left out)
+    asks: bool  # a question (``ASKS``): not a passage copied, its words need not be held in a run
+    surface: tuple[str, ...]  # its words as typed, lower-cased, distinct, longest first
+    looked: tuple[str, ...]  # a short query's content words as typed (``Query.short``; stop words left out)
+    marked: frozenset[
+        str
+    ]  # the stems that matter to a reader (``COMMON_WORDS`` left out): highlighted, counted
+    identifiers: tuple[str, ...]  # names it spells as code (``query_identifiers``)
+    names_only: bool  # nothing but names spelled as code (``Command.parse_args``, ``parse_args()``)
+
+    @property
+    def empty(self) -> bool:
+        return not self.content
+
+    @property
+    def short(self) -> bool:
+        """At most ``SHORT_WORDS`` content words."""
+        return len(self.content) <= SHORT_WORDS
+
+    @property
+    def copied(self) -> bool:
+        """Whether an unquoted query may be a run of words copied from a passage (``COPIED_WORDS`` words, not
+        a question): the passages holding it word for word are looked up by position, not left to the arms'
+        top lists (a run of common words — "If a value is provided" — is deep in BM25's list)."""
+        low, high = COPIED_WORDS
+        return not self.quoted and low <= len(self.tokens) <= high and not self.asks
+
+
+@functools.lru_cache(maxsize=1024)
+def read_query(text: str) -> Query:
+    """The query read once: ``text`` cleaned (``clean_query``), its words, phrases and names. Cached: the
+    surfaces read a shown answer's query again for its excerpts, and the same query is often asked twice."""
+    text = clean_query(text)
+    tokens = tuple(stems(text))
+    stops = _stop_stems()
+    content = frozenset(t for t in tokens if t not in stops) or frozenset(tokens)
+    phrases = [(m, stems(m)) for m in QUOTED.findall(text)]
+    phrases = [(typed, words) for typed, words in phrases if len(words) > 1]
+    asks = bool(ASKS.search(text))
+    asked = (content - _frame_stems() if asks else content) or content
+    surface = tuple(sorted(set(_SURFACE.findall(text.lower())), key=len, reverse=True))
+    looked = (
+        tuple(w for w in surface if w not in STOPWORDS and (s := stems(w)) and set(s) <= content)
+        if len(content) <= SHORT_WORDS
+        else ()
+    )
+    marked = frozenset(s for w in _MARKED.findall(text.lower()) if w not in COMMON_WORDS for s in stems(w))
+    identifiers = tuple(query_identifiers(text))
+    return Query(
+        text=text,
+        tokens=tokens,
+        content=content,
+        quoted=tuple(words for _, words in phrases),
+        quoted_text=tuple(typed for typed, _ in phrases),
+        asked=asked,
+        asks=asks,
+        surface=surface,
+        looked=looked,
+        marked=marked - _common_stems(),
+        identifiers=identifiers,
+        names_only=_names_only(text, identifiers),
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def stems(text: str) -> tuple[str, ...]:
+    """``text``'s words as the keyword arm indexes them ("Servers" -> server, "antibodies" -> antibodi)."""
+    return tuple(shared_tokenizer().tokens(text))
+
+
+@functools.cache
+def _stop_stems() -> frozenset[str]:
+    return frozenset(stem for word in STOPWORDS for stem in stems(word))
+
+
+@functools.cache
+def _frame_stems() -> frozenset[str]:
+    return frozenset(stem for word in FRAME.split() for stem in stems(word))
+
+
+@functools.cache
+def _common_stems() -> frozenset[str]:
+    return frozenset(stem for word in COMMON_WORDS for stem in stems(word))
+
+
+def query_identifiers(text: str) -> list[str]:
+    """Names a text spells as code: `backticked`, dotted.names, CamelCase, snake_case (in that order)."""
+    found: dict[str, None] = {}
+    for pattern in (_BACKTICKED, _DOTTED):
+        for match in pattern.finditer(text):
+            found.setdefault((match.group(1) if pattern is _BACKTICKED else match.group(0)).strip("()"), None)
+    for match in _WORD.finditer(text):
+        if _ALNUM.fullmatch(match.group(0)) and _camel(match.group(0)):
+            found.setdefault(match.group(0), None)
+    for match in _SNAKE.finditer(text):
+        found.setdefault(match.group(0).strip("()"), None)
+    return list(found)[:MAX_NAMES]
+
+
+def _camel(word: str) -> bool:
+    """CamelCase in one pass over an ASCII word (``parseArgs``, ``XmlHttp``, ``Utf8Decoder``): a lower-case
+    letter in its leading letters with a capital after it, or a capital, lower case or digits, a capital.
+    (The regular expression that said this took time quadratic in a word's length: 3 s for 10,000 letters.)"""
+    letters = next((i for i, c in enumerate(word) if not c.isalpha()), len(word))
+    lower = next((i for i in range(letters) if word[i].islower()), -1)
+    if lower >= 0 and any(c.isupper() for c in word[lower + 1 :]):
+        return True
+    if not word[0].isupper():
+        return False
+    rest = next((i for i in range(1, len(word)) if not (word[i].islower() or word[i].isdigit())), len(word))
+    return 1 < rest < len(word) and word[rest].isupper()
+
+
+def _names_only(text: str, names: tuple[str, ...]) -> bool:
+    """Whether ``text`` is nothing but ``names`` spelled as code (``Command.parse_args``, ``parse_args()``)."""
+    rest = text
+    for name in sorted(names, key=len, reverse=True):
+        rest = rest.replace(name, " ")
+    return bool(names) and not _NAME_PUNCTUATION.sub("", rest)

@@ -1,0 +1,1 @@
+"""Records: typed model elements, relationship answers, registries of servers and tools."""
