@@ -138,6 +138,58 @@ def test_the_package_has_no_import_circle_and_nothing_imports_a_floor_above() ->
     assert problems(ROOT / "src", "retrievo", LAYERS) == []
 
 
+# search/'s rooms, lowest first: the query's one reading and what needs nothing else of search; exact-match
+# evidence, the fusions and the re-scorers' interface; the answer (relevance, calibration, coverage, highlighting) and code
+# (the structural arm, files for a code question, locate); the fusion of the arms and context assembly; the
+# documents' readings (search_library, similar passages); records (model elements, relationships,
+# registries). A room imports rooms of lower floors only (so no circle), and search/'s root keeps at most
+# ``MAX_LOOSE`` modules: the reading, the fusion and its arms.
+SEARCH_ROOMS: list[tuple[str, ...]] = [
+    ("query", "threads", "rewrite", "rerank", "grouping"),
+    ("exact", "rescore", "fusion"),
+    ("answer", "code"),
+    ("hybrid", "context"),
+    ("documents",),
+    ("records",),
+]
+MAX_LOOSE = 12
+
+
+def search_problems(src: Path, rooms: Sequence[tuple[str, ...]], max_loose: int) -> list[str]:
+    floors = [tuple(f"retrievo.search.{room}" for room in floor) for floor in rooms]
+
+    def room_of(module: str) -> str:
+        return ".".join(module.split(".")[:3])
+
+    found = []
+    for module, targets in sorted(import_graph(src, "retrievo").items()):
+        if not module.startswith("retrievo.search.") or (here := floor_of(module, floors)) < 0:
+            if module.startswith("retrievo.search."):
+                found.append(f"{module} is in no room of search/ (add it to SEARCH_ROOMS)")
+            continue
+        for target in sorted(t for t in targets if t.startswith("retrievo.search.")):
+            if room_of(target) != room_of(module) and floor_of(target, floors) >= here:
+                found.append(f"{module} (floor {here}) imports {target} (floor {floor_of(target, floors)})")
+    loose = [p.name for p in (src / "retrievo" / "search").glob("*.py")]
+    if len(loose) > max_loose:
+        found.append(f"{len(loose)} modules loose at search/'s root (at most {max_loose}): {sorted(loose)}")
+    return found
+
+
+def test_search_is_rooms_each_importing_only_rooms_below_it() -> None:
+    assert search_problems(ROOT / "src", SEARCH_ROOMS, MAX_LOOSE) == []
+
+
+def test_the_search_check_fails_on_a_room_importing_its_own_floor_or_above_and_on_too_many_loose() -> None:
+    flat = [("query", "threads", "rewrite", "rerank", "fusion", "grouping", "exact", "rescore")]
+    flat += [("answer", "code", "hybrid", "context", "documents", "records")]
+    found = search_problems(ROOT / "src", flat, 3)
+    assert any("retrievo.search.hybrid" in p and "retrievo.search.code" in p for p in found)
+    assert any("retrievo.search.exact" in p and "retrievo.search.query" in p for p in found)
+    assert any(p.endswith("']") and "loose" in p for p in found)
+    assert any("in no room" in p for p in search_problems(ROOT / "src", SEARCH_ROOMS[:-1], MAX_LOOSE))
+
+
 def test_modules_stay_under_five_hundred_lines() -> None:
     long = {
         str(path.relative_to(ROOT)): lines

@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from retrievo.models import ArmHit
+from retrievo.search.query import SHORT_WORDS
 
 DEFAULT_K = 60
 FUSIONS = ("adaptive", "zscore", "rrf")
@@ -40,7 +41,6 @@ CONSENSUS = 1.0
 # leave-one-style-out (benchmarks/quality/exact_lodo.py; docs/benchmarks.md "Query styles"): 17 of 18
 # folds chose (1, 6, 6), the other (6, 6, 1).
 COVERAGE, PHRASE, SHORT = 1.0, 6.0, 6.0
-SHORT_WORDS = 2
 QUOTED = 10.0  # a passage holding the query's quoted phrase(s) whole: above every one that does not
 
 

@@ -111,15 +111,16 @@ class Query:
         return not self.quoted and low <= len(self.tokens) <= high and not self.asks
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def read_query(text: str) -> Query:
     """The query read once: ``text`` cleaned (``clean_query``), its words, phrases and names. Cached: the
     surfaces read a shown answer's query again for its excerpts, and the same query is often asked twice."""
     text = clean_query(text)
-    tokens = tuple(stems(text))
+    tokenizer = shared_tokenizer()
+    tokens = tuple(tokenizer.tokens(text))
     stops = _stop_stems()
     content = frozenset(t for t in tokens if t not in stops) or frozenset(tokens)
-    phrases = [(m, stems(m)) for m in QUOTED.findall(text)]
+    phrases = [(m, tuple(tokenizer.tokens(m))) for m in QUOTED.findall(text)]
     phrases = [(typed, words) for typed, words in phrases if len(words) > 1]
     asks = bool(ASKS.search(text))
     asked = (content - _frame_stems() if asks else content) or content
@@ -148,9 +149,10 @@ def read_query(text: str) -> Query:
 
 
 @functools.lru_cache(maxsize=4096)
-def stems(text: str) -> tuple[str, ...]:
-    """``text``'s words as the keyword arm indexes them ("Servers" -> server, "antibodies" -> antibodi)."""
-    return tuple(shared_tokenizer().tokens(text))
+def stems(word: str) -> tuple[str, ...]:
+    """A word's stems as the keyword arm indexes them ("Servers" -> server, "antibodies" -> antibodi); cached
+    (a query's distinct words, a symbol name's parts: short texts)."""
+    return tuple(shared_tokenizer().tokens(word))
 
 
 @functools.cache
