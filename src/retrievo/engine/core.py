@@ -267,14 +267,13 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
         """
         if fusion is not None and fusion not in FUSIONS:
             raise ConfigError(f"unknown fusion {fusion!r}; choose {', '.join(FUSIONS)}")
-        if "," in (wanted := self.searched(collection)):  # several collections (engine/routes.py)
-            return self.search_collections(query, [c.strip() for c in wanted.split(",")], limit, mode=mode,
-                                           filters=filters, min_score=min_score, explain=explain, baseline=baseline,
-                                           as_of=as_of, fusion=fusion)  # fmt: skip
         with self.reading():
-            return self._search(
-                query, wanted, limit, mode, filters, min_score, explain, baseline, as_of, fusion
-            )
+            if "," not in (wanted := self.searched(collection)):  # else several collections (engine/routes.py)
+                return self._search(query, wanted, limit, mode, filters, min_score, explain, baseline, as_of,
+                                    fusion)  # fmt: skip
+        return self.search_collections(query, [c.strip() for c in wanted.split(",")], limit, mode=mode,
+                                       filters=filters, min_score=min_score, explain=explain, baseline=baseline,
+                                       as_of=as_of, fusion=fusion)  # fmt: skip
 
     @contextmanager
     def reading(self) -> Iterator[None]:

@@ -1,1 +1,1 @@
-"""Search: arms are run by the store; fusion, relevance and degraded mode live here."""
+"""Search: the query read once (``query``), the arms the store runs fused (``hybrid``), re-scorers, and rooms for the answer, code, documents and records."""
