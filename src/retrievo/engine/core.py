@@ -268,7 +268,7 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
         if fusion is not None and fusion not in FUSIONS:
             raise ConfigError(f"unknown fusion {fusion!r}; choose {', '.join(FUSIONS)}")
         with self.reading():
-            if "," not in (wanted := self.searched(collection)):  # else several collections (engine/routes.py)
+            if "," not in (wanted := self.searched(collection)):  # else several (engine/routes.py)
                 return self._search(query, wanted, limit, mode, filters, min_score, explain, baseline, as_of,
                                     fusion)  # fmt: skip
         return self.search_collections(query, [c.strip() for c in wanted.split(",")], limit, mode=mode,
