@@ -12,17 +12,27 @@ from typing import Any
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_TARGET_CHARS = 200
+MAX_ATTRIBUTE_DEPTH = 12  # how far up a call looks for the Elixir module attribute holding it
 
 
 @dataclass(frozen=True)
 class EdgeRules:
-    calls: dict[str, str]  # node type → field of the callee
+    calls: dict[str, str]  # node type → field of the callee ("" = the node's first named child)
     imports: dict[str, str]  # node type → field of the imported name ("" = the node's first named child)
     bases: dict[str, str]  # node type (a base-list node) → edge kind (inherits / implements)
     types: frozenset[str]  # node types that are a use of a type name
+    # Callees that define, not call (Elixir's ``def``): neither they nor the head they define are calls, nor
+    # is what a module attribute holds (``@spec f(t) :: t``).
+    definers: frozenset[str] = frozenset()
+    # Callees that import their first argument (Elixir's ``alias``, Ruby's ``require``, the shell's ``source``).
+    import_calls: frozenset[str] = frozenset()
 
 
 _C_FAMILY_CALLS = {"call_expression": "function"}
+_ELIXIR_DEFINERS = frozenset(
+    {"defmodule", "defprotocol", "defimpl", "def", "defp", "defmacro", "defmacrop", "defguard", "defguardp",
+     "defdelegate", "defn", "defnp", "defstruct", "defexception"}
+)  # fmt: skip
 RULES: dict[str, EdgeRules] = {
     "python": EdgeRules(
         calls={"call": "function"},
@@ -82,6 +92,69 @@ RULES: dict[str, EdgeRules] = {
         bases={"trait@impl_item": "implements"},
         types=frozenset({"type_identifier"}),
     ),
+    "ruby": EdgeRules(
+        calls={"call": "method"},
+        imports={},
+        bases={"superclass": "inherits"},
+        types=frozenset(),
+        import_calls=frozenset({"require", "require_relative"}),
+    ),
+    "php": EdgeRules(
+        calls={
+            "function_call_expression": "function",
+            "member_call_expression": "name",
+            "nullsafe_member_call_expression": "name",
+            "scoped_call_expression": "name",
+            "object_creation_expression": "",
+        },
+        imports={"namespace_use_declaration": ""},
+        bases={"base_clause": "inherits", "class_interface_clause": "implements"},
+        types=frozenset(),
+    ),
+    "kotlin": EdgeRules(
+        calls={"call_expression": ""},
+        imports={"import": ""},
+        bases={"delegation_specifiers": "inherits"},
+        types=frozenset(),
+    ),
+    "scala": EdgeRules(
+        calls={"call_expression": "function", "instance_expression": ""},
+        imports={},
+        bases={"extends_clause": "inherits"},
+        types=frozenset(),
+    ),
+    "swift": EdgeRules(
+        calls={"call_expression": ""},
+        imports={"import_declaration": ""},
+        bases={"inheritance_specifier": "inherits"},
+        types=frozenset(),
+    ),
+    "lua": EdgeRules(
+        calls={"function_call": "name"},
+        imports={},
+        bases={},
+        types=frozenset(),
+        import_calls=frozenset({"require"}),
+    ),
+    "shell": EdgeRules(
+        calls={"command": "name"},
+        imports={},
+        bases={},
+        types=frozenset(),
+        import_calls=frozenset({"source", "."}),
+    ),
+    "elixir": EdgeRules(
+        calls={"call": "target"},
+        imports={},
+        bases={},
+        types=frozenset(),
+        definers=_ELIXIR_DEFINERS,
+        import_calls=frozenset({"alias", "import", "require", "use"}),
+    ),
+    "haskell": EdgeRules(calls={}, imports={"import": "module"}, bases={}, types=frozenset()),
+    "dart": EdgeRules(
+        calls={}, imports={}, bases={"superclass": "inherits", "interfaces": "implements"}, types=frozenset()
+    ),
 }
 RULES["tsx"] = RULES["typescript"]
 
@@ -96,8 +169,16 @@ def edges_of(node: Any, rules: EdgeRules, data: bytes) -> list[tuple[str, str, i
     kind = node.type
     line, column = node.start_point
     if kind in rules.calls:
-        callee = node.child_by_field_name(rules.calls[kind])
-        if callee is not None:
+        field = rules.calls[kind]
+        callee = node.child_by_field_name(field) if field else next(iter(node.named_children), None)
+        if callee is None or "argument" in callee.type or _defines(node, callee, rules, data):
+            pass
+        elif _text(callee, data) in rules.import_calls:
+            imported = _first_argument(node, callee)
+            if imported is not None:
+                line, column = imported.start_point
+                found.append(("imports", _text(imported, data).strip("\"'<>"), line, column))
+        else:
             found.append(("calls", _text(callee, data), callee.start_point[0], callee.start_point[1]))
     elif kind in rules.imports:
         field = rules.imports[kind]
@@ -126,6 +207,36 @@ def edges_of(node: Any, rules: EdgeRules, data: bytes) -> list[tuple[str, str, i
                 continue
             found.append((edge, _text(child, data), child.start_point[0], child.start_point[1]))
     return [(k, t[:MAX_TARGET_CHARS], ln, col) for k, t, ln, col in found if IDENTIFIER.search(t)]
+
+
+def _first_argument(node: Any, callee: Any) -> Any:
+    following = next((c for c in node.named_children if c.start_byte >= callee.end_byte), None)
+    if following is not None and "argument" in following.type:
+        return next(iter(following.named_children), None)
+    return following
+
+
+def _defines(node: Any, callee: Any, rules: EdgeRules, data: bytes) -> bool:
+    """Elixir's calls that are no calls: a ``def``, the head it defines (``f(x)`` in ``def f(x)``,
+    ``def f(x) when …``), what a module attribute holds (``@doc``, ``@spec f(t) :: t``)."""
+    if not rules.definers:
+        return False
+    if _text(callee, data) in rules.definers:
+        return True
+    outer = node.parent
+    for _ in range(MAX_ATTRIBUTE_DEPTH):
+        if outer is None or outer.type == "do_block":
+            break
+        if outer.type == "unary_operator" and data[outer.start_byte : outer.start_byte + 1] == b"@":
+            return True
+        outer = outer.parent
+    outer = node.parent
+    while outer is not None and outer.type in ("arguments", "binary_operator"):
+        outer = outer.parent
+    if outer is None or outer.id == node.id or outer.type not in rules.calls:
+        return False
+    definer = outer.child_by_field_name(rules.calls[outer.type])
+    return definer is not None and _text(definer, data) in rules.definers
 
 
 def _declares_or_lists(node: Any) -> bool:

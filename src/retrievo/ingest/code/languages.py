@@ -22,12 +22,13 @@ EXTENSIONS: dict[str, str] = {
     ".c": "c", ".h": "c",
     ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp",
     ".rs": "rust",
-    # Read as text (no grammar shipped): still kind=code, with their language.
     ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin", ".scala": "scala", ".swift": "swift",
-    ".lua": "lua", ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".ps1": "powershell", ".sql": "sql",
-    ".r": "r", ".m": "objective-c", ".mm": "objective-c", ".pl": "perl", ".pm": "perl", ".ex": "elixir",
-    ".exs": "elixir", ".erl": "erlang", ".hs": "haskell", ".ml": "ocaml", ".fs": "fsharp", ".dart": "dart",
-    ".groovy": "groovy", ".vue": "vue", ".svelte": "svelte", ".zig": "zig", ".nim": "nim", ".jl": "julia",
+    ".lua": "lua", ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".ex": "elixir", ".exs": "elixir",
+    ".hs": "haskell", ".dart": "dart",
+    # Read as text (no grammar shipped): still kind=code, with their language.
+    ".ps1": "powershell", ".sql": "sql", ".r": "r", ".m": "objective-c", ".mm": "objective-c", ".pl": "perl",
+    ".pm": "perl", ".erl": "erlang", ".ml": "ocaml", ".fs": "fsharp", ".groovy": "groovy", ".vue": "vue",
+    ".svelte": "svelte", ".zig": "zig", ".nim": "nim", ".jl": "julia",
 }  # fmt: skip
 CODE_SUFFIXES = frozenset(EXTENSIONS)
 
@@ -44,6 +45,32 @@ class Grammar:
     wrappers: frozenset[str] = frozenset()
     # Node types of a docstring-bearing body's first statement (Python).
     docstring_body: bool = False
+    # A child (a keyword or a node type) that says the kind more exactly than the node's type: Swift's
+    # ``struct`` or ``extension`` in a ``class_declaration``, Kotlin's ``interface``.
+    keywords: dict[str, str] = field(default_factory=dict)
+    # Definitions with no name of their own, named for their node type (Swift's ``init``).
+    names: dict[str, str] = field(default_factory=dict)
+    # node type → the field that names it, when not ``name`` (a Haskell instance by its type); the field's
+    # first word is the name.
+    name_fields: dict[str, str] = field(default_factory=dict)
+    # Splits a name written qualified (Lua's ``Queue.new``, Elixir's ``Phoenix.Router``): its last part is
+    # the name, the others join the qualified name.
+    qualifier: str = ""
+    # Name node types that make a function a method (Lua's ``Queue:push``).
+    method_names: frozenset[str] = frozenset()
+    # Calls that define (Elixir's ``def name(args) do … end``): the callee's word → kind.
+    definers: dict[str, str] = field(default_factory=dict)
+    # What stands right above a definition and belongs to it, besides comments: Dart's annotations, a
+    # Haskell type signature (which is then the symbol's signature).
+    prefixes: frozenset[str] = frozenset()
+    # Module attributes that belong to the definition below them (Elixir's ``@doc``, ``@spec``).
+    attributes: frozenset[str] = frozenset()
+    # A definition's body that stands beside its signature, not inside it (Dart's ``function_body``).
+    body_siblings: frozenset[str] = frozenset()
+    # Adjacent definitions of one name are one symbol (Haskell's equations, Elixir's function clauses).
+    clauses: bool = False
+    # The word that closes a block (Ruby's, Elixir's, Lua's ``end``): between symbols, it alone is no chunk.
+    closer: str = ""
 
 
 _CLASSES = {"class_declaration": "class", "interface_declaration": "interface", "enum_declaration": "enum"}
@@ -51,6 +78,10 @@ _JS = {
     "function_declaration": "function", "generator_function_declaration": "function",
     "method_definition": "method", "class_declaration": "class",
 }  # fmt: skip
+_ELIXIR_FUNCTIONS = dict.fromkeys(
+    ("def", "defp", "defmacro", "defmacrop", "defguard", "defguardp", "defdelegate", "defn", "defnp"),
+    "function",
+)
 GRAMMARS: dict[str, Grammar] = {
     "python": Grammar(
         "tree_sitter_python",
@@ -132,6 +163,121 @@ GRAMMARS: dict[str, Grammar] = {
             "impl_item": "impl",
             "mod_item": "namespace",
         },
+    ),
+    "ruby": Grammar(
+        "tree_sitter_ruby",
+        symbols={
+            "method": "method",
+            "singleton_method": "method",
+            "class": "class",
+            "module": "namespace",
+        },
+        qualifier="::",
+        closer="end",
+    ),
+    "php": Grammar(
+        "tree_sitter_php",
+        "language_php",
+        symbols={
+            **_CLASSES,
+            "trait_declaration": "interface",
+            "method_declaration": "method",
+            "function_definition": "function",
+        },
+    ),
+    "kotlin": Grammar(
+        "tree_sitter_kotlin",
+        symbols={
+            "class_declaration": "class",
+            "object_declaration": "class",
+            "function_declaration": "function",
+            "secondary_constructor": "method",
+            "type_alias": "type",
+        },
+        keywords={"interface": "interface", "enum_class_body": "enum"},
+        names={"secondary_constructor": "constructor"},
+        prefixes=frozenset({"annotated_expression"}),  # ``@OptIn(…)`` on its own line above a class
+    ),
+    "scala": Grammar(
+        "tree_sitter_scala",
+        symbols={
+            "class_definition": "class",
+            "object_definition": "class",
+            "trait_definition": "interface",
+            "enum_definition": "enum",
+            "function_definition": "function",
+            "function_declaration": "function",
+            "type_definition": "type",
+        },
+    ),
+    "swift": Grammar(
+        "tree_sitter_swift",
+        symbols={
+            "class_declaration": "class",
+            "protocol_declaration": "interface",
+            "function_declaration": "function",
+            "protocol_function_declaration": "function",
+            "init_declaration": "method",
+            "deinit_declaration": "method",
+            "typealias_declaration": "type",
+        },
+        keywords={"struct": "struct", "enum": "enum", "extension": "impl"},
+        names={"init_declaration": "init", "deinit_declaration": "deinit"},
+    ),
+    "lua": Grammar(
+        "tree_sitter_lua",
+        symbols={"function_declaration": "function"},
+        qualifier="[.:]",
+        method_names=frozenset({"method_index_expression"}),
+        closer="end",
+    ),
+    "shell": Grammar("tree_sitter_bash", symbols={"function_definition": "function"}),
+    "elixir": Grammar(
+        "tree_sitter_elixir",
+        definers={
+            "defmodule": "namespace",
+            "defprotocol": "interface",
+            "defimpl": "impl",
+            **_ELIXIR_FUNCTIONS,
+        },
+        qualifier=r"\.",
+        attributes=frozenset({"doc", "spec", "impl", "deprecated"}),
+        clauses=True,
+        closer="end",
+    ),
+    "haskell": Grammar(
+        "tree_sitter_haskell",
+        symbols={
+            "function": "function",
+            "bind": "function",
+            "data_type": "type",
+            "newtype": "type",
+            "type_synonym": "type",
+            "class": "interface",
+            "instance": "impl",
+        },
+        name_fields={"instance": "patterns"},
+        prefixes=frozenset({"signature"}),
+        clauses=True,
+    ),
+    "dart": Grammar(
+        "tree_sitter_dart",
+        symbols={
+            "class_definition": "class",
+            "mixin_declaration": "class",
+            "extension_declaration": "impl",
+            "enum_declaration": "enum",
+            "function_signature": "function",
+            "getter_signature": "function",
+            "setter_signature": "function",
+            "constructor_signature": "method",
+            "constant_constructor_signature": "method",
+            "factory_constructor_signature": "method",
+        },
+        wrappers=frozenset({"method_signature", "declaration"}),
+        name_fields={"extension_declaration": "class"},
+        prefixes=frozenset({"annotation"}),
+        body_siblings=frozenset({"function_body"}),
     ),
 }
 CLASS_LIKE = frozenset({"class", "interface", "struct", "impl", "enum"})

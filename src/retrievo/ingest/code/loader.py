@@ -17,6 +17,7 @@ import re
 from pathlib import PurePath
 
 from retrievo.ingest.code.edges import target_name
+from retrievo.ingest.code.languages import GRAMMARS
 from retrievo.ingest.code.symbols import CodeSymbol, RawEdge, parse_code, unparsed_reason
 from retrievo.models import CodeEdgeRow, CodeStructure, CodeSymbolRow, Kind, LoadedDocument, Section
 
@@ -148,11 +149,15 @@ def _sections(text: str, symbols: list[CodeSymbol], language: str, path: str, mo
         children.setdefault(index, [])
         children[-1 if symbol.parent is None else symbol.parent].append(index)
     sections: list[Section] = []
+    grammar = GRAMMARS.get(language)
+    closer = re.compile(rf"\b{grammar.closer}\b") if grammar is not None and grammar.closer else None
 
     def emit(owner: int, start: int, end: int) -> None:
-        # Between and after symbols: nothing but punctuation and space (the "," between an object literal's
-        # methods, a closing "};") is no passage: indexed and embedded, it would only crowd answers.
-        if end <= start or not any(character.isalnum() for character in text[start:end]):
+        # Between and after symbols: nothing but punctuation, space and the closing word (the "," between an
+        # object literal's methods, a closing "};", Ruby's "end") is no passage: indexed and embedded, it
+        # would only crowd answers.
+        gap = closer.sub("", text[start:end]) if closer is not None else text[start:end]
+        if end <= start or not any(character.isalnum() for character in gap):
             return
         if owner < 0:
             context = _header(language, path, "module", module, "", "")

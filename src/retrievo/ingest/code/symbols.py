@@ -5,19 +5,25 @@ The walk is iterative (deeply nested input cannot overflow the stack) and bounde
 
 A qualified name starts with the file's module: the file's stem (``core.Command.parse_args`` in
 ``core.py``), except in Go, where a name belongs to its package (the ``package x`` clause) and not to the
-file it is written in: ``Run`` on ``Command`` in cobra's ``command.go`` is ``cobra.Command.Run``.
+file it is written in: ``Run`` on ``Command`` in cobra's ``command.go`` is ``cobra.Command.Run``. A name
+written qualified is read as such: Lua's ``function Queue.new`` is ``new`` in ``Queue``, Elixir's
+``defmodule Phoenix.Router`` is ``Router`` in ``Phoenix``.
+
+What a grammar marks as a definition is in ``languages.py``; what stands above one and belongs to it (its
+doc comment, attributes) in ``prefixes.py``.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Any
 
-from retrievo.ingest.code.edges import RULES, edges_of
-from retrievo.ingest.code.languages import CLASS_LIKE, GRAMMARS, tree_sitter_language
+from retrievo.ingest.code.edges import IDENTIFIER, RULES, edges_of
+from retrievo.ingest.code.languages import CLASS_LIKE, GRAMMARS, Grammar, tree_sitter_language
+from retrievo.ingest.code.prefixes import COMMENTS, above, docstring
 
 MAX_PARSE_CHARS = 2_000_000
 MAX_SIGNATURE_CHARS = 200
@@ -25,9 +31,11 @@ _NAME_TYPES = frozenset(
     {"identifier", "field_identifier", "type_identifier", "qualified_identifier", "destructor_name",
      "operator_name", "property_identifier", "namespace_identifier", "scoped_identifier"}
 )  # fmt: skip
+# Node types that may define a symbol though no grammar's table names them: ``const f = () => …``, Elixir's
+# ``def`` (a call).
+_MAYBE_DEFINITIONS = frozenset({"lexical_declaration", "variable_declaration", "call"})
+_BODIES = frozenset({"class_body", "enum_class_body", "function_body"})  # a body with no field (Kotlin)
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
-_STRING_QUOTES = re.compile(r"^[rRbBuUfF]*(?:\"{3}|'{3}|\"|')|(?:\"{3}|'{3}|\"|')$")
-_COMMENT_MARKS = re.compile(r"^\s*(?:/\*\*?|\*/|\*|///?|#|--)\s?")
 
 
 @dataclass(frozen=True)
@@ -103,12 +111,15 @@ def parse_code(text: str, language: str, module: str) -> tuple[list[CodeSymbol],
         if rules is not None:
             source = module if parent is None else symbols[parent].qualified_name
             edges.extend(RawEdge(source, k, t, ln, col) for k, t, ln, col in edges_of(node, rules, data))
-        kind = grammar.symbols.get(node.type)
-        target = node
-        if kind is None and node.type in ("lexical_declaration", "variable_declaration"):
-            target, kind = _function_variable(node)
-        name = _name(target, language, data) if kind else None
+        if node.type not in grammar.symbols and node.type not in _MAYBE_DEFINITIONS:
+            stack.extend((child, parent) for child in reversed(node.named_children))
+            continue
+        kind, target, head = _kind(node, grammar, data)
+        name = None if not kind else _name(target, grammar, data) if head is None else _head_name(head, data)
         if kind and name:
+            qualifiers: list[str] = []
+            if grammar.qualifier:
+                *qualifiers, name = [part for part in re.split(grammar.qualifier, name) if part] or [name]
             if kind == "function" and parent is not None and symbols[parent].kind in CLASS_LIKE:
                 kind = "method"
             span = node.parent if node.parent is not None and node.parent.type in grammar.wrappers else node
@@ -116,25 +127,95 @@ def parse_code(text: str, language: str, module: str) -> tuple[list[CodeSymbol],
                 span = node.parent  # ``type Foo struct``: from ``type`` on, and its doc comment above
             if language == "go" and node.type == "method_declaration":
                 receiver = _go_receiver(node, data)
-                parent_names = [receiver] if receiver else []
+                owner = ".".join([module, receiver] if receiver else [module])
             else:
-                parent_names = _names_of(symbols, parent)
+                owner = module if parent is None else symbols[parent].qualified_name
+            end = span.end_byte
+            beside = span.next_named_sibling if grammar.body_siblings else None
+            if beside is not None and beside.type in grammar.body_siblings:
+                end = beside.end_byte  # Dart: ``void main()`` and, beside it, its ``{ … }``
+            prefixes = above(span, tree.root_node, data, grammar)
+            typed = next((p for p in prefixes if p.type == "signature"), None)  # Haskell's ``f :: a -> b``
+            if typed is not None:
+                signature = _signature(typed, data)
+            elif head is not None:
+                signature = _head_signature(node, head, data)
+            else:
+                signature = _signature(target, data)
             symbols.append(
                 CodeSymbol(
                     name=name,
-                    qualified_name=".".join([module, *parent_names, name]),
+                    qualified_name=".".join([owner, *qualifiers, name]),
                     kind=kind,
-                    start=offsets.char(_documented_start(span, data)),
-                    end=offsets.char(span.end_byte),
-                    signature=_signature(target, data),
-                    docstring=_docstring(target, span, data, grammar.docstring_body),
+                    start=offsets.char(prefixes[0].start_byte if prefixes else span.start_byte),
+                    end=offsets.char(end),
+                    signature=signature,
+                    docstring=docstring(target, prefixes, data, grammar),
                     parent=parent,
                 )
             )
             parent = len(symbols) - 1
         stack.extend((child, parent) for child in reversed(node.named_children))
+    if grammar.clauses:
+        symbols = _merge_clauses(symbols, text)
     symbols.sort(key=lambda s: (s.start, -s.end))
     return _reparent(symbols), edges
+
+
+def _kind(node: Any, grammar: Grammar, data: bytes) -> tuple[str | None, Any, Any]:
+    """The symbol kind ``node`` defines (None: not a definition), the node that names it, and an Elixir
+    definition's head (``match(conn, opts)`` in ``def match(conn, opts) do``; else None)."""
+    kind = grammar.symbols.get(node.type)
+    if kind is None and node.type in ("lexical_declaration", "variable_declaration"):
+        target, kind = _function_variable(node)
+        return kind, target, None
+    if kind is None and grammar.definers and node.type == "call":
+        callee = node.child_by_field_name("target")
+        kind = grammar.definers.get(_text(callee, data)) if callee is not None else None
+        arguments = next((c for c in node.named_children if c.type == "arguments"), None)
+        head = (
+            arguments.named_children[0]
+            if kind and arguments is not None and arguments.named_children
+            else None
+        )
+        return (kind, node, head) if head is not None else (None, node, None)
+    if kind is not None and grammar.keywords:
+        kind = next((grammar.keywords[c.type] for c in node.children if c.type in grammar.keywords), kind)
+    if kind == "function" and grammar.method_names:
+        named = node.child_by_field_name("name")
+        kind = "method" if named is not None and named.type in grammar.method_names else kind
+    return kind, node, None
+
+
+def _head_name(head: Any, data: bytes) -> str | None:
+    """The name in an Elixir definition's head: ``Phoenix.Router``, ``match(conn)``, ``foo``, ``bar(x) when …``."""
+    if head.type == "binary_operator" and _text(head.child_by_field_name("operator") or head, data) == "when":
+        head = head.child_by_field_name("left") or head
+    if head.type == "call":
+        head = head.child_by_field_name("target") or head
+    return _text(head, data)[:200] if head.type in ("alias", "identifier") else None
+
+
+def _merge_clauses(symbols: list[CodeSymbol], text: str) -> list[CodeSymbol]:
+    """One symbol for a function written in clauses (Haskell's equations, Elixir's ``def f(0)``/``def f(n)``):
+    a definition right after one of the same name and kind, in the same parent, extends it."""
+    kept: list[CodeSymbol] = []
+    moved: dict[int, int] = {}
+    last: dict[int | None, int] = {}
+    for index, symbol in enumerate(symbols):
+        parent = None if symbol.parent is None else moved[symbol.parent]
+        previous = last.get(parent)
+        if (
+            previous is not None
+            and (kept[previous].qualified_name, kept[previous].kind) == (symbol.qualified_name, symbol.kind)
+            and not text[kept[previous].end : symbol.start].strip()
+        ):
+            kept[previous] = replace(kept[previous], end=symbol.end)
+            moved[index] = previous
+            continue
+        moved[index] = last[parent] = len(kept)
+        kept.append(replace(symbol, parent=parent))
+    return kept
 
 
 def _reparent(symbols: list[CodeSymbol]) -> list[CodeSymbol]:
@@ -153,14 +234,6 @@ def _reparent(symbols: list[CodeSymbol]) -> list[CodeSymbol]:
     return fixed
 
 
-def _names_of(symbols: list[CodeSymbol], index: int | None) -> list[str]:
-    names: list[str] = []
-    while index is not None:
-        names.append(symbols[index].name)
-        index = symbols[index].parent
-    return names[::-1]
-
-
 def _text(node: Any, data: bytes) -> str:
     return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
@@ -175,7 +248,7 @@ def _function_variable(node: Any) -> tuple[Any, str | None]:
     return node, None
 
 
-def _name(node: Any, language: str, data: bytes) -> str | None:
+def _name(node: Any, grammar: Grammar, data: bytes) -> str | None:
     if node.type == "impl_item":
         implemented = node.child_by_field_name("type")
         return _text(implemented, data) if implemented is not None else None
@@ -183,10 +256,18 @@ def _name(node: Any, language: str, data: bytes) -> str | None:
         node.child_by_field_name("body") is None
     ):
         return None  # a use or forward declaration, not a definition
+    if node.type in grammar.name_fields:
+        named = node.child_by_field_name(grammar.name_fields[node.type])
+        word = IDENTIFIER.search(_text(named, data)) if named is not None else None
+        return word.group() if word else None
     named = node.child_by_field_name("name")
     if named is not None:
         return _text(named, data)[:200]
+    if node.type in grammar.names:
+        return grammar.names[node.type]
     declarator = node.child_by_field_name("declarator")
+    if declarator is None:  # a name with no field of its own: Dart's ``mixin M``, Kotlin's ``typealias T``
+        return next((_text(c, data)[:200] for c in node.named_children if c.type in _NAME_TYPES), None)
     for _ in range(20):  # C/C++: function_definition → function_declarator → … → identifier
         if declarator is None:
             return None
@@ -215,47 +296,31 @@ def _go_receiver(node: Any, data: bytes) -> str | None:
     return match.group(1) if match else None
 
 
+def _head_signature(node: Any, head: Any, data: bytes) -> str:
+    """``def match(conn, opts)`` for Elixir's ``def match(conn, opts) do … end``: the definer and the head."""
+    callee = node.child_by_field_name("target")
+    text = f"{_text(callee, data)} {_text(head, data)[: 4 * MAX_SIGNATURE_CHARS]}"
+    return " ".join(text.split())[:MAX_SIGNATURE_CHARS]
+
+
 def _signature(node: Any, data: bytes) -> str:
-    body = node.child_by_field_name("body") or node.child_by_field_name("value")
+    """The definition up to its body, or its first line when it has none; a Haskell type signature whole."""
+    body = (
+        node.child_by_field_name("body")
+        or node.child_by_field_name("value")
+        or next((c for c in node.named_children if c.type in _BODIES), None)
+    )
     end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
-    head = data[node.start_byte : min(end, node.start_byte + 4 * MAX_SIGNATURE_CHARS)].decode(
+    # Ruby: ``module M``, a comment, then its body (which starts after the comment)
+    comment = next((c for c in node.named_children if c.type in COMMENTS and c.start_byte < end), None)
+    end = comment.start_byte if comment is not None else end
+    text = data[node.start_byte : min(end, node.start_byte + 4 * MAX_SIGNATURE_CHARS)].decode(
         "utf-8", "replace"
     )
-    if body is None:
-        head = head.split("\n", 1)[0]
-    collapsed = re.sub(r"([(\[])\s+|\s+([)\]])", r"\1\2", " ".join(head.split()))
+    if body is None and node.type != "signature":
+        text = text.split("\n", 1)[0]
+    collapsed = re.sub(r"([(\[])\s+|\s+([)\]])", r"\1\2", " ".join(text.split()))
     return collapsed.rstrip(" {:=")[:MAX_SIGNATURE_CHARS]
-
-
-def _docstring(node: Any, span: Any, data: bytes, in_body: bool) -> str:
-    if in_body:
-        body = node.child_by_field_name("body")
-        first = body.named_children[0] if body is not None and body.named_children else None
-        if first is not None and first.type == "expression_statement" and first.named_children:
-            string = first.named_children[0]
-            if string.type == "string":
-                return _summary(_STRING_QUOTES.sub("", _text(string, data)))
-        return ""
-    comments: list[str] = []
-    sibling = span.prev_named_sibling
-    line = span.start_point[0]
-    for _ in range(MAX_PREFIXES):
-        if sibling is None or sibling.type not in PREFIXES or line - sibling.end_point[0] > 1:
-            break
-        if sibling.type in COMMENTS:
-            comments.insert(0, _text(sibling, data))
-        line = sibling.start_point[0]
-        sibling = sibling.prev_named_sibling
-    return _summary("\n".join(comments))
-
-
-# What may stand right above a definition and belongs to it: its doc comment (each grammar's comment
-# nodes) and, in Rust, its attributes (``/// Doc`` above ``#[derive(..)]`` above ``struct``).
-COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
-PREFIXES = COMMENTS | {"attribute_item"}
-# At most this many read upwards: each step back is a walk over the parent's children in tree-sitter, and
-# a file of thousands of comment lines above one definition made the reading quadratic.
-MAX_PREFIXES = 64
 
 
 def _alone_in(node: Any, kind: str) -> bool:
@@ -266,29 +331,3 @@ def _alone_in(node: Any, kind: str) -> bool:
         and parent.type == kind
         and sum(c.type == node.type for c in parent.named_children) == 1
     )
-
-
-def _documented_start(span: Any, data: bytes) -> int:
-    """Where a definition's chunk starts: the first line of the comments (and attributes) right above it,
-    each on a line of its own with no blank line between; a comment that ends a line of code is not one.
-    A Go ``// Foo does X`` above ``func Foo`` was a chunk of its own (222 of a repository's 1,050)."""
-    start: int = span.start_byte
-    line = span.start_point[0]
-    sibling = span.prev_named_sibling
-    for _ in range(MAX_PREFIXES):
-        if sibling is None or sibling.type not in PREFIXES or line - sibling.end_point[0] > 1:
-            break
-        begins = data.rfind(b"\n", 0, sibling.start_byte) + 1
-        if data[begins : sibling.start_byte].strip():
-            break  # after code on its line: that line's comment, not this definition's
-        start, line = sibling.start_byte, sibling.start_point[0]
-        sibling = sibling.prev_named_sibling
-    return start
-
-
-def _summary(text: str) -> str:
-    for line in text.splitlines():
-        cleaned = _COMMENT_MARKS.sub("", line).strip().strip('"').strip()
-        if cleaned and cleaned not in ("*", "/"):
-            return cleaned[:200]
-    return ""
