@@ -1,6 +1,6 @@
 """semble's code-search benchmark, its protocol exactly, over the 12 repositories in ../shared/data/semble.
 
-MinishLab/semble's ``benchmarks/run_benchmark.py`` (with ``metrics.py`` and ``data.py``): each repository's
+MinishLab/semble's benchmark runner (its ``run_benchmark.py``, ``metrics.py`` and ``data.py``): each repository's
 benchmark root is indexed whole; every query is asked once and its first 10 chunks kept; a query's targets
 are its relevant and secondary ones, each counted; a target's rank is that of the first chunk that covers it
 (either path a suffix of the other; the lines overlap when the target has lines); NDCG@10 with binary gains
