@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import EmbeddingServer
-from retrievo import CollectionNotFound, Filters, Kind
+from retrievo import CollectionNotFound, Config, Engine, Filters, Kind
 from retrievo.embed.http import OpenAIEmbedder
 from retrievo.errors import ConfigError
-from retrievo.search.query import query_identifiers
+from retrievo.search.query import query_identifiers, read_query
 
 HOSTILE = [
     '"unbalanced quote',
@@ -275,3 +275,37 @@ def test_a_querys_camel_case_names_are_the_ones_the_old_pattern_found(query: str
     assert all(name in found for name in camel[:5]), (query, camel, found)
     long_word = "a" * 10_000 + "B " + query  # one pass: read as any word is
     assert ("a" * 10_000 + "B") in query_identifiers(long_word)
+
+
+def test_a_query_that_is_one_capitalised_word_or_a_scoped_name_reads_as_a_name() -> None:
+    assert (read_query("Session").identifiers, read_query("Session").names_only) == (("Session",), True)
+    assert (read_query("Sinatra::Base").identifiers, read_query("Sinatra::Base").names_only) == (
+        ("Sinatra.Base",),
+        True,
+    )
+    assert read_query("session").identifiers == ()  # a lower-case word may be any word
+    assert read_query("how does Router work").identifiers == ()  # a capital in a sentence is no name
+
+
+def test_a_one_word_query_naming_a_class_finds_its_definition_first(tmp_path: Path) -> None:
+    """semble's symbol queries ("Depends", "Router"): the chunk defining the class comes before the code
+    that only uses its name, however often."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "params.py").write_text(
+        'class Depends:\n    """A dependency a path operation declares."""\n\n'
+        "    def __init__(self, dependency=None):\n        self.dependency = dependency\n",
+        encoding="utf-8",
+    )
+    uses = "\n\n".join(
+        f"def solve_{n}(call):\n    # Depends Depends: solve each Depends of the call\n    return [Depends(call)]"
+        for n in range(6)
+    )
+    (repo / "utils.py").write_text(f"from params import Depends\n\n\n{uses}\n", encoding="utf-8")
+    with Engine(Config(db=tmp_path / "i.db", embedder="none")) as engine:
+        engine.index([repo])
+        hits = engine.search("Depends", limit=5).hits
+        assert (
+            hits[0].chunk.path.endswith("params.py")
+            and hits[0].chunk.metadata.get("symbol") == "params.Depends"
+        )

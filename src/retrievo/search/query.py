@@ -61,6 +61,8 @@ _SURFACE = re.compile(r"\w+")  # a word as typed
 MAX_NAMES = 20  # names read of one query
 _BACKTICKED = re.compile(r"`([^`\s]{2,200})`")
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
+_SCOPED = re.compile(r"\b[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+\b")  # Ruby's, C++'s, Rust's, PHP's ``A::B``
+_ONE_NAME = re.compile(r"\s*([A-Z][A-Za-z0-9_]+)\s*")  # a query that is one capitalised word: a type's name
 _WORD = re.compile(r"\w+")
 _ALNUM = re.compile(r"[A-Za-z0-9]+")
 _SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b|\b_[A-Za-z0-9_]+\b")
@@ -171,11 +173,15 @@ def _common_stems() -> frozenset[str]:
 
 
 def query_identifiers(text: str) -> list[str]:
-    """Names a text spells as code: `backticked`, dotted.names, CamelCase, snake_case (in that order)."""
+    """Names a text spells as code: `backticked`, dotted.names (``A::B`` read as ``A.B``), CamelCase,
+    snake_case (in that order); a text that is one capitalised word (``Session``, ``Router``) is a name."""
     found: dict[str, None] = {}
-    for pattern in (_BACKTICKED, _DOTTED):
+    for pattern in (_BACKTICKED, _DOTTED, _SCOPED):
         for match in pattern.finditer(text):
-            found.setdefault((match.group(1) if pattern is _BACKTICKED else match.group(0)).strip("()"), None)
+            name = match.group(1) if pattern is _BACKTICKED else match.group(0).replace("::", ".")
+            found.setdefault(name.strip("()"), None)
+    if one := _ONE_NAME.fullmatch(text):
+        found.setdefault(one.group(1), None)
     for match in _WORD.finditer(text):
         if _ALNUM.fullmatch(match.group(0)) and _camel(match.group(0)):
             found.setdefault(match.group(0), None)
@@ -202,5 +208,5 @@ def _names_only(text: str, names: tuple[str, ...]) -> bool:
     """Whether ``text`` is nothing but ``names`` spelled as code (``Command.parse_args``, ``parse_args()``)."""
     rest = text
     for name in sorted(names, key=len, reverse=True):
-        rest = rest.replace(name, " ")
+        rest = rest.replace(name, " ").replace(name.replace(".", "::"), " ")
     return bool(names) and not _NAME_PUNCTUATION.sub("", rest)
