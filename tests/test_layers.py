@@ -338,3 +338,18 @@ def test_the_architecture_page_names_every_module_of_each_surface() -> None:
                 assert path.stem in drawn, f"surfaces/{package}/{path.name} is not on the architecture page"
     for stem in SHARED_BY_SURFACES - {"__init__"}:
         assert f"{stem}.py" in tree
+
+
+def test_every_data_file_beside_a_module_ships_in_the_package() -> None:
+    """The weights and models the modules read beside themselves (``Path(__file__).with_name(...)``) are in the
+    package data a wheel carries (a subpackage's files need their own glob: ``search/*.json`` missed
+    ``search/answer/answerability.json`` once the answer had a room of its own)."""
+    import tomllib
+
+    package = ROOT / "src" / "retrievo"
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"
+    ]["retrievo"]
+    shipped = {path for pattern in globs for path in package.glob(pattern) if path.is_file()}
+    data = {path for path in package.rglob("*.json") if "__pycache__" not in path.parts}
+    assert data and data <= shipped, sorted(str(p.relative_to(package)) for p in data - shipped)
