@@ -1,7 +1,7 @@
 """Fit the learned file ranker (issue 59) and choose it leave-one-repository-out; score it on swe_loc_dev.
 
 Reads the candidates ``features.py`` wrote (``--features``: the mined pairs; ``--swe``: swe_loc_dev's 31
-issues). The model is linear over a set of ``file_ranker.FEATURES``, fitted as a listwise softmax (ListNet's
+issues). The model is linear over a set of ``search.code.ranker.FEATURES``, fitted as a listwise softmax (ListNet's
 top-one probability, Cao et al. 2007; with several gold files, the log of their summed probability) over each
 pair's window of the hand-weighted ranking's best files, with an L2 penalty on standardised features, by
 L-BFGS (SciPy). Pairs whose gold files are all below the window teach nothing and are left out of fitting
@@ -37,7 +37,7 @@ from benchmarks.locate.features import MANIFEST, PAIRS, WINDOW
 from retrievo.search.code.ranker import FEATURES
 
 ROOT = Path(__file__).resolve().parents[2]
-OUT = ROOT / "src" / "retrievo" / "search" / "ranker.json"
+OUT = ROOT / "src" / "retrievo" / "search" / "code" / "ranker.json"
 CUTOFFS = (1, 5, 10)
 TIE = 0.005  # mean held-out hit@1 this close to the best is a tie: the fewer features win
 EVIDENCE = ("words", "defines", "module", "frame", "innermost", "named", "test", "docs", "example", "other")
@@ -217,7 +217,7 @@ def main() -> None:
     print(f"| **mean of {len(table)}** | {len(data.records)} | " + " | ".join(
         " / ".join(f"{summary[s][f'hit@{k}']:.3f}" for k in CUTOFFS) for s in ("bm25", "hand", "learned")) + " |")  # fmt: skip
     model = {
-        "description": "file_ranker.py's linear model: score = Σ weight × feature over the hand-weighted "
+        "description": "search/code/ranker.py's linear model: score = Σ weight × feature over the hand-weighted "
         "ranking's best `window` files (benchmarks/locate/train.py)",
         "window": WINDOW,
         "weights": {NAMES[c]: round(float(w), 6) for c, w in zip(columns, weights, strict=True)},

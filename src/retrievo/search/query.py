@@ -113,11 +113,15 @@ class Query:
         return not self.quoted and low <= len(self.tokens) <= high and not self.asks
 
 
-@functools.lru_cache(maxsize=256)
 def read_query(text: str) -> Query:
-    """The query read once: ``text`` cleaned (``clean_query``), its words, phrases and names. Cached: the
-    surfaces read a shown answer's query again for its excerpts, and the same query is often asked twice."""
-    text = clean_query(text)
+    """The query read once: ``text`` cleaned (``clean_query``), its words, phrases and names. Cached by the
+    cleaned text (at most ``MAX_QUERY_CHARS``): the surfaces read a shown answer's query again for its
+    excerpts, and the same query is often asked twice."""
+    return _read(clean_query(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _read(text: str) -> Query:
     tokenizer = shared_tokenizer()
     tokens = tuple(tokenizer.tokens(text))
     stops = _stop_stems()

@@ -6,7 +6,7 @@ are ranked, each from its evidence:
 
 - **Words**: the keyword arm over every chunk (BM25: the text's rare words weigh most); a file scores the sum
   of its best ``TOP_CHUNKS`` chunks' scores, relative to the best file's (0–1).
-- **The title's words**: an issue's title line (``code_question._title``) asked of the keyword arm alone adds
+- **The title's words**: an issue's title line (``question._title``) asked of the keyword arm alone adds
   ``TITLE`` × its files' sums the same way: the ten words that say what a long report is about ("Trailing
   whitespace in DatasetGroupBy text representation") are not drowned by its example code and environment.
 - **Modules named**: a dotted name the text spells (``sphinx.ext.viewcode``, ``xarray.core.groupby``) or a
@@ -19,11 +19,11 @@ are ranked, each from its evidence:
   words): a file adds ``SEMANTIC`` × the sum of its best ``TOP_CHUNKS`` similarities (min-max over the depth
   read), relative to the best file's, averaged over the two. An issue's words often are not the code's
   ("show units in the dataset overview" is ``formatting.py``).
-- **Messages quoted**: an error's or warning's text the report quotes (``code_question._said``) that one to
+- **Messages quoted**: an error's or warning's text the report quotes (``question._said``) that one to
   ``MESSAGE_FILES`` files hold as a run of words (``Store.chunks_with_phrase``: the whole message, else a run
   of ``MESSAGE_RUN`` of its words: a placeholder such as ``%s`` breaks it) adds ``MESSAGE`` to those of them
   that have other evidence: where the message is raised or logged.
-- **Traceback frames**: a file named in a frame (``code_question._FRAME``: Python's, IPython's, pytest's,
+- **Traceback frames**: a file named in a frame (``question._FRAME``: Python's, IPython's, pytest's,
   Node's; a compiled ``dist/…/x.js`` names its ``x.ts``) adds ``FRAME``; the innermost of the repository's
   frames (where it broke; below it only libraries) ``INNERMOST`` instead. A frame whose file the repository
   no longer has (moved, renamed since the report) names the one or two files defining its function.
@@ -83,7 +83,7 @@ _FILE_SUFFIX = re.compile(r"\.(py|pyi|js|ts|go|java|rs|rb|c|h|cpp|cfg|toml|ini|r
 
 
 def role_of(path: str) -> str:
-    """A file's role from its path alone (``file_role.role``)."""
+    """A file's role from its path alone (``role.role``)."""
     return role(path)
 
 
@@ -344,7 +344,7 @@ def file_signals(
 
 
 def file_roles(store: Store, collection: str, files: Sequence[tuple[str, str, float]]) -> dict[str, str]:
-    """Each file's role (``file_role.role``) from its path relative to its indexed root; the best
+    """Each file's role (``role.role``) from its path relative to its indexed root; the best
     ``CONTENT_FILES`` of ``files`` (path, document id, evidence) whose path reads as source (or as a source
     file under a docs folder) also from their first chunk (the header and imports: a generator's mark, a test
     framework, a ``package doc`` clause)."""

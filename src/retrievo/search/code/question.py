@@ -1,6 +1,6 @@
 """What a text says about code (``read_question``): the names it spells as code, the modules and files it
 names, its traceback frames (Python's, IPython's, pytest's, Node's), an issue's title line, the messages it
-quotes (errors, warnings), the kinds of file a short question asks for. The evidence ``code_files`` ranks
+quotes (errors, warnings), the kinds of file a short question asks for. The evidence ``files`` ranks
 files by (``locate`` and ``search``'s code questions).
 """
 

@@ -1,4 +1,4 @@
-"""A learned file ranker: the files ``code_files.rank_files`` found, re-ordered by weights fitted on real
+"""A learned file ranker: the files ``files.rank_files`` found, re-ordered by weights fitted on real
 commits (issue 59).
 
 ``rank_files`` weighs each file's evidence with round values chosen by hand on 31 issues. Here the same
@@ -7,8 +7,8 @@ folder, the best single passage), are weighed by a linear model fitted on mined 
 changed pairs (``benchmarks/locate/``: ``features.py`` reads them, ``train.py`` fits and chooses the model
 leave-one-repository-out and writes ``ranker.json`` beside this module, with its provenance). The
 model re-orders the best ``window`` files of the hand-weighted ranking (a listwise softmax over them was
-fitted), so it adds no candidates and costs one small dot product a file. ``code_files`` asks it only of a
-one-line statement of at most ``code_files.LEARNED_WORDS`` words (a commit's subject): held out, better
+fitted), so it adds no candidates and costs one small dot product a file. ``files`` asks it only of a
+one-line statement of at most ``files.LEARNED_WORDS`` words (a commit's subject): held out, better
 there; an issue's text and a question keep the hand weights (docs/benchmarks.md).
 
 ``features`` is the one definition of a file's features, read by the training script and at query time.
@@ -37,7 +37,7 @@ _VAGUE = frozenset({"src", "lib", "core", "utils", "util", "main", "base", "comm
 
 
 class Signals(Protocol):
-    """What ``code_files.FileSignals`` holds of a file (read only here)."""
+    """What ``files.FileSignals`` holds of a file (read only here)."""
 
     @property
     def words(self) -> float: ...
@@ -151,7 +151,7 @@ def load(path: Path = WEIGHTS) -> FileRanker | None:
 
 
 class Ranked(Protocol):
-    """What ``code_files.FileHit`` holds that the model reads."""
+    """What ``files.FileHit`` holds that the model reads."""
 
     @property
     def path(self) -> str: ...

@@ -3,7 +3,7 @@
 
 Everything from the index is escaped before any markup is added; Markdown in a passage reads as Markdown
 (a heading, `code`, **strong**, *emphasis*, a link's text), never as its raw marks; the question's words are
-marked as ``search.highlight`` finds them (whole words and their inflections, common words left out, never
+marked as ``search.answer.highlight`` finds them (whole words and their inflections, common words left out, never
 inside a tag or an entity); code keeps its lines, numbered from the file's. No inline style: the page's Content-Security-Policy forbids it, so a relevance bar's length is
 a class (``s0`` … ``s10``).
 """
@@ -39,12 +39,12 @@ def esc(text: object) -> str:
 
 
 def query_words(query: str) -> list[str]:
-    """The question's words worth marking, as ``search.highlight`` reads them (common words left out)."""
+    """The question's words worth marking, as ``search.answer.highlight`` reads them (common words left out)."""
     return list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", query.lower()) if w not in COMMON_WORDS))
 
 
 def marked(fragment: str, words: Sequence[str]) -> str:
-    """``fragment`` (escaped HTML) with ``words`` marked where ``search.highlight`` finds them (whole words
+    """``fragment`` (escaped HTML) with ``words`` marked where ``search.answer.highlight`` finds them (whole words
     and their inflections), outside tags and entities."""
     out = []
     for is_markup, part in _alternate(_MARKUP.split(fragment)):
@@ -77,7 +77,7 @@ def inline_markdown(text: str) -> str:
 
 
 def excerpt(text: str, query: str) -> str:
-    """A window of a prose passage around its first matched word (``search.highlight``, as brief MCP hits),
+    """A window of a prose passage around its first matched word (``search.answer.highlight``, as brief MCP hits),
     its Markdown rendered, the question's words marked."""
     lines = []
     for line in text.replace(MARK, "").splitlines():
