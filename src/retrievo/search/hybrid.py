@@ -199,7 +199,7 @@ def _run_search(
     held = (
         exact.read(store, collection, query, options.filters, arms, fetched, adaptive)
         if KEYWORD in arms
-        else None
+        else exact.Exact()
     )
     if options.fusion == "rrf":
         if structural:
@@ -211,11 +211,7 @@ def _run_search(
             return min(1.0, score / ceiling) if ceiling else 0.0
     else:
         if adaptive:
-            fused, weights = (
-                adaptive_fusion(arms, held.words, held.evidence)
-                if held is not None
-                else adaptive_fusion(arms, 0, {})
-            )
+            fused, weights = adaptive_fusion(arms, held.words, held.evidence)
         else:
             fused = zscore_fusion(arms, weights=weights)
         fused = _with_structure(fused, structural)
@@ -280,7 +276,7 @@ def _run_search(
             top_cosine=max((h.score for h in arms[SEMANTIC]), default=None) if SEMANTIC in arms else None,
             keyword_ids=frozenset(h.chunk_id for h in arms.get(KEYWORD, ())),
             keyword_ran=KEYWORD in arms,
-            missing=held.missing if held is not None else 0.0,
+            missing=held.missing,
         ),
     )
 

@@ -77,6 +77,7 @@ def search_output(
     score, its other passages in ``also``)."""
     hits = []
     rows = files if files is not None else [FileGroup(hit, hit.score, ()) for hit in result.hits]
+    marked = read_query(query_for_highlight)
     for row in rows:
         hit = row.hit
         chunk = hit.chunk
@@ -89,7 +90,7 @@ def search_output(
             data["also"] = [passage_label(h) for h in row.also]
         if detail == "brief":  # a code hit by its symbol, not its embedding header
             data["context"] = short_context(label(chunk))
-            data["excerpt"] = highlight(chunk.text, read_query(query_for_highlight), width=BRIEF_EXCERPT)
+            data["excerpt"] = highlight(chunk.text, marked, width=BRIEF_EXCERPT)
             if hit.embedding_status not in (None, "fresh"):
                 data["embedding_status"] = hit.embedding_status
         else:
