@@ -635,3 +635,46 @@ def test_an_engine_finds_each_languages_symbols_where_they_are_written(tmp_path:
         assert {h.name for h in methods} == {"status", "get", "call"}
         hits = engine.search("Generates a route match", mode="keyword", limit=3).hits
         assert hits and hits[0].chunk.metadata["symbol"] == "router.Phoenix.Router.match"
+
+
+CPP_HEADER = """\
+#include <string>
+
+namespace fmt {
+// A buffer that grows as formatted output is written to it.
+template <typename T> class basic_memory_buffer {
+ public:
+  void push_back(const T& value) { grow(size_ + 1); }
+
+ private:
+  void grow(std::size_t capacity);
+  std::size_t size_;
+};
+}  // namespace fmt
+"""
+
+C_HEADER = """\
+#include <stddef.h>
+
+/* A buffer of bytes. */
+struct buffer {
+  char *data;
+  size_t size;
+};
+
+int buffer_grow(struct buffer *b, size_t capacity);
+"""
+
+
+def test_a_header_is_read_as_the_language_it_holds(tmp_path: Path) -> None:
+    """A ``.h`` holding C++ (a namespace, a template, access labels) is read as C++: its class and method
+    are symbols; one holding C stays C."""
+    for name, text, language in (("format.h", CPP_HEADER, "cpp"), ("buffer.h", C_HEADER, "c")):
+        path = tmp_path / name
+        path.write_text(text)
+        loaded = load_file(path, 10**7)
+        assert not isinstance(loaded, Skip) and loaded.metadata["language"] == language, name
+    cpp = load_file(tmp_path / "format.h", 10**7)
+    assert not isinstance(cpp, Skip) and cpp.structure is not None
+    names = {s.name for s in cpp.structure.symbols}
+    assert {"basic_memory_buffer", "push_back"} <= names, names

@@ -21,7 +21,9 @@ from retrievo.search.code.files import (
     rank_files,
     role_of,
 )
+from retrievo.search.code.intent import CodeQuestions
 from retrievo.search.code.question import read_question, reads_as_code_question
+from retrievo.search.code.topics import CodeTopics
 from retrievo.search.query import read_query
 from serving import create_key, serving
 from test_mcp import call, run_client
@@ -187,9 +189,9 @@ def test_search_ranks_a_code_question_by_file_evidence(repo_db: Path) -> None:
     with Engine(Config(db=repo_db, embedder="none", code_ranking="off")) as engine:
         plain = engine.search(ISSUE, limit=5)
     assert plain.hits and not any(h.why for h in plain.hits)
-    with Engine(Config(db=repo_db, embedder="none")) as engine:
-        prose = engine.search("a dot in a name", limit=5)  # no code sign: not a code question
-    assert prose.hits and not any(h.why for h in prose.hits)
+    prose = read_query("a dot in a module name breaks lookups")  # no code sign: not a code question, a topic (search/code/topics.py)
+    assert CodeQuestions().wants(prose, Filters(), frozenset({"code"})) is None
+    assert CodeTopics().wants(prose, Filters(), frozenset({"code"})) is not None
 
 
 def test_modules_named_and_file_names_of_short_questions(repo_db: Path) -> None:

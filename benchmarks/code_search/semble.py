@@ -14,10 +14,13 @@ target covered by its file whatever its lines; the targets are the distinct file
 twice is one target).
 
 Every repository is one SQLite index under ``--work`` (kept: a second run reuses it and reports the seconds
-its build took; ``--rebuild`` builds again). The bundled model; nothing is downloaded.
+its build took; ``--rebuild`` builds again). The bundled model; nothing is downloaded. ``--docs DIR``: as a
+user indexes a repository, its documentation too (``DIR/<repository>/``, written by ``semble_docs.py`` from
+the repository's history at its pin; the code's index copied, the documentation indexed into it:
+``<repository>+docs.db``); the targets stay code files.
 
     .venv/bin/python -m benchmarks.code_search.semble [--repos express,sinatra] [--modes search,locate]
-        [--work /tmp/semble] [--rebuild] [--json FILE]
+        [--work /tmp/semble] [--rebuild] [--docs /tmp/semble-docs] [--json FILE]
 """
 
 from __future__ import annotations
@@ -112,30 +115,49 @@ def relative(path: str, repo_root: Path) -> str:
     return str(absolute.relative_to(repo_root)) if absolute.is_relative_to(repo_root) else path
 
 
-def open_index(repo: str, root: Path, work: Path, rebuild: bool) -> tuple[Config, dict[str, Any]]:
-    """The repository's index (built unless kept from an earlier run) and how its build went."""
-    config = Config(db=work / f"{repo}.db", collection=repo)
-    built = work / f"{repo}.build.json"
+def open_index(
+    repo: str, root: Path, work: Path, rebuild: bool, docs: Path | None = None
+) -> tuple[Config, dict[str, Any]]:
+    """The repository's index (built unless kept from an earlier run) and how its build went. With ``docs``
+    (its documentation's folder): the code's index copied, the documentation indexed into it as well."""
+    name = f"{repo}+docs" if docs else repo
+    config = Config(db=work / f"{name}.db", collection=repo)
+    built = work / f"{name}.build.json"
     if built.exists() and config.db.exists() and not rebuild:
         return config, json.loads(built.read_text()) | {"reused": True}
-    for stale in [built, *work.glob(f"{repo}.db*")]:  # the database, its journal and side indexes
+    for stale in [built, *work.glob(f"{name}.db*")]:  # the database, its journal and side indexes
         shutil.rmtree(stale) if stale.is_dir() else stale.unlink(missing_ok=True)
+    code: dict[str, Any] = {}
+    if docs is not None:
+        _, code = open_index(repo, root, work, rebuild)
+        for part in work.glob(f"{repo}.db*"):
+            if not part.name.endswith(".lock"):
+                copy = work / part.name.replace(f"{repo}.db", f"{name}.db", 1)
+                shutil.copytree(part, copy) if part.is_dir() else shutil.copy2(part, copy)
     with Engine(config) as engine:
         started = time.perf_counter()
-        report = engine.index([root])
+        report = engine.index([docs if docs is not None else root])
         seconds = time.perf_counter() - started
         assert report.embed_error is None, report.embed_error
     build = {"index_s": round(seconds, 2), "files": report.documents_added, "chunks": report.chunks_written}
+    if code:  # the code's build, the documentation's beside it
+        build = {"index_s": code["index_s"], "docs_index_s": build["index_s"], "docs_files": build["files"],
+                 "docs_chunks": build["chunks"], "files": code["files"], "chunks": code["chunks"]}  # fmt: skip
     built.write_text(json.dumps(build))
     return config, build | {"reused": False}
 
 
 def evaluate(
-    repo: str, spec: dict[str, Any], work: Path, rebuild: bool, modes: tuple[str, ...]
+    repo: str,
+    spec: dict[str, Any],
+    work: Path,
+    rebuild: bool,
+    modes: tuple[str, ...],
+    docs: Path | None = None,
 ) -> dict[str, Any]:
     repo_root = DATA / "repos" / repo
     root = (repo_root / spec["benchmark_root"]).resolve()
-    config, build = open_index(repo, root, work, rebuild)
+    config, build = open_index(repo, root, work, rebuild, docs)
     tasks = load_tasks(repo)
     rows: list[dict[str, Any]] = []
     took: dict[str, list[float]] = {mode: [] for mode in modes}
@@ -177,6 +199,7 @@ def evaluate(
         "chunks": chunks,
         "index_s": build["index_s"],
         "index_reused": build["reused"],
+        **({"docs_files": build["docs_files"], "docs_chunks": build["docs_chunks"]} if docs else {}),
     }
     for mode in modes:
         key = "ndcg10" if mode == "search" else "locate_ndcg10"
@@ -275,6 +298,11 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/semble"), help="the indexes (kept)")
     parser.add_argument("--rebuild", action="store_true", help="build every index again")
     parser.add_argument("--json", type=Path, help="write every figure here")
+    parser.add_argument(
+        "--docs",
+        type=Path,
+        help="each repository's documentation, DOCS/<repository>/ (semble_docs.py), indexed too",
+    )
     args = parser.parse_args()
     manifest = json.loads((DATA / "manifest.json").read_text())["repositories"]
     names = [n for n in args.repos.split(",") if n] or sorted(manifest)
@@ -289,7 +317,8 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, Any]] = {}
     for name in names:
-        results[name] = evaluate(name, manifest[name], args.work, args.rebuild, modes)
+        docs = args.docs / name if args.docs else None
+        results[name] = evaluate(name, manifest[name], args.work, args.rebuild, modes, docs)
         r = results[name]
         print(f"{name}: " + "  ".join(f"{m} {r[m]['ndcg10']:.3f}" for m in modes)
               + f"  (semble {r['semble']['ndcg10']:.3f})  chunks {r['chunks']}  index {r['index_s']:.1f} s"
@@ -300,7 +329,11 @@ def main() -> None:
         payload = {
             "date": time.strftime("%Y-%m-%d"),
             "command": "python -m benchmarks.code_search.semble "
-            + " ".join(f"{k} {v}" for k, v in (("--repos", args.repos), ("--modes", args.modes)) if v)
+            + " ".join(
+                f"{k} {v}"
+                for k, v in (("--repos", args.repos), ("--modes", args.modes), ("--docs", args.docs))
+                if v
+            )
             + (" --rebuild" if args.rebuild else ""),
             "retrievo_commit": commit.strip() + (" (src/ changed)" if dirty.stdout.strip() else ""),
             "machine": {

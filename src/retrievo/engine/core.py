@@ -48,6 +48,7 @@ from retrievo.models import (
 from retrievo.search.answer.answerability import READ, settle
 from retrievo.search.answer.coverage import Coverage
 from retrievo.search.code.intent import CodeQuestions
+from retrievo.search.code.topics import CodeTopics
 from retrievo.search.context import AssembledContext, CodeBudget, assemble
 from retrievo.search.documents.similar import check_scope
 from retrievo.search.fusion import FUSIONS
@@ -92,7 +93,7 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
         self._coverage = Coverage()
         self._reranker = make_reranker(config)
         self._rescorers: tuple[Rescorer, ...] = (RelationAnswers(),) + (
-            (CodeQuestions(),) if config.code_ranking == "on" else ()
+            (CodeQuestions(), CodeTopics()) if config.code_ranking == "on" else ()
         )
 
     # Lifecycle --------------------------------------------------------------------------------

@@ -158,7 +158,7 @@ def _parse(path: Path, source: str, text: str, suffix: str, relative: str | None
         return html_to_document(source, text)
     if suffix in MARKUP_SUFFIXES:
         return load_markup(source, text, suffix)
-    language = language_of(suffix)
+    language = language_of(suffix, text)
     if language is not None:
         return load_code(source, text, language, relative)
     return LoadedDocument(source=source, text=text, title=_title_from_path(path))

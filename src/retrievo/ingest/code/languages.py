@@ -7,6 +7,7 @@ downloaded at run time. Languages without a grammar here are still code: indexed
 from __future__ import annotations
 
 import importlib
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -286,8 +287,23 @@ _languages: dict[str, Any] = {}
 _lock = threading.Lock()
 
 
-def language_of(suffix: str) -> str | None:
-    return EXTENSIONS.get(suffix.lower())
+def language_of(suffix: str, text: str = "") -> str | None:
+    """The language a file of ``suffix`` is read as; a ``.h`` header holding C++ (``text``: its start is
+    enough) is read as C++: a header is C or C++ by what it holds, not by its name (fmt's are C++)."""
+    language = EXTENSIONS.get(suffix.lower())
+    if language == "c" and suffix.lower() == ".h" and _CPP.search(text[:HEADER_SNIFF]):
+        return "cpp"
+    return language
+
+
+HEADER_SNIFF = 20_000  # the characters of a header read for C++
+# what C cannot hold: a namespace, a template, a class with access labels, ``std::``, an ``extern "C++"``, a
+# scoped name in a declaration
+_CPP = re.compile(
+    r"^\s*(namespace\s+[\w:]*\s*\{|template\s*<|class\s+\w+[^;{]*\{|(public|private|protected)\s*:|using\s+"
+    r"namespace\b)|\bstd::|\bconstexpr\b|\bnoexcept\b|extern\s+\"C\+\+\"",
+    re.MULTILINE,
+)
 
 
 def tree_sitter_language(language: str) -> Any | None:

@@ -218,8 +218,10 @@ def verbatim(query: Query, hits: Sequence[Hit]) -> frozenset[int]:
 
 def holding_every_word(query: Query, hits: Sequence[Hit]) -> frozenset[int]:
     """For a query of at most ``SHORT_WORDS`` content words (a rare word, a name, two words), the hits that
-    hold every one of them: the word asked for is the evidence, whatever kind of file holds it."""
-    if query.empty or not query.short:
+    hold every one of them: the word asked for is the evidence, whatever kind of file holds it. Not for a
+    question ("how does dependency injection work"): it asks for the code, and the guide that holds its
+    two words still weighs as docs (fastapi with its docs indexed: the guide's index page came first)."""
+    if query.empty or not query.short or query.asks:
         return frozenset()
     return frozenset(
         hit.chunk.chunk_id

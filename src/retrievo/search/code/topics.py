@@ -1,0 +1,170 @@
+"""Topics over code in ``search``: the answer ranked as files, each file's best passage first (issue 68).
+
+A re-scorer (``search/rescore.py``) for a query over a collection holding code that no code question's reading
+takes (``CodeQuestions``, ``search/code/intent.py``): a topic ("radix tree path matching", "CORS header handling
+middleware"). The unit an agent opens is a file, and ten passages of three files say less than the best
+passages of ten: on semble's code-search benchmark the fused answer's ten chunks covered 2–5 files. Not a
+word or two looked up (a name: the structural arm puts its definition first), a passage copied word for word
+(the passages holding it answer), nor a question about a thing it names ("How can I append a column to a
+ColumnTuple?": that thing's passages). Files are ranked by the fusion of two orders and their names::
+
+    ROLE[kind] × (1 / (K + its place among the fused answer's files)
+                  + 1 / (K + its place in ``locate``'s ranking, search/code/files.py)
+                  + NAME × the share of its name the query says)
+
+- the fused answer's files: in the order of their best hit (what the words and the meaning say of passages);
+- ``locate``'s: every file's evidence summed (its best passages' words and meaning, the names it defines, the
+  file names a short question says), tests, examples and docs weighed below source;
+- the name: the words of the file's name (``JsonElement.java``: json, element; a ``mod.rs``, ``index.ts``,
+  ``__init__.py`` reads its folder's), each weighing its rarity among the candidate files' names (``json``
+  in every name of gson says nothing), as a share of the name the query holds ("JSON element hierarchy and
+  tree model": ``JsonElement.java`` whole, ``JsonTreeReader.java`` a part);
+- ROLE: a test, an example, a doc page weighs as ``locate`` weighs it, unless the query asks for that kind.
+
+Each file's best hit stands at the file's place; its further hits follow at ``REPEAT`` × for each before them
+in the file (the best file's second passage can still come before a weak file's first). A file ``locate``
+ranks that the fused answer missed joins with its best chunk. Round values, chosen on 12 repositories of
+semble's benchmark with one language left out at a time (docs/benchmarks.md); ``explain`` adds the file's
+rank and score as the arm ``file``; every hit says ``why``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, replace
+
+from retrievo.models import ArmHit, Chunk, Filters, Hit, Kind, SearchResult
+from retrievo.search.code.files import ROLE, FileHit, file_roles, rank_files, read_arms
+from retrievo.search.code.intent import verbatim
+from retrievo.search.code.question import read_question, reads_as_code_question, stem
+from retrievo.search.query import Query
+from retrievo.search.rescore import Scope
+from retrievo.text.identifiers import split_identifier
+
+ANSWER = 10  # an answer's first hits: when each is another file's, the fused order stands
+K = 10  # the reciprocal rank's offset: the first file scores 1/11, the tenth 1/20
+NAME = 0.02  # a name the query says whole: about the lift of a few places in either order
+OWN = 0.0  # the passage's own fused score (min-max over the answer) beside its file's (relative to the best file's)
+REPEAT = 0.25  # a file's further passages: × REPEAT for each of its passages before
+# a file named so says nothing of what it holds: its folder names it
+_GENERIC = frozenset({"mod", "index", "init", "main", "lib", "__init__"})
+_FOLDERS = frozenset({"src", "lib", "source", "sources", "pkg", "internal", "main", "java", "kotlin"})
+_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+
+
+@dataclass(frozen=True)
+class TopicReading:
+    filters: Filters
+    deepen: bool = True
+
+
+class CodeTopics:
+    """The re-scorer: ``wants`` a query over a search that may return code that is no code question."""
+
+    def wants(self, query: Query, filters: Filters, held: frozenset[str]) -> TopicReading | None:
+        if "code" not in held or (filters.kinds and Kind.CODE not in filters.kinds):
+            return None
+        if query.empty or reads_as_code_question(query.text):
+            return None  # a code question's answer is ``CodeQuestions``'
+        if query.asks and query.identifiers:
+            return None  # a question about a thing it names asks for that thing's passages, not for files
+        if query.short:
+            return None  # a word or two looked up (a name: the structural arm puts its definition first)
+        return TopicReading(filters)
+
+    def rescore(self, scope: Scope, reading: TopicReading, result: SearchResult) -> SearchResult:
+        if not result.hits or any(h.matched_via for h in result.hits[:3]):
+            return result  # nothing to order, or a relationship question answered already
+        if verbatim(scope.query, result.hits):
+            return result  # a passage copied: the passages holding it word for word answer
+        first = result.hits[:ANSWER]
+        if len({h.chunk.path for h in first}) == len(first):
+            return result  # the answer is files already (one passage each: snippets, short files)
+        store, collection = scope.store, scope.collection
+        question = read_question(scope.query)
+        filters = replace(reading.filters, as_of=scope.point)
+        read = read_arms(store, collection, question, filters, scope.embed_query)
+        located = rank_files(store, collection, question, read, filters)
+        fused = list(dict.fromkeys(h.chunk.path for h in result.hits))
+        by_path = {f.path: f for f in located}
+        others = {h.chunk.path: h.chunk.document_id for h in result.hits if h.chunk.path not in by_path}
+        roles = file_roles(store, collection, [(path, doc, 0.0) for path, doc in others.items()])
+        names = name_shares(scope.query, [*fused, *by_path])
+        scores: dict[str, float] = defaultdict(float)
+        for place, path in enumerate(fused):
+            scores[path] += 1 / (K + place + 1)
+        for place, f in enumerate(located):
+            scores[f.path] += 1 / (K + place + 1)
+        for path, score in scores.items():
+            kind = _weight(by_path.get(path), roles.get(path), question.asked)
+            scores[path] = (score + NAME * names.get(path, 0.0)) * kind
+        return replace(result, hits=tuple(_ordered(result.hits, located, scores, read.chunks())))
+
+
+def _weight(file: FileHit | None, role: str | None, asked: frozenset[str]) -> float:
+    """A file's kind as ``locate`` weighs it (1 for source, or for the kind the query asks for)."""
+    if file is not None:
+        return file.weight
+    return 1.0 if role is None or role in asked else ROLE[role]
+
+
+def name_words(path: str) -> frozenset[str]:
+    """The word stems of a file's name (its folder's for a ``mod.rs``, ``index.ts``, ``__init__.py``: the
+    nearest that names something, ``src`` and ``lib`` passed over)."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1].split(".", 1)[0]
+    if name.lower() in _GENERIC:  # the nearest folder that names something (``src`` says nothing either)
+        name = next((p for p in reversed(parts[:-1]) if p.lower() not in _FOLDERS), "")
+    words = (w.lower() for part in _SPLIT.split(name) if part for w in split_identifier(part))
+    return frozenset(stem(w) for w in words if len(w) >= 2 and w not in _GENERIC)
+
+
+def name_shares(query: Query, paths: list[str]) -> dict[str, float]:
+    """Each path's share of its name's words the query holds, each word weighing log(1 + files / files whose
+    name holds it) over ``paths``: 1 for a name the query says whole, 0 for one it does not touch."""
+    said = {stem(w.lower()) for w in _SPLIT.split(query.text) if w for w in (w, *split_identifier(w))}
+    words = {path: name_words(path) for path in dict.fromkeys(paths)}
+    counts = Counter(w for ws in words.values() for w in ws)
+    weight = {w: math.log(1 + len(words) / n) for w, n in counts.items()}
+    return {
+        path: sum(weight[w] for w in ws if w in said) / sum(weight[w] for w in ws)
+        for path, ws in words.items()
+        if ws & said
+    }
+
+
+def _ordered(
+    hits: tuple[Hit, ...], located: list[FileHit], scores: dict[str, float], read: list[tuple[Chunk, float]]
+) -> list[Hit]:
+    """The hits by their file's score × ``REPEAT`` per passage of the file before them; a ranked file the
+    answer missed brings its best chunk (of ``locate``'s evidence) at the answer's lowest relevance."""
+    chunks = {chunk.chunk_id: chunk for chunk, _ in read}
+    present = {h.chunk.path for h in hits}
+    floor = min(h.relevance for h in hits)
+    joining = [
+        Hit(chunks[e.chunk_id], 0.0, floor)
+        for f in located[: len(hits)]
+        if f.path not in present and (e := next((e for e in f.evidence if e.chunk_id in chunks), None))
+    ]
+    place = {f.path: (i, f) for i, f in enumerate(located)}
+    seen: dict[str, int] = defaultdict(int)
+    ranked: list[tuple[Hit, float]] = []
+    top = max(scores.values(), default=0.0) or 1.0
+    high, low = max(h.score for h in hits), min(h.score for h in hits)
+    span = (high - low) or 1.0
+    held = {h.chunk.chunk_id for h in hits}
+    for hit in (*hits, *joining):
+        path = hit.chunk.path
+        own = (hit.score - low) / span if hit.chunk.chunk_id in held else 0.0
+        score = OWN * own + scores.get(path, 0.0) / top * REPEAT ** seen[path]
+        seen[path] += 1
+        at, file = place.get(path, (len(located), None))
+        why = (f"file {at + 1}", *file.why) if file is not None else hit.why
+        explain = hit.explain
+        if explain is not None and file is not None:
+            explain = {**explain, "file": ArmHit(hit.chunk.chunk_id, at + 1, file.score)}
+        ranked.append((replace(hit, score=round(score, 6), why=why, explain=explain), score))
+    ranked.sort(key=lambda r: -r[1])  # stable: a file's passages keep the fused order
+    return [hit for hit, _ in ranked[: len(hits)]]

@@ -1,0 +1,187 @@
+"""A topic asked of code: the answer ranked as files, each file's best passage first (search/code/topics.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from retrievo import Config, Engine
+from retrievo.models import Filters, Kind
+from retrievo.search.code.question import stem
+from retrievo.search.code.topics import CodeTopics, name_shares, name_words
+from retrievo.search.query import read_query
+
+ROUTER = """\
+package web
+
+// Router routes each request to its handler; every handler writes the response headers.
+type Router struct {
+\troutes map[string]Handler
+}
+
+// Handle registers a handler for a path; the handler sets the response header values.
+func (r *Router) Handle(path string, h Handler) {
+\tr.routes[path] = h
+}
+
+// ServeHTTP finds the handler of the request's path; the header of a missing route is written here.
+func (r *Router) ServeHTTP(w ResponseWriter, req *Request) {
+\th, ok := r.routes[req.Path]
+\tif !ok {
+\t\tw.Header().Set("Content-Type", "text/plain")
+\t\tw.WriteHeader(404)
+\t\treturn
+\t}
+\th.ServeHTTP(w, req)
+}
+
+// Use adds a middleware in front of every handler: header handling, logging, recovery.
+func (r *Router) Use(middleware func(Handler) Handler) {
+\tfor path, h := range r.routes {
+\t\tr.routes[path] = middleware(h)
+\t}
+}
+"""
+
+CORS = """\
+package middleware
+
+// Cors answers a preflight request and marks every response as shareable across origins.
+func Cors(next Handler) Handler {
+\treturn HandlerFunc(func(w ResponseWriter, req *Request) {
+\t\tw.Header().Set("Access-Control-Allow-Origin", "*")
+\t\tif req.Method == "OPTIONS" {
+\t\t\tw.WriteHeader(204)
+\t\t\treturn
+\t\t}
+\t\tnext.ServeHTTP(w, req)
+\t})
+}
+"""
+
+LOGGER = """\
+package middleware
+
+// Logger is a middleware that logs each request's method, path and the time its handler took.
+func Logger(next Handler) Handler {
+\treturn HandlerFunc(func(w ResponseWriter, req *Request) {
+\t\tstart := Now()
+\t\tnext.ServeHTTP(w, req)
+\t\tPrintf("%s %s %v", req.Method, req.Path, Since(start))
+\t})
+}
+"""
+
+ROUTER_TEST = """\
+package web
+
+// TestHeaderHandlingMiddleware checks the header handling middleware: the header, the header, the header.
+func TestHeaderHandlingMiddleware(t *T) {
+\tr := &Router{}
+\tr.Use(Cors)
+\tif r.Header("Access-Control-Allow-Origin") != "*" {
+\t\tt.Fatal("header handling middleware: no header")
+\t}
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def web_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("topics") / "web"
+    for relative, text in {
+        "router.go": ROUTER,
+        "middleware/cors.go": CORS,
+        "middleware/logger.go": LOGGER,
+        "router_test.go": ROUTER_TEST,
+    }.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    db = root.parent / "web.db"
+    with Engine(Config(db=db, embedder="none")) as engine:
+        engine.index([root])
+    return db
+
+
+def _files(db: Path, query: str, ranking: str = "on") -> list[str]:
+    with Engine(Config(db=db, embedder="none", code_ranking=ranking)) as engine:
+        return [Path(h.chunk.path).name for h in engine.search(query, limit=6).hits]
+
+
+def test_a_topic_is_answered_by_files_each_with_its_best_passage_first(web_db: Path) -> None:
+    topic = "CORS header handling middleware"
+    fused = _files(web_db, topic, ranking="off")
+    assert fused[0] == "router_test.go", "the test repeats the topic's words more than any code"
+    assert len(set(fused[:4])) < 4, "the fused answer's first passages share files"
+    files = _files(web_db, topic)
+    assert files[0] == "cors.go", "the file the topic names comes first"
+    assert files.index("router_test.go") > files.index("router.go"), "the test weighs below the source"
+    assert len(set(files[:3])) == 3, "each file's best passage before any file's second"
+
+
+def test_the_answer_says_why_each_hit_stands_where_it_does(web_db: Path) -> None:
+    with Engine(Config(db=web_db, embedder="none")) as engine:
+        hits = engine.search("CORS header handling middleware", limit=3, explain=True).hits
+    assert hits[0].why[0] == "file 1"
+    assert hits[0].explain is not None and hits[0].explain["file"].rank == 1
+
+
+def test_a_files_name_is_read_in_words_and_a_generic_name_by_its_folder() -> None:
+    def stems(*words: str) -> set[str]:
+        return {stem(w) for w in words}
+
+    assert name_words("gson/JsonElement.java") == stems("json", "element")
+    assert name_words("lib/phoenix/channel_server.ex") == stems("channel", "server")
+    assert name_words("axum/src/extract/mod.rs") == stems("extract")
+    assert name_words("packages/server/src/index.ts") == stems("server")
+
+
+def test_a_name_the_query_says_whole_counts_more_than_one_it_touches() -> None:
+    paths = ["JsonElement.java", "JsonTreeReader.java", "JsonObject.java", "Gson.java", "JsonParser.java"]
+    shares = name_shares(read_query("JSON element hierarchy and tree model"), paths)
+    assert shares["JsonElement.java"] == pytest.approx(1.0)
+    assert 0 < shares["JsonTreeReader.java"] < shares["JsonElement.java"]
+    assert shares["JsonObject.java"] < shares["JsonTreeReader.java"], "json is in every name: it says little"
+    assert "Gson.java" not in shares
+
+
+@pytest.mark.parametrize(
+    ("query", "held", "kinds", "wanted"),
+    [
+        ("radix tree path matching", {"code"}, (), True),
+        ("Mux", {"code"}, (), False),  # a name looked up: the structural arm's
+        ("radix tree", {"code"}, (), False),  # two words looked up
+        ("radix tree path matching", {"document"}, (), False),
+        ("radix tree path matching", {"code", "document"}, (Kind.DOCUMENT,), False),
+        ("where are command line options parsed", {"code"}, (), False),  # a code question's
+        ("How can I append a column to a ColumnTuple?", {"code"}, (), False),  # a named thing's passages
+        ("", {"code"}, (), False),
+    ],
+)
+def test_which_queries_are_read_as_topics(
+    query: str, held: set[str], kinds: tuple[Kind, ...], wanted: bool
+) -> None:
+    reading = CodeTopics().wants(read_query(query), Filters(kinds=kinds), frozenset(held))
+    assert (reading is not None) is wanted
+
+
+def test_an_answer_of_one_passage_a_file_keeps_the_fused_order(tmp_path: Path) -> None:
+    """Snippets, one function a file: the answer is files already, and the fused order stands."""
+    root = tmp_path / "snippets"
+    root.mkdir()
+    for name, body in {
+        "empty.py": "def is_empty(items):\n    # check if a list is empty\n    return not items\n",
+        "first.py": "def first_item(items):\n    # the first item of a list, or None when the list is empty\n"
+        "    return items[0] if items else None\n",
+        "length.py": "def count(items):\n    # how many items a list holds\n    return len(items)\n",
+    }.items():
+        (root / name).write_text(body)
+    db = tmp_path / "snippets.db"
+    with Engine(Config(db=db, embedder="none")) as engine:
+        engine.index([root])
+    query = "check if a python list is empty"
+    assert _files(db, query) == _files(db, query, ranking="off")
+    with Engine(Config(db=db, embedder="none")) as engine:
+        hits = engine.search(query, limit=6).hits
+    assert hits and not any(h.why for h in hits), "no file ranking said why: the fused answer as it was"
