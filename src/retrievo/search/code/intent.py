@@ -44,7 +44,12 @@ from retrievo.search.code.files import (
     rank_files,
     read_arms,
 )
-from retrievo.search.code.question import CodeQuestion, read_question, reads_as_code_question
+from retrievo.search.code.question import (
+    CodeQuestion,
+    read_question,
+    reads_as_code_question,
+    reads_as_headline,
+)
 from retrievo.search.code.role import role as file_role
 from retrievo.search.query import Query, stems
 from retrievo.search.rescore import Scope
@@ -89,8 +94,10 @@ class CodeQuestions:
     def wants(self, query: Query, filters: Filters, held: frozenset[str]) -> CodeReading | None:
         if "code" not in held or (filters.kinds and Kind.CODE not in filters.kinds):
             return None  # not asked of code (a long text over documents is not deepened for nothing)
-        if not reads_as_code_question(query.text):
-            return None
+        if not reads_as_code_question(query.text) or reads_as_headline(query.text):
+            return (
+                None  # a headline ("how the router matches paths") is a topic's (``search/code/topics.py``)
+            )
         return CodeReading(read_question(query), filters)
 
     def rescore(self, scope: Scope, reading: CodeReading, result: SearchResult) -> SearchResult:

@@ -145,6 +145,23 @@ def reads_as_code_question(text: str) -> bool:
     )
 
 
+def reads_as_headline(text: str) -> bool:
+    """A "how …" headline, not a question put to a passage: "how the router matches path segments", "how
+    middleware chains context between procedures" (how, then what it is about, no auxiliary verb) reads as a
+    topic — the mechanism, across a file or two — where "how does the router match …?", "how do I …", "how to
+    …" ask for a passage. One line of at most ``SHORT_WORDS`` words, no traceback."""
+    return (
+        bool(_HEADLINE.match(text)) and "\n" not in text.strip() and len(_WORD.findall(text)) <= SHORT_WORDS
+    )
+
+
+_HEADLINE = re.compile(
+    r"^\W*how\s+(?!(?:does|do|did|is|are|was|were|can|could|should|would|will|to|much|many|long|often)\b)"
+    r"\w+\W+\w+",
+    re.IGNORECASE,
+)
+
+
 _COMMON_WORDS = frozenset(
     {"where", "what", "which", "how", "the", "are", "does", "is", "and", "for", "with", "code", "function",
      "class", "method", "file", "module", "handled", "defined", "implemented", "done", "when", "that"}

@@ -2,11 +2,14 @@
 
 A re-scorer (``search/rescore.py``) for a query over a collection holding code that no code question's reading
 takes (``CodeQuestions``, ``search/code/intent.py``): a topic ("radix tree path matching", "CORS header handling
-middleware"). The unit an agent opens is a file, and ten passages of three files say less than the best
-passages of ten: on semble's code-search benchmark the fused answer's ten chunks covered 2–5 files. Not a
-word or two looked up (a name: the structural arm puts its definition first), a passage copied word for word
-(the passages holding it answer), nor a question about a thing it names ("How can I append a column to a
-ColumnTuple?": that thing's passages). Files are ranked by the fusion of two orders and their names::
+middleware"), or a "how" headline ("how the router matches path segments": ``reads_as_headline``). The
+unit an agent opens is a file, and ten passages of three files say less than the best passages of ten: on
+semble's code-search benchmark the fused answer's ten chunks covered 2–5 files. Not a word or two looked up
+(a name: the structural arm puts its definition first), a question put to passages ("How can I append a
+column to a ColumnTuple?", "How many weeks of parental leave?"), a passage copied word for word, an answer
+of one passage a file (snippets), nor a topic whose evidence is in prose: when the best source file's
+evidence is below ``SOURCE`` × the best file's, a handbook's pages answer it, not the one script beside
+them. Files are ranked by the fusion of two orders and their names::
 
     ROLE[kind] × (1 / (K + its place among the fused answer's files)
                   + 1 / (K + its place in ``locate``'s ranking, search/code/files.py)
@@ -38,12 +41,13 @@ from dataclasses import dataclass, replace
 from retrievo.models import ArmHit, Chunk, Filters, Hit, Kind, SearchResult
 from retrievo.search.code.files import ROLE, FileHit, file_roles, rank_files, read_arms
 from retrievo.search.code.intent import verbatim
-from retrievo.search.code.question import read_question, reads_as_code_question, stem
+from retrievo.search.code.question import read_question, reads_as_code_question, reads_as_headline, stem
 from retrievo.search.query import Query
 from retrievo.search.rescore import Scope
 from retrievo.text.identifiers import split_identifier
 
 ANSWER = 10  # an answer's first hits: when each is another file's, the fused order stands
+SOURCE = 0.5  # the best file of the kind asked for (source) below this share of the best file's evidence: prose
 K = 10  # the reciprocal rank's offset: the first file scores 1/11, the tenth 1/20
 NAME = 0.02  # a name the query says whole: about the lift of a few places in either order
 OWN = 0.0  # the passage's own fused score (min-max over the answer) beside its file's (relative to the best file's)
@@ -66,20 +70,20 @@ class CodeTopics:
     def wants(self, query: Query, filters: Filters, held: frozenset[str]) -> TopicReading | None:
         if "code" not in held or (filters.kinds and Kind.CODE not in filters.kinds):
             return None
-        if query.empty or reads_as_code_question(query.text):
-            return None  # a code question's answer is ``CodeQuestions``'
-        if query.asks and query.identifiers:
-            return None  # a question about a thing it names asks for that thing's passages, not for files
         if query.short:
             return None  # a word or two looked up (a name: the structural arm puts its definition first)
+        if reads_as_headline(query.text):
+            return TopicReading(filters)  # "how the router matches path segments": the mechanism's files
+        if query.asks or reads_as_code_question(query.text):
+            return None  # a question put to a passage ("How many weeks of parental leave?"), a code question's
         return TopicReading(filters)
 
     def rescore(self, scope: Scope, reading: TopicReading, result: SearchResult) -> SearchResult:
         if not result.hits or any(h.matched_via for h in result.hits[:3]):
             return result  # nothing to order, or a relationship question answered already
+        first = result.hits[:ANSWER]
         if verbatim(scope.query, result.hits):
             return result  # a passage copied: the passages holding it word for word answer
-        first = result.hits[:ANSWER]
         if len({h.chunk.path for h in first}) == len(first):
             return result  # the answer is files already (one passage each: snippets, short files)
         store, collection = scope.store, scope.collection
@@ -87,6 +91,9 @@ class CodeTopics:
         filters = replace(reading.filters, as_of=scope.point)
         read = read_arms(store, collection, question, filters, scope.embed_query)
         located = rank_files(store, collection, question, read, filters)
+        source = max((f.raw for f in located if f.weight == 1.0), default=0.0)
+        if source < SOURCE * max((f.raw for f in located), default=0.0):
+            return result  # the evidence is in prose: a handbook's pages answer "parental leave", not its script
         fused = list(dict.fromkeys(h.chunk.path for h in result.hits))
         by_path = {f.path: f for f in located}
         others = {h.chunk.path: h.chunk.document_id for h in result.hits if h.chunk.path not in by_path}
