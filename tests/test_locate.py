@@ -189,7 +189,7 @@ def test_search_ranks_a_code_question_by_file_evidence(repo_db: Path) -> None:
     with Engine(Config(db=repo_db, embedder="none", code_ranking="off")) as engine:
         plain = engine.search(ISSUE, limit=5)
     assert plain.hits and not any(h.why for h in plain.hits)
-    prose = read_query("a dot in a module name breaks lookups")  # no code sign: not a code question, a topic (search/code/topics.py)
+    prose = read_query("a dot in a module name breaks lookups")  # no code sign: a topic (topics.py)
     assert CodeQuestions().wants(prose, Filters(), frozenset({"code"})) is None
     assert CodeTopics().wants(prose, Filters(), frozenset({"code"})) is not None
 

@@ -47,7 +47,7 @@ from retrievo.search.rescore import Scope
 from retrievo.text.identifiers import split_identifier
 
 ANSWER = 10  # an answer's first hits: when each is another file's, the fused order stands
-SOURCE = 0.5  # the best file of the kind asked for (source) below this share of the best file's evidence: prose
+SOURCE = 0.5  # the best source file below this share of the best file's evidence: the answer is prose
 K = 10  # the reciprocal rank's offset: the first file scores 1/11, the tenth 1/20
 NAME = 0.02  # a name the query says whole: about the lift of a few places in either order
 OWN = 0.0  # the passage's own fused score (min-max over the answer) beside its file's (relative to the best file's)
@@ -75,7 +75,7 @@ class CodeTopics:
         if reads_as_headline(query.text):
             return TopicReading(filters)  # "how the router matches path segments": the mechanism's files
         if query.asks or reads_as_code_question(query.text):
-            return None  # a question put to a passage ("How many weeks of parental leave?"), a code question's
+            return None  # a question put to passages ("How many weeks of leave?"), or a code question
         return TopicReading(filters)
 
     def rescore(self, scope: Scope, reading: TopicReading, result: SearchResult) -> SearchResult:
@@ -93,7 +93,7 @@ class CodeTopics:
         located = rank_files(store, collection, question, read, filters)
         source = max((f.raw for f in located if f.weight == 1.0), default=0.0)
         if source < SOURCE * max((f.raw for f in located), default=0.0):
-            return result  # the evidence is in prose: a handbook's pages answer "parental leave", not its script
+            return result  # the evidence is in prose: a handbook's pages answer, not its one script
         fused = list(dict.fromkeys(h.chunk.path for h in result.hits))
         by_path = {f.path: f for f in located}
         others = {h.chunk.path: h.chunk.document_id for h in result.hits if h.chunk.path not in by_path}
