@@ -250,6 +250,17 @@ def _graph_edge(edge: EdgeHit, resolved: Iterable[SymbolHit], depth: int) -> Gra
     )  # fmt: skip
 
 
+def _lead(head: float, place: int | None) -> float:
+    """A definition's first chunk: ``head`` for the first of the name's definitions (``direct``'s order), the
+    others ``DIRECT`` — the type a bare name asks for leads the fusion, not only this arm's list."""
+    return head if place == 0 else min(head, DIRECT)
+
+
+# the kinds of definition a bare name most often asks for first: a type, then a function, then a method
+_FIRST = {"class": 0, "struct": 0, "enum": 0, "interface": 0, "type": 0, "trait": 0, "namespace": 0,
+          "function": 1, "method": 2}  # fmt: skip
+
+
 def structural_arm(
     store: Store, collection: str, query: Query, filters: Filters, limit: int, entities: Sequence[str] = ()
 ) -> list[ArmHit]:
@@ -271,9 +282,13 @@ def structural_arm(
             if any(s.qualified_name == d or s.qualified_name.endswith("." + d) for d in dotted)
         ]
         direct = exact or direct
-    direct = sorted(direct, key=lambda s: (s.is_test, len(s.qualified_name)))[:10]
+    # a name's definitions, the type first ("Engine": gin's ``type Engine struct`` before a validator's
+    # ``Engine()`` method), then the shortest qualified name ("Channel": ``Phoenix.Channel`` before
+    # ``Mix.Tasks.Phx.Gen.Channel``); the answer keeps this order
+    direct = sorted(direct, key=lambda s: (s.is_test, _FIRST.get(s.kind, 3), len(s.qualified_name)))[:10]
     if not direct:
         return []
+    order = {s.qualified_name: place for place, s in enumerate(direct)}
     weights: dict[str, tuple[float, SymbolHit]] = {s.qualified_name: (DIRECT, s) for s in direct}
     for symbol in direct[:5]:
         graph = dependencies(index, collection, symbol, 1, kinds=("calls", "inherits", "implements"))
@@ -285,14 +300,16 @@ def structural_arm(
     chunks = index.chunks_of_symbols([symbol for _, symbol in weights.values()])
     # A long symbol's later chunks weigh CONTINUED as much: its name finds its head (signature, docstring) first.
     head = NAMED if query.names_only else DIRECT
-    scored = sorted(
+    ranked = sorted(
         (
-            ((head if weight == DIRECT else weight) if i == 0 else weight * CONTINUED, chunk_id)
+            ((_lead(head, order.get(name)) if weight == DIRECT else weight) if i == 0 else weight * CONTINUED,
+             order.get(name, len(order)), chunk_id)
             for name, (weight, _) in weights.items()
             for i, chunk_id in enumerate(chunks.get(name, []))
         ),
-        key=lambda pair: (-pair[0], pair[1]),
-    )
+        key=lambda row: (-row[0], row[1], row[2]),
+    )  # fmt: skip
+    scored = [(weight, chunk_id) for weight, _, chunk_id in ranked]
     if filters != Filters():
         allowed = store.filter_chunk_ids(collection, [chunk_id for _, chunk_id in scored], filters)
         scored = [(w, c) for w, c in scored if c in allowed]
