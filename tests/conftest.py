@@ -212,3 +212,13 @@ def docs_db(tmp_path_factory: pytest.TempPathFactory, minilm: MiniLMEmbedder) ->
     with Engine(Config(db=db), embedder=minilm) as engine:
         engine.index([corpus])
     return db, corpus
+
+
+def index_tree(root: Path, files: dict[str, str], db: Path) -> Path:
+    """``files`` (path relative to ``root`` → text) written under ``root`` and indexed keyword-only into ``db``."""
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    with Engine(Config(db=db, embedder="none")) as engine:
+        engine.index([root])
+    return db

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, index_tree
 from retrievo import Config, Engine
 from retrievo.ingest.chunkers import chunk_document
 from retrievo.ingest.code import load_code
@@ -267,22 +267,18 @@ def test_the_header_names_the_path_below_the_root_and_why_a_file_has_no_symbols(
 def test_a_bare_name_puts_the_type_it_names_first(tmp_path: Path) -> None:
     """A bare name ("Engine") asks for gin's ``type Engine struct``, not a validator's ``Engine()`` method whose
     file repeats the word: of a name's definitions, the type's first chunk leads the answer (structure.py)."""
-    root = tmp_path / "web"
-    root.mkdir()
-    (root / "engine.go").write_text(
-        "package web\n\n// Engine is the framework's instance: the router, the middleware and the settings.\n"
-        "type Engine struct {\n\tRouterGroup\n\ttrees methodTrees\n}\n\n"
+    files = {
+        "engine.go": "package web\n\n// Engine is the framework's instance: the router, the middleware and the "
+        "settings.\ntype Engine struct {\n\tRouterGroup\n\ttrees methodTrees\n}\n\n"
         "// New returns a blank instance without any middleware attached.\nfunc New() *Engine {\n"
-        "\treturn &Engine{}\n}\n"
-    )
-    (root / "validator.go").write_text(
-        "package web\n\n// defaultValidator validates with the validation engine.\ntype defaultValidator struct {\n"
-        "\tvalidate *engine\n}\n\n// Engine returns the underlying validation engine, engine of the engine.\n"
-        "func (v *defaultValidator) Engine() any {\n\tv.lazyinit()\n\treturn v.validate // the engine\n}\n"
-    )
-    db = tmp_path / "web.db"
+        "\treturn &Engine{}\n}\n",
+        "validator.go": "package web\n\n// defaultValidator validates with the validation engine.\n"
+        "type defaultValidator struct {\n\tvalidate *engine\n}\n\n"
+        "// Engine returns the underlying validation engine, engine of the engine.\n"
+        "func (v *defaultValidator) Engine() any {\n\tv.lazyinit()\n\treturn v.validate // the engine\n}\n",
+    }
+    db = index_tree(tmp_path / "web", files, tmp_path / "web.db")
     with Engine(Config(db=db, embedder="none")) as engine:
-        engine.index([root])
         hits = engine.search("Engine", limit=3).hits
     symbols = [h.chunk.metadata.get("symbol") for h in hits]
     assert symbols[0] == "web.Engine", symbols

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import index_tree
 from retrievo import Config, Engine
 from retrievo.models import Filters, Kind
 from retrievo.search.code.question import reads_as_headline, stem
@@ -98,19 +99,9 @@ with `Use(Cors)`; the logger middleware logs each request.
 @pytest.fixture(scope="module")
 def web_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("topics") / "web"
-    for relative, text in {
-        "router.go": ROUTER,
-        "middleware/cors.go": CORS,
-        "middleware/logger.go": LOGGER,
-        "router_test.go": ROUTER_TEST,
-        "docs/middleware.md": MIDDLEWARE_DOCS,
-    }.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text)
-    db = root.parent / "web.db"
-    with Engine(Config(db=db, embedder="none")) as engine:
-        engine.index([root])
-    return db
+    files = {"router.go": ROUTER, "middleware/cors.go": CORS, "middleware/logger.go": LOGGER,
+             "router_test.go": ROUTER_TEST, "docs/middleware.md": MIDDLEWARE_DOCS}  # fmt: skip
+    return index_tree(root, files, root.parent / "web.db")
 
 
 def _files(db: Path, query: str, ranking: str = "on") -> list[str]:
@@ -175,24 +166,17 @@ def test_a_how_headline_reads_as_a_topic_a_how_question_does_not(text: str, head
 def test_prose_answers_a_topic_its_pages_hold_though_the_collection_holds_code(tmp_path: Path) -> None:
     """A handbook with one script: the pages hold the evidence, and the script does not come first because
     it is the one file of the kind a code search asks for."""
-    root = tmp_path / "handbook"
-    (root / "tools").mkdir(parents=True)
-    (root / "allowances.md").write_text(
-        "# Allowances\n\n## Home office\n\nThe home office allowance is 500 euros a year: a desk, a chair.\n\n"
-        "## Claims\n\nClaim the home office allowance with a receipt; claims are paid monthly.\n\n"
-        "## Screens\n\nA second screen is part of the home office allowance.\n"
-    )
-    (root / "travel.md").write_text(
-        "# Travel\n\n## Trains\n\nTrain tickets are booked by the office.\n\n"
-        "## Hotels\n\nHotels up to 120 euros a night; claims with a receipt.\n"
-    )
-    (root / "tools" / "claims.py").write_text(
-        "def total_claims(claims):\n    # the sum of every claim's amount\n    return sum(c.amount for c in claims)\n\n\n"
-        "def office_claims(claims):\n    # the home office claims\n    return [c for c in claims if c.office]\n"
-    )
-    db = tmp_path / "handbook.db"
-    with Engine(Config(db=db, embedder="none")) as engine:
-        engine.index([root])
+    pages = {
+        "allowances.md": "# Allowances\n\n## Home office\n\nThe home office allowance is 500 euros a year: a desk, a "
+        "chair.\n\n## Claims\n\nClaim the home office allowance with a receipt; claims are paid monthly.\n\n"
+        "## Screens\n\nA second screen is part of the home office allowance.\n",
+        "travel.md": "# Travel\n\n## Trains\n\nTrain tickets are booked by the office.\n\n"
+        "## Hotels\n\nHotels up to 120 euros a night; claims with a receipt.\n",
+        "tools/claims.py": "def total_claims(claims):\n    # the sum of every claim's amount\n"
+        "    return sum(c.amount for c in claims)\n\n\n"
+        "def office_claims(claims):\n    # the home office claims\n    return [c for c in claims if c.office]\n",
+    }
+    db = index_tree(tmp_path / "handbook", pages, tmp_path / "handbook.db")
     assert _files(db, "home office allowance claims")[0] == "allowances.md"
 
 
@@ -220,18 +204,13 @@ def test_which_queries_are_read_as_topics(
 
 def test_an_answer_of_one_passage_a_file_keeps_the_fused_order(tmp_path: Path) -> None:
     """Snippets, one function a file: the answer is files already, and the fused order stands."""
-    root = tmp_path / "snippets"
-    root.mkdir()
-    for name, body in {
+    snippets = {
         "empty.py": "def is_empty(items):\n    # check if a list is empty\n    return not items\n",
         "first.py": "def first_item(items):\n    # the first item of a list, or None when the list is empty\n"
         "    return items[0] if items else None\n",
         "length.py": "def count(items):\n    # how many items a list holds\n    return len(items)\n",
-    }.items():
-        (root / name).write_text(body)
-    db = tmp_path / "snippets.db"
-    with Engine(Config(db=db, embedder="none")) as engine:
-        engine.index([root])
+    }
+    db = index_tree(tmp_path / "snippets", snippets, tmp_path / "snippets.db")
     query = "check if a python list is empty"
     assert _files(db, query) == _files(db, query, ranking="off")
     with Engine(Config(db=db, embedder="none")) as engine:
