@@ -46,7 +46,7 @@ SETTINGS: tuple[Setting, ...] = (
         "folder for a PostgreSQL store's local keyword side indexes (default ~/.retrievo/cache)",
     ),
     Setting("collection", "RETRIEVO_COLLECTION", "collection to read and write (default 'default')"),
-    Setting("embedder", "RETRIEVO_EMBEDDER", "local | openai | ollama | none (default local)"),
+    Setting("embedder", "RETRIEVO_EMBEDDER", "local | static | openai | ollama | none (default local)"),
     Setting("embed_url", "RETRIEVO_EMBED_URL", "base URL of an HTTP embedding provider"),
     Setting("embed_model", "RETRIEVO_EMBED_MODEL", "model name at the HTTP provider"),
     Setting("embed_api_key", "RETRIEVO_EMBED_API_KEY", "API key for the HTTP provider (never logged)"),
@@ -205,9 +205,9 @@ class Config:
             raise ConfigError(f"rerank_depth must be 1-1000, got {config.rerank_depth}")
         if config.rrf_k < 1:
             raise ConfigError(f"rrf_k must be at least 1, got {config.rrf_k}")
-        if config.embedder not in ("local", "openai", "ollama", "none"):
+        if config.embedder not in ("local", "static", "openai", "ollama", "none"):
             raise ConfigError(
-                f"unknown embedder {config.embedder!r}; choose one of local, openai, ollama, none"
+                f"unknown embedder {config.embedder!r}; choose one of local, static, openai, ollama, none"
             )
         return config
 

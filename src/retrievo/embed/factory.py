@@ -15,6 +15,10 @@ def make_embedder(config: Config) -> Embedder | None:
         from retrievo.embed.local import MiniLMEmbedder
 
         return MiniLMEmbedder()
+    if config.embedder == "static":
+        from retrievo.embed.static import StaticEmbedder
+
+        return StaticEmbedder()
     from retrievo.embed.http import OllamaEmbedder, OpenAIEmbedder
 
     if not config.embed_model:

@@ -3,8 +3,9 @@
 A collection is served by the model its vectors were made with (``collections.model_id``), not by
 whatever the configuration names today: after ``retrievo regenerate --model NEW`` switches a
 collection, every process serving it embeds queries with NEW from its next search on. The bundled
-model is always reachable; an HTTP model (``openai:NAME``, ``ollama:NAME``) is when the configuration
-names that provider or an embedding URL (``RETRIEVO_EMBEDDER``, ``RETRIEVO_EMBED_URL``).
+model and the static one distilled from it (``static``) are always reachable; an HTTP model
+(``openai:NAME``, ``ollama:NAME``) is when the configuration names that provider or an embedding URL
+(``RETRIEVO_EMBEDDER``, ``RETRIEVO_EMBED_URL``).
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from retrievo.embed.queries import QueryEmbedder
 from retrievo.errors import ConfigError
 
 LOCAL_ALIASES = ("local", "minilm")
+STATIC_ALIASES = ("static",)
 
 
 def build_embedder(model_id: str, config: Config) -> Embedder | None:
     """The embedder for a model id (or ``local``), None when this configuration cannot reach it."""
     from retrievo.embed.local import MODEL_ID
+    from retrievo.embed.static import MODEL_ID as STATIC_MODEL_ID
 
     if config.embedder == "none":
         return None
@@ -29,6 +32,10 @@ def build_embedder(model_id: str, config: Config) -> Embedder | None:
         from retrievo.embed.local import MiniLMEmbedder
 
         return MiniLMEmbedder()
+    if model_id in (STATIC_MODEL_ID, *STATIC_ALIASES):
+        from retrievo.embed.static import StaticEmbedder
+
+        return StaticEmbedder()
     provider, _, name = model_id.partition(":")
     if not name or provider not in ("openai", "ollama"):
         return None
@@ -84,7 +91,8 @@ class ModelPool:
         if embedder is None:
             raise ConfigError(
                 f"model {spec!r} cannot be reached with this configuration: name `local` for the bundled "
-                "model, or openai:NAME / ollama:NAME with RETRIEVO_EMBED_URL (and RETRIEVO_EMBED_API_KEY) set"
+                "model, `static` for the static one, or openai:NAME / ollama:NAME with RETRIEVO_EMBED_URL "
+                "(and RETRIEVO_EMBED_API_KEY) set"
             )
         return embedder
 

@@ -32,7 +32,7 @@ from retrievo.surfaces.cli.index import _print_job, _progress
 @click.option("--offset", type=click.IntRange(min=0), default=0, help="… after skipping this many.")
 @click.option(
     "--model",
-    help="Migrate to this model without downtime: `local`, openai:NAME or ollama:NAME (with RETRIEVO_EMBED_URL).",
+    help="Migrate to this model without downtime: `local`, `static`, openai:NAME or ollama:NAME (with RETRIEVO_EMBED_URL).",
 )
 @click.option("--drop-old", is_flag=True, help="After a migration, delete the previous model's vectors.")
 @click.option("--background", is_flag=True, help="Return a job id at once; a worker does it.")

@@ -1,0 +1,101 @@
+"""Embedding throughput, the static model against the bundled MiniLM, on the same real chunks.
+
+The first ``--chunks`` SciFact abstracts (title as context, then the text: what the engine embeds),
+through ``Embedder.embed_documents`` (each model's own batching and threads); then the test queries one
+at a time through ``embed_query`` (no cache). Each model is loaded and warmed up before it is timed;
+the best of ``--repeat`` runs is kept, as wall-clock chunks/s and as chunks per CPU-second of the
+process (all its threads: the figure other work on the machine leaves alone).
+
+    .venv/bin/python -m benchmarks.static_model.throughput --json benchmarks/results/static-model-throughput-2026-11-28.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from retrievo.embed.base import Embedder
+from retrievo.embed.local import MiniLMEmbedder
+from retrievo.embed.static import StaticEmbedder
+from retrievo.evaluation.beir import load_beir
+from retrievo.text.hashing import embedding_input
+
+SCIFACT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "scifact"
+
+
+def measure(embedder: Embedder, texts: list[str], queries: list[str], repeat: int) -> dict[str, Any]:
+    embedder.embed_documents(texts[:64])  # load and warm up
+    embedder.embed_query("warm up")
+    seconds, cpu_seconds = [], []
+    for _ in range(repeat):
+        started, cpu_started = time.perf_counter(), time.process_time()
+        embedder.embed_documents(texts)
+        seconds.append(time.perf_counter() - started)
+        cpu_seconds.append(time.process_time() - cpu_started)
+    started = time.perf_counter()
+    for query in queries:
+        embedder.embed_query(query)
+    per_query = (time.perf_counter() - started) / len(queries)
+    return {
+        "model_id": embedder.model_id,
+        "dimensions": embedder.dimensions,
+        "chunks": len(texts),
+        "seconds": round(min(seconds), 3),
+        "chunks_per_second": round(len(texts) / min(seconds), 1),
+        # CPU time of this process, all its threads: what another load on the machine does not change
+        "chunks_per_cpu_second": round(len(texts) / min(cpu_seconds), 1),
+        "query_ms": round(per_query * 1000, 3),
+    }
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--data", type=Path, default=SCIFACT)
+    parser.add_argument("--chunks", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    dataset = load_beir(args.data, "test")
+    texts = [embedding_input(doc.title, doc.text or doc.title) for doc in dataset.corpus[: args.chunks]]
+    queries = list(dataset.queries.values())
+    load_before = os.getloadavg()[0]
+    results = [
+        measure(StaticEmbedder(), texts, queries, args.repeat),
+        measure(MiniLMEmbedder(), texts, queries, 1),  # ~a minute a run on 2 cores
+    ]
+    static, minilm = results
+    report = {
+        "data": f"{args.data.name}: the first {len(texts)} abstracts; {len(queries)} test queries",
+        "machine": f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "date": time.strftime("%Y-%m-%d"),
+        "models": results,
+        # other work on the machine slows both models; read figures taken under load with care
+        "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        "speed_up": round(static["chunks_per_second"] / minilm["chunks_per_second"], 1),
+        "cpu_speed_up": round(static["chunks_per_cpu_second"] / minilm["chunks_per_cpu_second"], 1),
+        "query_speed_up": round(minilm["query_ms"] / static["query_ms"], 1),
+    }
+    print(json.dumps(report, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""A static embedding model distilled from the bundled MiniLM: a text is the mean of its tokens' vectors.
+
+The table (``data/static/``: ``vectors.npy``, int8, one row per WordPiece token; ``scales.npy``, one float
+scale per row; ``model.json``, what made it) was written offline by ``benchmarks/static_model/distill.py``
+(its README says from what, how and with which command): every token of the bundled tokenizer's
+vocabulary passed once through the bundled MiniLM as ``[CLS] token [SEP]``, the token's own output
+reduced by PCA and weighted by a frequency prior (SIF, Arora et al. 2017, with Zipf's law for the frequencies:
+the model2vec recipe of MinishLab, 2024). No transformer runs here: tokenising and one table look-up
+per token, no network, no other package than the tokenizer the bundled model already uses.
+
+Its vectors are not MiniLM's (another space, fewer dimensions): they carry their own model id, so a
+collection embedded with one is never searched with the other (the store records the model id;
+``retrievo regenerate --model static`` moves a collection from one to the other).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.embed.base import Embedder, Vectors
+from retrievo.errors import EmbedderUnavailable
+
+MODEL_ID = "retrievo-static-minilm-v1"
+# A text's first tokens only: a chunk is far shorter; a whole book pasted as a query is not.
+MAX_TOKENS = 512
+
+
+def table_folder() -> Path:
+    """Where the shipped table lives (inside the installed package)."""
+    return Path(str(resources.files("retrievo.embed") / "data" / "static"))
+
+
+@functools.cache
+def _manifest(folder: Path) -> dict[str, Any]:
+    try:
+        manifest: dict[str, Any] = json.loads((folder / "model.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise EmbedderUnavailable(
+            f"the static model's table is missing or torn ({folder / 'model.json'}: {exc}); reinstall "
+            "retrievo (`pip install -e .`), or use the bundled model (RETRIEVO_EMBEDDER=local)"
+        ) from exc
+    return manifest
+
+
+class StaticEmbedder(Embedder):
+    """Token vectors looked up and averaged; loaded at first use, once, and shared by every thread."""
+
+    model_id = MODEL_ID
+    # Tokenising a batch runs on every core already (the tokenizer's own threads); one batch at a time.
+    batch_size = 256
+    parallel_batches = 1
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder or table_folder()
+        self._table: npt.NDArray[np.float32] | None = None
+        self._tokenizer: Any = None
+        self._unknown = 0
+        self._lock = threading.Lock()
+
+    @property
+    def dimensions(self) -> int:
+        return int(_manifest(self.folder)["dimensions"])
+
+    def describe(self) -> dict[str, Any]:
+        """Adds the table's size and how it was made (read from its manifest, not its vectors); a missing
+        table is said, not raised."""
+        try:
+            manifest = _manifest(self.folder)
+        except EmbedderUnavailable as exc:
+            return super().describe() | {"runs": f"none ({exc})"}
+        return super().describe() | {
+            "dimensions": int(manifest["dimensions"]),
+            "vocabulary": int(manifest["vocabulary"]),
+            "distilled_from": manifest["source_model"],
+            "runs": "table look-up (no transformer)",
+        }
+
+    def _load(self) -> tuple[npt.NDArray[np.float32], Any]:
+        if self._table is not None:
+            return self._table, self._tokenizer
+        with self._lock:
+            if self._table is None:
+                self._table, self._tokenizer, self._unknown = _load_table(self.folder)
+        return self._table, self._tokenizer
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        """The mean of each text's token vectors (``[UNK]`` left out: it says nothing; a text with no
+        other token is ``[UNK]``'s vector, so no row is zero)."""
+        table, tokenizer = self._load()
+        encodings = tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        out = np.empty((len(encodings), table.shape[1]), dtype=np.float32)
+        for row, encoding in enumerate(encodings):
+            ids = np.asarray(encoding.ids, dtype=np.int64)
+            ids = ids[ids != self._unknown]
+            # one text's rows at a time stay in cache: 35x faster than one gather and reduceat per batch
+            out[row] = table[ids].mean(axis=0) if ids.size else table[self._unknown]
+        return out
+
+
+def _load_table(folder: Path) -> tuple[npt.NDArray[np.float32], Any, int]:
+    """The float table (int8 rows times their scales), the tokenizer, and ``[UNK]``'s id; the table's
+    bytes are checked against the manifest first, so a torn file is refused rather than served."""
+    from tokenizers import Tokenizer
+
+    from retrievo.embed.tokens import bundled_tokenizer_json
+
+    manifest = _manifest(folder)
+    if manifest.get("model_id") != MODEL_ID:
+        raise EmbedderUnavailable(
+            f"the static table in {folder} is {manifest.get('model_id')!r}, not {MODEL_ID!r}; reinstall "
+            "retrievo, or write it again with `python -m benchmarks.static_model.distill`"
+        )
+    try:
+        arrays = {}
+        for name in ("vectors", "scales"):
+            data = (folder / f"{name}.npy").read_bytes()
+            if hashlib.sha256(data).hexdigest() != manifest["sha256"][name]:
+                raise ValueError(f"{name}.npy is not the file its manifest names")
+            arrays[name] = np.load(folder / f"{name}.npy", allow_pickle=False)
+    except (OSError, ValueError, KeyError) as exc:
+        raise EmbedderUnavailable(
+            f"the static model's table in {folder} cannot be read ({exc}); reinstall retrievo "
+            "(`pip install -e .`), or use the bundled model (RETRIEVO_EMBEDDER=local)"
+        ) from exc
+    table = (arrays["vectors"].astype(np.float32) * arrays["scales"][:, None]).astype(np.float32)
+    tokenizer = Tokenizer.from_str(bundled_tokenizer_json())
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    unknown = tokenizer.token_to_id("[UNK]")
+    if tokenizer.get_vocab_size() != table.shape[0] or unknown is None:
+        raise EmbedderUnavailable(
+            f"the static table has {table.shape[0]} rows for a vocabulary of {tokenizer.get_vocab_size()}; "
+            "write it again with `python -m benchmarks.static_model.distill`"
+        )
+    return table, tokenizer, unknown

@@ -1,0 +1,134 @@
+"""The static model distilled from the bundled MiniLM: the real shipped table and tokenizer, no fakes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from retrievo import Config, Engine
+from retrievo.embed import make_embedder
+from retrievo.embed.local import MODEL_ID as MINILM_ID
+from retrievo.embed.pool import build_embedder
+from retrievo.embed.static import MODEL_ID, StaticEmbedder, table_folder
+from retrievo.errors import ConfigError, EmbedderUnavailable
+
+PAGES = {
+    "bicycle.md": "# Bicycle repair\n\nA punctured tyre on a bike: take the wheel off, find the hole in the "
+    "inner tube, patch it or put in a new tube, then pump it back up to pressure.",
+    "pasta.md": "# Cooking pasta\n\nBring a large pot of salted water to the boil, add the spaghetti, stir, "
+    "and drain it when it is soft but still firm to the bite; toss it with the sauce.",
+    "taxes.md": "# Filing taxes\n\nCollect your income statements and receipts for deductible expenses, "
+    "fill in the annual return and submit it to the revenue office before the deadline.",
+}
+
+
+@pytest.fixture(scope="module")
+def static() -> StaticEmbedder:
+    return StaticEmbedder()
+
+
+def test_vectors_have_the_tables_dimensions_and_unit_length(static: StaticEmbedder) -> None:
+    vectors = static.embed_documents(["a short text", "another, longer text about something else", ""])
+    manifest = json.loads((table_folder() / "model.json").read_text(encoding="utf-8"))
+    assert static.dimensions == manifest["dimensions"] == vectors.shape[1] < 384
+    assert vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)  # the empty text too: no zero row
+
+
+def test_the_same_text_gives_the_same_vector_alone_in_a_batch_and_as_a_query(static: StaticEmbedder) -> None:
+    text = "Static embeddings are a table look-up per token."
+    alone = static.embed_documents([text])[0]
+    batched = static.embed_documents(["padding text " * 40, text, "x"])[1]
+    assert np.array_equal(alone, batched)
+    assert np.array_equal(alone, StaticEmbedder().embed_query(text))
+
+
+def test_a_text_is_closer_to_its_paraphrase_than_to_an_unrelated_text(static: StaticEmbedder) -> None:
+    text, paraphrase, unrelated = static.embed_documents(
+        [
+            "The patient was given antibiotics to treat the bacterial infection.",
+            "Doctors prescribed medicine against the germs that had infected him.",
+            "The stock market closed higher after the central bank's announcement.",
+        ]
+    )
+    assert float(text @ paraphrase) > float(text @ unrelated) + 0.1
+
+
+def test_its_model_id_is_its_own_not_the_bundled_models(static: StaticEmbedder) -> None:
+    assert static.model_id == MODEL_ID != MINILM_ID
+    described = static.describe()
+    assert described["model_id"] == MODEL_ID and described["distilled_from"] == MINILM_ID
+    assert described["dimensions"] == static.dimensions and described["vocabulary"] == 30522
+
+
+def test_the_configuration_names_it_static_and_the_model_pool_reaches_it(tmp_path: Path) -> None:
+    config = Config(db=tmp_path / "index.db", embedder="static")
+    assert isinstance(make_embedder(config), StaticEmbedder)
+    local = Config(db=tmp_path / "index.db", embedder="local")
+    for name in ("static", MODEL_ID):  # a collection embedded with it is served under any configuration
+        reached = build_embedder(name, local)
+        assert isinstance(reached, StaticEmbedder) and reached.model_id == MODEL_ID
+    with pytest.raises(ConfigError, match="static"):
+        Config.from_env(db=tmp_path / "index.db", embedder="statik")
+
+
+def test_an_engine_with_the_static_model_indexes_and_finds_a_document_by_meaning(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for name, text in PAGES.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    with Engine(Config(db=tmp_path / "index.db", embedder="static")) as engine:
+        report = engine.index([folder])
+        assert report.documents_added == 3 and report.chunks_embedded == report.chunks_written > 0
+        (collection,) = engine.status().collections
+        assert collection.model_id == MODEL_ID and collection.dimensions == StaticEmbedder().dimensions
+        for query, expected in (
+            ("how do I mend a flat on my cycle", "bicycle.md"),
+            ("boiling noodles for dinner", "pasta.md"),
+            ("paying what I owe the government on my earnings", "taxes.md"),
+        ):
+            found = engine.search(query, mode="semantic", limit=3)
+            assert found.search_mode == "semantic"
+            assert found.hits[0].chunk.path.endswith(expected), (query, [h.chunk.path for h in found.hits])
+
+
+def test_a_torn_table_is_refused_saying_what_to_do(tmp_path: Path) -> None:
+    for name in ("model.json", "scales.npy"):
+        (tmp_path / name).write_bytes((table_folder() / name).read_bytes())
+    vectors = bytearray((table_folder() / "vectors.npy").read_bytes())
+    vectors[-1] ^= 0xFF
+    (tmp_path / "vectors.npy").write_bytes(bytes(vectors))
+    with pytest.raises(EmbedderUnavailable, match="reinstall retrievo"):
+        StaticEmbedder(tmp_path).embed_query("anything")
+
+
+def test_a_missing_table_is_said_by_describe_and_refused_by_embedding(tmp_path: Path) -> None:
+    missing = StaticEmbedder(tmp_path / "nowhere")
+    assert missing.describe()["runs"].startswith("none (the static model's table is missing")
+    with pytest.raises(EmbedderUnavailable, match="RETRIEVO_EMBEDDER=local"):
+        missing.embed_documents(["anything"])
+
+
+def test_a_collection_migrates_from_the_static_model_to_the_bundled_one_and_back(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for name, text in PAGES.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    with Engine(Config(db=tmp_path / "index.db", embedder="static")) as engine:
+        engine.index([folder])
+        report = engine.regenerate(model="local")
+        assert (report.previous_model_id, report.model_id, report.switched) == (MODEL_ID, MINILM_ID, True)
+        assert engine.status().collections[0].dimensions == 384
+        assert (
+            engine.search("fixing a flat bike tyre", mode="semantic")
+            .hits[0]
+            .chunk.path.endswith("bicycle.md")
+        )
+    with Engine(Config(db=tmp_path / "index.db", embedder="local")) as engine:
+        report = engine.regenerate(model="static")
+        assert (report.previous_model_id, report.model_id, report.switched) == (MINILM_ID, MODEL_ID, True)
+        assert engine.status().collections[0].model_id == MODEL_ID
+        assert engine.search("boiling noodles", mode="semantic").hits[0].chunk.path.endswith("pasta.md")
