@@ -50,7 +50,6 @@ ANSWER = 10  # an answer's first hits: when each is another file's, the fused or
 SOURCE = 0.5  # the best source file below this share of the best file's evidence: the answer is prose
 K = 10  # the reciprocal rank's offset: the first file scores 1/11, the tenth 1/20
 NAME = 0.02  # a name the query says whole: about the lift of a few places in either order
-OWN = 0.0  # the passage's own fused score (min-max over the answer) beside its file's (relative to the best file's)
 REPEAT = 0.25  # a file's further passages: × REPEAT for each of its passages before
 # a file named so says nothing of what it holds: its folder names it
 _GENERIC = frozenset({"mod", "index", "init", "main", "lib", "__init__"})
@@ -158,14 +157,10 @@ def _ordered(
     place = {f.path: (i, f) for i, f in enumerate(located)}
     seen: dict[str, int] = defaultdict(int)
     ranked: list[tuple[Hit, float]] = []
-    top = max(scores.values(), default=0.0) or 1.0
-    high, low = max(h.score for h in hits), min(h.score for h in hits)
-    span = (high - low) or 1.0
-    held = {h.chunk.chunk_id for h in hits}
+    top = max(scores.values(), default=0.0) or 1.0  # scores relative to the best file's: 0-1
     for hit in (*hits, *joining):
         path = hit.chunk.path
-        own = (hit.score - low) / span if hit.chunk.chunk_id in held else 0.0
-        score = OWN * own + scores.get(path, 0.0) / top * REPEAT ** seen[path]
+        score = scores.get(path, 0.0) / top * REPEAT ** seen[path]
         seen[path] += 1
         at, file = place.get(path, (len(located), None))
         why = (f"file {at + 1}", *file.why) if file is not None else hit.why
