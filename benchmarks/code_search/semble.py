@@ -147,6 +147,16 @@ def open_index(
     return config, build | {"reused": False}
 
 
+def search_once(
+    engine: Engine, repo: str, repo_root: Path, task: Task
+) -> tuple[float, list[int], list[tuple[str, int, int]]]:
+    """One query asked of ``search`` at its defaults: its NDCG@10, its targets' ranks, the chunks found."""
+    hits = engine.search(task.query, collection=repo, limit=K).hits[:K]
+    found = [(relative(h.chunk.path, repo_root), h.chunk.line_start, h.chunk.line_end) for h in hits]
+    ranks = [r for t in task.targets if (r := first_rank(found, t)) is not None]
+    return ndcg_at_k(ranks, len(task.targets)), ranks, found
+
+
 def evaluate(
     repo: str,
     spec: dict[str, Any],
@@ -167,14 +177,9 @@ def evaluate(
             row: dict[str, Any] = {"q": task.query, "c": task.category, "targets": len(task.targets)}
             if "search" in modes:
                 started = time.perf_counter()
-                hits = engine.search(task.query, collection=repo, limit=K).hits[:K]
+                ndcg, ranks, found = search_once(engine, repo, repo_root, task)
                 took["search"].append((time.perf_counter() - started) * 1000)
-                found = [
-                    (relative(h.chunk.path, repo_root), h.chunk.line_start, h.chunk.line_end) for h in hits
-                ]
-                ranks = [r for t in task.targets if (r := first_rank(found, t)) is not None]
-                row |= {"ndcg10": ndcg_at_k(ranks, len(task.targets)), "ranks": ranks,
-                        "top": [f"{p}:{s}-{e}" for p, s, e in found]}  # fmt: skip
+                row |= {"ndcg10": ndcg, "ranks": ranks, "top": [f"{p}:{s}-{e}" for p, s, e in found]}
             if "locate" in modes:
                 started = time.perf_counter()
                 files = [

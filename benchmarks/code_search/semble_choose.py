@@ -17,7 +17,7 @@ import json
 import statistics
 from pathlib import Path
 
-from benchmarks.code_search.semble import DATA, K, first_rank, load_tasks, ndcg_at_k, open_index, relative
+from benchmarks.code_search.semble import DATA, load_tasks, open_index, search_once
 from retrievo import Engine
 from retrievo.search.code import topics
 
@@ -42,15 +42,7 @@ def main() -> None:
         with Engine(config) as engine:
             for name, repeat in grid:
                 topics.NAME, topics.REPEAT = name, repeat
-                values = []
-                for task in tasks:
-                    hits = engine.search(task.query, collection=repo, limit=K).hits[:K]
-                    found = [
-                        (relative(h.chunk.path, repo_root), h.chunk.line_start, h.chunk.line_end)
-                        for h in hits
-                    ]
-                    ranks = [r for t in task.targets if (r := first_rank(found, t)) is not None]
-                    values.append(ndcg_at_k(ranks, len(task.targets)))
+                values = [search_once(engine, repo, repo_root, task)[0] for task in tasks]
                 scores[(repo, name, repeat)] = statistics.mean(values)
         print(f"{repo}: searched with {len(grid)} pairs", flush=True)
     languages = {repo: spec["language"] for repo, spec in manifest.items()}

@@ -237,6 +237,14 @@ def _learned(
     return [replace(h, score=at.score, raw=at.score / at.weight) for h, at in zip(order, ranked, strict=True)]
 
 
+def kind_weight(file: FileHit | None, role: str, asked: frozenset[str]) -> float:
+    """A file's kind as the ranking weighs it: its ``FileHit``'s weight when ranked, else ``ROLE[role]``
+    (1 for the kind the text asks for)."""
+    if file is not None:
+        return file.weight
+    return 1.0 if role in asked else ROLE[role]
+
+
 def weigh_files(
     store: Store, collection: str, question: CodeQuestion, signals: Sequence[FileSignals]
 ) -> list[FileHit]:

@@ -38,9 +38,9 @@ from retrievo.models import ArmHit, Chunk, Filters, Hit, Kind, SearchResult
 from retrievo.search import exact
 from retrievo.search.code.files import (
     DEPTH,
-    ROLE,
     FileHit,
     file_roles,
+    kind_weight,
     rank_files,
     read_arms,
 )
@@ -187,7 +187,7 @@ def _ordered(
         own = (hit.score - low) / span if hit.chunk.chunk_id in held and hit.score > low else 0.0
         # a file the ranking left out still weighs as its kind (docs, tests) unless the question asks for it
         role = (roles or {}).get(path) or file_role(path)
-        kind = file.weight if file is not None else 1.0 if role in asked else ROLE[role]
+        kind = kind_weight(file, role, asked)
         kind *= how if kind < 1.0 else 1.0
         if hit.chunk.chunk_id in exempt_ids:
             kind = 1.0

@@ -39,7 +39,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 
 from retrievo.models import ArmHit, Chunk, Filters, Hit, Kind, SearchResult
-from retrievo.search.code.files import ROLE, FileHit, file_roles, rank_files, read_arms
+from retrievo.search.code.files import FileHit, file_roles, kind_weight, rank_files, read_arms
 from retrievo.search.code.intent import verbatim
 from retrievo.search.code.question import read_question, reads_as_code_question, reads_as_headline, stem
 from retrievo.search.query import Query
@@ -104,16 +104,9 @@ class CodeTopics:
         for place, f in enumerate(located):
             scores[f.path] += 1 / (K + place + 1)
         for path, score in scores.items():
-            kind = _weight(by_path.get(path), roles.get(path), question.asked)
+            kind = kind_weight(by_path.get(path), roles.get(path, "source"), question.asked)
             scores[path] = (score + NAME * names.get(path, 0.0)) * kind
         return replace(result, hits=tuple(_ordered(result.hits, located, scores, read.chunks())))
-
-
-def _weight(file: FileHit | None, role: str | None, asked: frozenset[str]) -> float:
-    """A file's kind as ``locate`` weighs it (1 for source, or for the kind the query asks for)."""
-    if file is not None:
-        return file.weight
-    return 1.0 if role is None or role in asked else ROLE[role]
 
 
 def name_words(path: str) -> frozenset[str]:
