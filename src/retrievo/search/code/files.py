@@ -68,10 +68,8 @@ MESSAGE_FILES, MESSAGE_RUN, MESSAGE_LOOKUPS = 3, 5, 24  # files a message may na
 # can reach 1 sooner). Surfaces show a file's score over this, one scale for every query (0-1): a question
 # with no evidence but meaning stays low.
 MAX_EVIDENCE = 1.0 + SEMANTIC + 3 * DEFINES + MODULE + INNERMOST + NAMED
-ROLE: dict[str, float] = {
-    "source": 1.0, "test": 0.5, "example": 0.5, "benchmark": 0.5, "docs": 0.3, "generated": 0.3,
-    "changelog": 0.2, "other": 0.3,
-}  # fmt: skip
+ROLE: dict[str, float] = {"source": 1.0, "test": 0.5, "example": 0.5, "benchmark": 0.5, "docs": 0.3,
+                          "generated": 0.3, "changelog": 0.2, "other": 0.3}  # fmt: skip
 # the learned ranker (``ranker.py``, fitted on mined commits) re-orders the best files of a one-line
 # statement of at most this many words (a commit's subject, "retry drops the body of a stream"; 0: never):
 # held out, it places more gold files first there (Python commits of another repository, TypeScript ones),
@@ -238,11 +236,8 @@ def _learned(
 
 
 def kind_weight(file: FileHit | None, role: str, asked: frozenset[str]) -> float:
-    """A file's kind as the ranking weighs it: its ``FileHit``'s weight when ranked, else ``ROLE[role]``
-    (1 for the kind the text asks for)."""
-    if file is not None:
-        return file.weight
-    return 1.0 if role in asked else ROLE[role]
+    """A file's kind as the ranking weighs it: its ``FileHit``'s weight, else ``ROLE[role]`` (1 if asked)."""
+    return file.weight if file is not None else 1.0 if role in asked else ROLE[role]
 
 
 def weigh_files(
