@@ -26,6 +26,19 @@ HANDBOOK = ROOT / "examples" / "handbook"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Side indexes and the prepared model graph (embed/prepared.py) go to this session's temporary
+    folder, not the home folder; engines and CLI calls in subprocesses inherit it."""
+    before = os.environ.get("RETRIEVO_CACHE_DIR")
+    os.environ["RETRIEVO_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if before is None:
+        os.environ.pop("RETRIEVO_CACHE_DIR", None)
+    else:
+        os.environ["RETRIEVO_CACHE_DIR"] = before
+
+
 @pytest.fixture(scope="session")
 def minilm() -> MiniLMEmbedder:
     return MiniLMEmbedder()

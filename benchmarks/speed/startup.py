@@ -1,33 +1,48 @@
-"""How long a one-off command takes, process start included: `retrievo --version` and one-off searches.
+"""How long a one-off CLI command takes, process start included, and against an older checkout.
 
 Each command runs RUNS times in a fresh process (after one untimed run, so the files are in the page
-cache, as they are on a machine that uses the tool); the median and the fastest are reported.
+cache, as they are on a machine that uses the tool); the median and the fastest are reported. With
+``--vs SRC`` the same commands also run from another checkout's ``src/`` (``git worktree add /tmp/old
+5bd51cc``) over its own index (``--vs-db``, made by that checkout), in turn with this one's (A B A B …),
+and each pair's ratio is reported too: a drifting machine moves both.
 
-    .venv/bin/python -m benchmarks.speed.startup --db /tmp/h.db [--runs 10] [--json out.json]
+    .venv/bin/python -m benchmarks.speed.startup --db /tmp/h.db [--vs /tmp/old --vs-db /tmp/old.db]
+        [--query "..."] [--runs 10] [--json out.json]
 
-The index (``--db``) should exist: e.g. `retrievo index examples/handbook --db /tmp/h.db`.
+The index (``--db``) should exist: e.g. `retrievo index examples/handbook --db /tmp/h.db`. The prepared
+model graph (``embed/prepared.py``) is read from ``RETRIEVO_CACHE_DIR``; the untimed first run makes it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-RETRIEVO = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "retrievo"
+CLI = [sys.executable, "-m", "retrievo.surfaces.cli"]
 
 
-def timed(command: list[str], runs: int) -> dict[str, float]:
-    subprocess.run(command, capture_output=True, check=True)
-    seconds = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run(command, capture_output=True, check=True)
-        seconds.append(time.perf_counter() - started)
-    return {"median_s": round(statistics.median(seconds), 3), "fastest_s": round(min(seconds), 3)}
+def commands(db: Path, query: str) -> dict[str, list[str]]:
+    where = ["--db", str(db)]
+    return {
+        "retrievo --version": ["--version"],
+        "retrievo --help": ["--help"],
+        "status": ["status", *where],
+        "search, keyword": ["search", query, "--mode", "keyword", *where],
+        "search, hybrid (loads the model)": ["search", query, *where],
+    }
+
+
+def run(arguments: list[str], src: Path | None) -> float:
+    env = dict(os.environ) | ({"PYTHONPATH": str(src / "src")} if src else {})
+    started = time.perf_counter()
+    subprocess.run([*CLI, *arguments], capture_output=True, check=True, env=env)
+    return time.perf_counter() - started
 
 
 def main() -> None:
@@ -35,23 +50,36 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--vs", type=Path, help="another checkout, run from its src/")
+    parser.add_argument("--vs-db", type=Path, help="that checkout's index (default: --db)")
+    parser.add_argument("--query", default="parental leave")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    where = ["--db", str(args.db)]
-    commands = {
-        "retrievo --version": [str(RETRIEVO), "--version"],
-        "retrievo --help": [str(RETRIEVO), "--help"],
-        "search, keyword": [str(RETRIEVO), "search", "parental leave", "--mode", "keyword", *where],
-        "search, hybrid (loads the model)": [str(RETRIEVO), "search", "parental leave", *where],
-    }
-    results = {name: timed(command, args.runs) for name, command in commands.items()}
-    for name, figures in results.items():
-        print(f"{name:34} median {figures['median_s']:.3f} s, fastest {figures['fastest_s']:.3f} s")
+    ours, theirs = commands(args.db, args.query), commands(args.vs_db or args.db, args.query)
+    results: dict[str, dict[str, float]] = {}
+    for name, arguments in ours.items():
+        run(arguments, None)
+        if args.vs:
+            run(theirs[name], args.vs)
+        a, b = [], []
+        for _ in range(args.runs):
+            a.append(run(arguments, None))
+            if args.vs:
+                b.append(run(theirs[name], args.vs))
+        figures = {"median_s": round(statistics.median(a), 3), "fastest_s": round(min(a), 3)}
+        if b:
+            figures |= {"vs_median_s": round(statistics.median(b), 3),
+                        "ratio_median": round(statistics.median(x / y for x, y in zip(a, b, strict=True)), 3)}  # fmt: skip
+        results[name] = figures
+        shown = f"{name:34} median {figures['median_s']:.3f} s, fastest {figures['fastest_s']:.3f} s"
+        if b:
+            shown += f"; vs {figures['vs_median_s']:.3f} s, ratio {figures['ratio_median']:.2f}"
+        print(shown, flush=True)
     if args.json:
-        args.json.write_text(
-            json.dumps({"date": time.strftime("%Y-%m-%d"), "runs": args.runs, **results}, indent=2)
-        )
+        meta = {"date": time.strftime("%Y-%m-%d"), "runs": args.runs, "query": args.query,
+                "vs": str(args.vs) if args.vs else None, "cpus": os.cpu_count()}  # fmt: skip
+        args.json.write_text(json.dumps(meta | results, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from typing import Any
 from retrievo.errors import ConfigError
 
 DEFAULT_DB = Path.home() / ".retrievo" / "index.db"
+DEFAULT_CACHE_DIR = Path.home() / ".retrievo" / "cache"
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "cache_dir",
         "RETRIEVO_CACHE_DIR",
-        "folder for a PostgreSQL store's local keyword side indexes (default ~/.retrievo/cache)",
+        "folder for a PostgreSQL store's local side indexes and the model's prepared graph "
+        "(default ~/.retrievo/cache)",
     ),
     Setting("collection", "RETRIEVO_COLLECTION", "collection to read and write (default 'default')"),
     Setting("embedder", "RETRIEVO_EMBEDDER", "local | static | openai | ollama | none (default local)"),
@@ -226,3 +228,12 @@ def _routes(value: Any) -> tuple[tuple[str, str], ...]:
             raise ConfigError(f"a route is COLLECTION=STORE (postgresql://… or an index file), got {pair!r}")
         routes[pair[0].strip()] = pair[1].strip()
     return tuple(sorted(routes.items()))
+
+
+def cache_folder(config: Config) -> Path:
+    """Where side indexes and prepared model graphs are kept: the configuration's ``cache_dir``, else
+    ``RETRIEVO_CACHE_DIR``, else ``~/.retrievo/cache``."""
+    if config.cache_dir is not None:
+        return config.cache_dir
+    raw = os.environ.get("RETRIEVO_CACHE_DIR")
+    return Path(raw).expanduser() if raw else DEFAULT_CACHE_DIR

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrievo.config import Config
+from retrievo.config import Config, cache_folder
 from retrievo.embed.base import Embedder
 from retrievo.errors import ConfigError
 
@@ -14,7 +14,7 @@ def make_embedder(config: Config) -> Embedder | None:
     if config.embedder == "local":
         from retrievo.embed.local import MiniLMEmbedder
 
-        return MiniLMEmbedder()
+        return MiniLMEmbedder(prepared_dir=cache_folder(config) / "models")
     if config.embedder == "static":
         from retrievo.embed.static import StaticEmbedder
 

@@ -110,9 +110,9 @@ def _probe(products: str) -> bool:
 
 
 @functools.cache
-def cpu() -> dict[str, Any]:
-    """The CPU as far as the kernels care: its name, architecture and the features in ``FEATURES`` it has
-    (read from /proc/cpuinfo where there is one), and which integer paths are exact on it."""
+def cpu_identity() -> tuple[str, tuple[str, ...]]:
+    """The CPU's name and the features in ``FEATURES`` it has (read from /proc/cpuinfo where there is
+    one; elsewhere the platform's name and none); no probe is run."""
     name, flags = "", set[str]()
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
@@ -125,9 +125,17 @@ def cpu() -> dict[str, Any]:
                     flags.update(value.split())
     except OSError:  # not Linux: the name only
         pass
+    return name or platform.processor() or platform.machine(), tuple(f for f in FEATURES if f in flags)
+
+
+@functools.cache
+def cpu() -> dict[str, Any]:
+    """The CPU as far as the kernels care: its name, architecture, the features in ``FEATURES`` it has,
+    and which integer paths are exact on it."""
+    name, features = cpu_identity()
     return {
-        "name": name or platform.processor() or platform.machine(),
+        "name": name,
         "machine": platform.machine(),
-        "features": [f for f in FEATURES if f in flags],
+        "features": list(features),
         "exact": [p for p in ("u8s8", "u8u8") if exact(p)],
     }

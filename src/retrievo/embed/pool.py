@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 
-from retrievo.config import Config
+from retrievo.config import Config, cache_folder
 from retrievo.embed.base import Embedder
 from retrievo.embed.queries import QueryEmbedder
 from retrievo.errors import ConfigError
@@ -31,7 +31,7 @@ def build_embedder(model_id: str, config: Config) -> Embedder | None:
     if model_id in (MODEL_ID, *LOCAL_ALIASES):
         from retrievo.embed.local import MiniLMEmbedder
 
-        return MiniLMEmbedder()
+        return MiniLMEmbedder(prepared_dir=cache_folder(config) / "models")
     if model_id in (STATIC_MODEL_ID, *STATIC_ALIASES):
         from retrievo.embed.static import StaticEmbedder
 

@@ -8,10 +8,12 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from retrievo.errors import SourceError
+
+if TYPE_CHECKING:  # loaded by the walk itself: a search never needs it
+    import pathspec
 
 log = logging.getLogger(__name__)
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", ".retrievo"})
@@ -27,6 +29,8 @@ class Candidate:
 
 
 def _spec(patterns: Sequence[str]) -> pathspec.GitIgnoreSpec | None:
+    import pathspec
+
     lines = [p for p in patterns if p.strip()]
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
@@ -48,6 +52,8 @@ def _gitignore_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
 
 
 def _valid(line: str) -> bool:
+    import pathspec
+
     try:
         pathspec.GitIgnoreSpec.from_lines([line])
     except ValueError:

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 
 from retrievo.config import Config
@@ -48,12 +47,16 @@ class HttpReranker(Reranker):
         self.model = model
         self.name = f"http:{model}"
         self._api_key = api_key
+        import httpx  # here, not at the top: a search without this service never loads it
+
         self._client = httpx.Client(timeout=timeout_s)
 
     def __repr__(self) -> str:
         return f"HttpReranker(base_url={self.base_url!r}, model={self.model!r})"
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        import httpx
+
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         body = {"model": self.model, "query": query, "documents": list(texts), "top_n": len(texts),
                 "return_documents": False}  # fmt: skip

@@ -16,8 +16,6 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-import httpx
-
 log = logging.getLogger(__name__)
 CACHE_SIZE = 256
 MAX_ITEMS = 8
@@ -44,6 +42,8 @@ class QueryRewriter:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._api_key = api_key
+        import httpx  # here, not at the top: a search without this service never loads it
+
         self._client = httpx.Client(timeout=timeout_s)
         self._cache: OrderedDict[str, Rewrite] = OrderedDict()
         self._lock = threading.Lock()
@@ -64,6 +64,8 @@ class QueryRewriter:
         return result
 
     def _ask(self, query: str) -> Rewrite:
+        import httpx
+
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         body = {
             "model": self.model,

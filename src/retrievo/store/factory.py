@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from retrievo.config import Config
+from retrievo.config import Config, cache_folder
 from retrievo.store.base import Store
 
 
 def open_store(config: Config, create: bool) -> Store:
     if config.store:
         from retrievo.store.postgres import PostgresStore
-        from retrievo.store.postgres.keyword_source import DEFAULT_CACHE_DIR
 
         return PostgresStore(
             config.store,
             create=create,
             ef_search=config.ef_search,
-            cache_dir=config.cache_dir or DEFAULT_CACHE_DIR,
+            cache_dir=cache_folder(config),
             read_urls=config.read_stores,
             max_replica_lag_s=config.max_replica_lag,
         )

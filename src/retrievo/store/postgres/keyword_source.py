@@ -30,8 +30,6 @@ from retrievo.store.fts_query import query_terms
 from retrievo.store.keyword_index import KEYWORD_INDEX_MIN_ROWS, KeywordIndex, remove_files, side_files
 from retrievo.text.hashing import sha256_text
 
-DEFAULT_CACHE_DIR = Path.home() / ".retrievo" / "cache"
-
 
 class PostgresKeywordSource:
     """One collection's current chunks; the generation is its last change stamp."""

@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
+from retrievo.config import DEFAULT_CACHE_DIR
 from retrievo.errors import (
     CollectionNotFound,
     IndexLockedError,
@@ -33,7 +34,6 @@ from retrievo.store.postgres import history, postings, transfer, vector_index
 from retrievo.store.postgres.embeddings import PostgresEmbeddings
 from retrievo.store.postgres.filters import passing_chunk_ids
 from retrievo.store.postgres.keys import PostgresKeys
-from retrievo.store.postgres.keyword_source import DEFAULT_CACHE_DIR
 from retrievo.store.postgres.migrations import apply_migrations
 from retrievo.store.postgres.reads import PostgresReads
 from retrievo.store.postgres.replicas import Replicas
