@@ -27,16 +27,20 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def _environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Side indexes and the prepared model graph (embed/prepared.py) go to this session's temporary
-    folder, not the home folder; engines and CLI calls in subprocesses inherit it."""
-    before = os.environ.get("RETRIEVO_CACHE_DIR")
+    folder, not the home folder; engines and CLI calls in subprocesses inherit it, and the setting below."""
+    before = {name: os.environ.get(name) for name in ("RETRIEVO_CACHE_DIR", "RETRIEVO_STAGED")}
     os.environ["RETRIEVO_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    # `retrievo index` in one stage, as the tests written before stages expect; tests/test_staged_index.py
+    # turns stages on (their default) and checks them.
+    os.environ["RETRIEVO_STAGED"] = "off"
     yield
-    if before is None:
-        os.environ.pop("RETRIEVO_CACHE_DIR", None)
-    else:
-        os.environ["RETRIEVO_CACHE_DIR"] = before
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session")

@@ -43,9 +43,11 @@ def test_index_search_and_status_as_json(tmp_path: Path, handbook: Path) -> None
             "coverage",  # the share of the collection with vectors
             "answerability",  # the estimated probability that the collection answers (search/answer/answerability.py)
             "roots",  # what was indexed: each hit's path is below one of them (issue 66)
+            "model_id",  # whose vectors the dense arm read (operations/staged.py: the static model, then the bundled one)
         }
     )
     assert found["search_mode"] == "hybrid" and found["total_results"] == 3
+    assert found["model_id"] == "all-MiniLM-L6-v2-int8"
     assert found["model_load_ms"] > 0  # loading the model is reported apart from the search
     first = found["results"][0]
     expected = {

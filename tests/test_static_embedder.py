@@ -132,3 +132,35 @@ def test_a_collection_migrates_from_the_static_model_to_the_bundled_one_and_back
         assert (report.previous_model_id, report.model_id, report.switched) == (MINILM_ID, MODEL_ID, True)
         assert engine.status().collections[0].model_id == MODEL_ID
         assert engine.search("boiling noodles", mode="semantic").hits[0].chunk.path.endswith("pasta.md")
+
+
+def test_hybrid_search_weighs_the_static_arm_by_its_own_fitted_bias(tmp_path: Path) -> None:
+    """Adaptive fusion's dense weight comes from the model that served the arm (``fusion.MODEL_BIAS``):
+    the same query over the same pages weighs the static arm e^(BIAS − static bias) times less than the
+    bundled model's would at the same best cosine and BM25."""
+    import math
+
+    from retrievo.search.fusion import BIAS, MODEL_BIAS, adaptive_weights, model_bias
+
+    assert MODEL_ID in MODEL_BIAS and model_bias(MODEL_ID) < BIAS == model_bias(MINILM_ID)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for name, text in PAGES.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    with Engine(Config(db=tmp_path / "index.db", embedder="static")) as engine:
+        engine.index([folder])
+        found = engine.search("patch the inner tube of a bicycle", explain=True)
+    assert found.hits[0].chunk.path.endswith("bicycle.md")
+    weights = found.fusion_weights
+    assert weights is not None and weights["keyword"] == 1.0
+    arms = found.hits[0].explain
+    assert arms is not None and "semantic" in arms and "keyword" in arms
+    # the log-ratio the static arm was given is MiniLM's less the difference of the biases (unclipped here)
+    from retrievo.models import ArmHit
+
+    best = {"keyword": [ArmHit(0, 1, max(h.explain["keyword"].score for h in found.hits if h.explain and "keyword" in h.explain))],
+            "semantic": [ArmHit(0, 1, max(h.explain["semantic"].score for h in found.hits if h.explain and "semantic" in h.explain))]}  # fmt: skip
+    minilm = adaptive_weights(best)["semantic"]
+    assert math.log(weights["semantic"]) == pytest.approx(
+        math.log(minilm) - (BIAS - MODEL_BIAS[MODEL_ID]), abs=1e-6
+    )

@@ -121,7 +121,8 @@ def open_index(
     """The repository's index (built unless kept from an earlier run) and how its build went. With ``docs``
     (its documentation's folder): the code's index copied, the documentation indexed into it as well."""
     name = f"{repo}+docs" if docs else repo
-    config = Config(db=work / f"{name}.db", collection=repo)
+    # the environment's settings (RETRIEVO_EMBEDDER=static: the static model), this index and collection
+    config = Config.from_env(db=work / f"{name}.db", collection=repo)
     built = work / f"{name}.build.json"
     if built.exists() and config.db.exists() and not rebuild:
         return config, json.loads(built.read_text()) | {"reused": True}

@@ -72,6 +72,12 @@ SETTINGS: tuple[Setting, ...] = (
         "on (default) | off: code questions ranked by file evidence, source before tests and docs",
     ),
     Setting(
+        "staged",
+        "RETRIEVO_STAGED",
+        "on (default) | off: a new collection is embedded by the static model first and moved to the "
+        "bundled one in the background (`retrievo index`; operations/staged.py)",
+    ),
+    Setting(
         "rewrite_url",
         "RETRIEVO_REWRITE_URL",
         "OpenAI-compatible chat base URL of a query rewriter (off unset)",
@@ -116,6 +122,7 @@ class Config:
     rrf_k: int = 60
     fusion: str = "adaptive"
     code_ranking: str = "on"
+    staged: str = "on"
     rewrite_url: str | None = None
     rewrite_model: str | None = None
     rewrite_api_key: str | None = None
@@ -197,6 +204,8 @@ class Config:
             raise ConfigError("every --read-store must be a postgresql:// URL")
         if config.code_ranking not in ("on", "off"):
             raise ConfigError(f"code_ranking is on or off, got {config.code_ranking!r}")
+        if config.staged not in ("on", "off"):
+            raise ConfigError(f"staged is on or off, got {config.staged!r}")
         if config.fusion not in ("adaptive", "zscore", "rrf"):
             raise ConfigError(f"unknown fusion {config.fusion!r}; choose adaptive, zscore or rrf")
         if not 1 <= config.query_threads <= 64:

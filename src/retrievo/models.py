@@ -217,6 +217,7 @@ class SearchResult:
         None  # the fusion that merged two arms (adaptive, zscore, rrf); None: one arm answered
     )
     fusion_weights: dict[str, float] | None = None  # with explain: each arm's weight for this query
+    model_id: str | None = None  # the model whose vectors the dense arm read (None: no dense arm answered)
     coverage: float | None = None  # share of the collection's chunks the semantic arm could see (1.0: all)
     # The estimated probability that the collection answers the query (search/answer/answerability.py); None: not read.
     answerability: float | None = None

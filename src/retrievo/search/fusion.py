@@ -24,6 +24,12 @@ DEFAULT_FUSION = "adaptive"
 COSINE_SLOPE, COSINE_CENTRE = 6.0, 0.6
 BM25_SLOPE, BM25_CENTRE = 2.5, 3.0
 BIAS = 0.25
+# A dense model's own BIAS, where its cosines say less than MiniLM's at the same value. The static model
+# distilled from MiniLM (``embed/static.py``): its arm at MiniLM's weight pulled hybrid below keyword search
+# alone; −2 was chosen leaving out each of SciFact, the Anthropic set, CoSQA dev and semble's 12
+# repositories in turn (all four folds chose it; benchmarks/static_model/fusion_bias.py, docs/configuration.md
+# "Static model"). A model not named here takes BIAS.
+MODEL_BIAS = {"retrievo-static-minilm-v1": -2.0}
 MAX_LOG_RATIO = 6.0
 # Adaptive fusion's consensus: a chunk both arms returned gains this many standard deviations, times how
 # even the arms' weights are (2·min/sum: 1 at equal weights, → 0 when one arm carries the query). Rank
@@ -129,14 +135,16 @@ def adaptive_fusion(
     ranked_lists: Mapping[str, Sequence[ArmHit]],
     words: int = 0,
     evidence: Mapping[int, tuple[float, float, float]] | None = None,
+    bias: float = BIAS,
 ) -> tuple[list[tuple[int, float]], dict[str, float]]:
     """Z-score fusion under ``adaptive_weights``, with agreement between the arms rewarded as far as the
     weights are even (``CONSENSUS``); the fused list and the weights used.
 
     ``words``: how many content words the query has (0: not read); ``evidence``: (coverage, phrase, quoted)
-    of the candidates read (``search/exact.py``; the others hold nothing of the query word for word).
+    of the candidates read (``search/exact.py``; the others hold nothing of the query word for word);
+    ``bias``: the dense model's (``model_bias``).
     """
-    weights = adaptive_weights(ranked_lists)
+    weights = adaptive_weights(ranked_lists, bias)
     short = 0 < words <= SHORT_WORDS
     if short and "semantic" in weights:
         weights["semantic"] *= math.exp(-SHORT * (SHORT_WORDS + 1 - words) / 2)
@@ -164,12 +172,18 @@ def zscore_relevance(score: float, arms: int) -> float:
     return 0.5 * (1.0 + math.erf(score * math.sqrt(max(arms, 1)) / math.sqrt(2.0)))
 
 
-def adaptive_weights(ranked_lists: Mapping[str, Sequence[ArmHit]]) -> dict[str, float]:
+def model_bias(model_id: str | None) -> float:
+    """Adaptive fusion's bias for the dense arm of ``model_id`` (``MODEL_BIAS``, else ``BIAS``)."""
+    return MODEL_BIAS.get(model_id or "", BIAS)
+
+
+def adaptive_weights(ranked_lists: Mapping[str, Sequence[ArmHit]], bias: float = BIAS) -> dict[str, float]:
     """Per-query arm weights from the evidence each arm's best match gives (keyword weight fixed at 1).
 
     A dense arm whose best match is close (cosine well above 0.6) gains weight; a keyword arm whose best
     BM25 score is high (the query's rarer words matched together) keeps the dense arm in check. When
-    one arm returned nothing, the other stands alone. The log-ratio is clipped to ±6.
+    one arm returned nothing, the other stands alone. The log-ratio is clipped to ±6. ``bias``: the dense
+    model's (``model_bias``).
     """
     keyword, semantic = ranked_lists.get("keyword") or [], ranked_lists.get("semantic") or []
     if not keyword or not semantic:
@@ -179,6 +193,6 @@ def adaptive_weights(ranked_lists: Mapping[str, Sequence[ArmHit]]) -> dict[str, 
     log_ratio = (
         COSINE_SLOPE * (best_cosine - COSINE_CENTRE)
         - BM25_SLOPE * (math.log1p(best_bm25) - BM25_CENTRE)
-        + BIAS
+        + bias
     )
     return {"keyword": 1.0, "semantic": math.exp(max(-MAX_LOG_RATIO, min(MAX_LOG_RATIO, log_ratio)))}

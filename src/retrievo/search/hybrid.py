@@ -32,6 +32,7 @@ from retrievo.search.fusion import (
     DEFAULT_K,
     adaptive_fusion,
     max_rrf_score,
+    model_bias,
     rrf,
     zscore_fusion,
     zscore_relevance,
@@ -173,10 +174,12 @@ def _run_search(
         if semantic and options.mode == SearchMode.HYBRID and arms_on_another_thread
         else None
     )
+    served: str | None = None  # the dense arm's model
     if semantic:
         assert embed_query is not None
         try:
             model_id, vector = embed_query(query.text[:MAX_EMBED_QUERY_CHARS])
+            served = model_id
             arms[SEMANTIC] = store.vector_search(collection, model_id, vector, options.filters, depth)
         except EmbedderUnavailable as exc:
             reason = str(exc)
@@ -211,7 +214,7 @@ def _run_search(
             return min(1.0, score / ceiling) if ceiling else 0.0
     else:
         if adaptive:
-            fused, weights = adaptive_fusion(arms, held.words, held.evidence)
+            fused, weights = adaptive_fusion(arms, held.words, held.evidence, model_bias(served))
         else:
             fused = zscore_fusion(arms, weights=weights)
         fused = _with_structure(fused, structural)
@@ -272,6 +275,7 @@ def _run_search(
         fusion_weights=dict(weights or dict.fromkeys(arms, 1.0))
         if options.explain and len(arms) > 1
         else None,
+        model_id=served if arms.get(SEMANTIC) else None,
         signals=AnswerSignals(
             top_cosine=max((h.score for h in arms[SEMANTIC]), default=None) if SEMANTIC in arms else None,
             keyword_ids=frozenset(h.chunk_id for h in arms.get(KEYWORD, ())),

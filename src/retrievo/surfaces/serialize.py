@@ -81,6 +81,8 @@ def result_to_dict(result: SearchResult) -> dict[str, Any]:
         data["fusion"] = result.fusion
     if result.fusion_weights is not None:
         data["fusion_weights"] = {arm: round(w, 4) for arm, w in result.fusion_weights.items()}
+    if result.model_id is not None:
+        data["model_id"] = result.model_id
     return data
 
 

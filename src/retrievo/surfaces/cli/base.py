@@ -132,6 +132,8 @@ def _print_result(
         if result.fusion_weights
         else ""
     )
+    if explain and result.model_id:
+        weights += f" · meaning read by {result.model_id}"
     files: dict[str, list[Hit]] = {}
     for hit in result.hits:
         files.setdefault(hit.chunk.path, []).append(hit)

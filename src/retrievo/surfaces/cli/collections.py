@@ -12,6 +12,7 @@ from typing import Any
 import click
 from rich.table import Table
 
+from retrievo.operations.staged import migration
 from retrievo.store.code_index import CodeStats
 from retrievo.surfaces.cli.app import main
 from retrievo.surfaces.cli.base import _engine, _errors, collection_option, db_option, json_option, out
@@ -140,11 +141,14 @@ def status(db: Path | None, store: str | None, as_json: bool) -> None:
         state = engine.status()
         model = engine.embedder.describe() if engine.embedder is not None else None
         code = {c.name: engine.code_stats(c.name) for c in state.collections}
+        moving = {c.name: m for c in state.collections if (m := migration(engine, c.name)) is not None}
         if as_json:
             shown = status_to_dict(state)
             for entry in shown["collections"]:
                 stats = code.get(entry["name"])
                 entry["code"] = dataclasses.asdict(stats) if stats is not None else None
+                to = moving.get(entry["name"])
+                entry["moving_to"] = {"model_id": to[0], "missing": to[1]} if to is not None else None
             click.echo(json.dumps(shown | {"embedder": model}, indent=2))
             return
         table = Table(title=f"{state.db} ({state.size_bytes / 1e6:.1f} MB)")
@@ -156,6 +160,12 @@ def status(db: Path | None, store: str | None, as_json: bool) -> None:
                 f"{c.model_id or '-'} ({c.dimensions or '-'}d)", c.last_indexed or "-",
             )  # fmt: skip
         out.print(table)
+        for name, (model_id, missing) in moving.items():
+            out.print(
+                f"'{name}' is moving to {model_id}: {missing:,} chunk text(s) still without its vector; searches "
+                "use the model above until every one has it (`retrievo jobs`)",
+                highlight=False, markup=False, soft_wrap=True,
+            )  # fmt: skip
         for name, stats in code.items():
             if stats is not None:
                 for line in code_lines(name, stats):

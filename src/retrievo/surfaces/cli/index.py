@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from retrievo.engine.indexing import IndexProgress
 from retrievo.models import IndexReport, Job
 from retrievo.operations.jobs import Jobs
+from retrievo.operations.staged import in_stages, index_in_stages
 from retrievo.surfaces.cli.app import main
 from retrievo.surfaces.cli.base import _engine, _errors, collection_option, db_option, err, json_option, out
 from retrievo.surfaces.serialize import report_to_dict
@@ -123,6 +124,12 @@ class _RichProgress:
 @click.option(
     "--background", is_flag=True, help="Return a job id at once; a worker indexes (see `retrievo jobs`)."
 )
+@click.option(
+    "--staged/--no-staged",
+    default=None,
+    help="A new collection: embed with the static model now and move it to the bundled one in a "
+    "background job (default: on, $RETRIEVO_STAGED).",
+)
 @json_option
 def index(
     paths: tuple[str, ...],
@@ -137,27 +144,44 @@ def index(
     max_file_bytes: int | None,
     lsp: bool,
     background: bool,
+    staged: bool | None,
     as_json: bool,
 ) -> None:
-    """Index files and folders (incremental: unchanged files are skipped)."""
+    """Index files and folders (incremental: unchanged files are skipped).
+
+    A new collection is searchable by meaning in seconds: its chunks are embedded by the static model
+    first, and a background job moves it to the bundled model (`retrievo status` shows it; --no-staged:
+    the bundled model only)."""
     with _errors():
         engine = _engine(db, collection, store=store, max_file_bytes=max_file_bytes)
         if background:
-            job = Jobs(engine).submit_index(
+            queued = Jobs(engine).submit_index(
                 list(paths), collection, chunker=chunker, include=list(include), exclude=list(exclude),
                 embed=not no_embed, force=force, lsp=lsp,
             )  # fmt: skip
-            _print_job(job, as_json)
+            _print_job(queued, as_json)
             return
+        options: dict[str, Any] = {"chunker": chunker, "include": include, "exclude": exclude, "force": force,
+                                   "lsp": lsp}  # fmt: skip
+        job: Job | None = None
         with _progress(as_json) as progress:
-            report = engine.index(
-                list(paths), chunker=chunker, include=include, exclude=exclude, embed=not no_embed,
-                force=force, progress=progress, lsp=lsp,
-            )  # fmt: skip
+            if in_stages(engine, collection, not no_embed, staged):
+                done = index_in_stages(engine, paths, collection, progress=progress, **options)
+                report, job = done.report, done.job
+            else:
+                report = engine.index(list(paths), embed=not no_embed, progress=progress, **options)
         if as_json:
-            click.echo(json.dumps(report_to_dict(report), indent=2))
-        else:
-            _print_report(report, engine.config.db)
+            staged_job = {"staged_job_id": job.job_id} if job is not None else {}
+            click.echo(json.dumps(report_to_dict(report) | staged_job, indent=2))
+            return
+        _print_report(report, engine.config.db)
+        if job is not None:
+            out.print(
+                "Searchable now by keyword and by meaning (the static model); the bundled model's vectors are "
+                f"being made in the background and replace them when all are done: `retrievo job {job.job_id} "
+                "--follow`.",
+                highlight=False,
+            )
 
 
 @contextmanager

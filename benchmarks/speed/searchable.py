@@ -1,0 +1,80 @@
+"""How soon a repository just pointed at is searchable: `retrievo index` from a fresh index to its return,
+then the first search, against an older checkout (the same commands from its ``src/``).
+
+With stages (operations/staged.py, the default) `index` returns once every chunk has the static model's
+vector; the bundled model's follow in a background job, timed here too until the collection switches.
+The older checkout embeds every chunk with the bundled model before it returns.
+
+    .venv/bin/python -m benchmarks.speed.searchable REPO [REPO ...] [--vs /tmp/old] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+QUERY = "how does the router match a request to its handler"
+
+
+def cli(arguments: list[str], db: Path, src: Path | None) -> tuple[float, str]:
+    env = dict(os.environ) | ({"PYTHONPATH": str(src / "src")} if src else {})
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "retrievo.surfaces.cli", *arguments, "--db", str(db)],
+                          capture_output=True, text=True, check=True, env=env)  # fmt: skip
+    return time.perf_counter() - started, done.stdout
+
+
+def measure(repo: Path, src: Path | None, scratch: Path) -> dict[str, Any]:
+    db = scratch / f"{repo.name}-{'vs' if src else 'here'}.db"
+    started = time.perf_counter()
+    index_s, out = cli(["index", str(repo), "--json"], db, src)
+    report = json.loads(out)
+    search_s, _ = cli(["search", QUERY, "--json"], db, src)
+    figures: dict[str, Any] = {"index_s": round(index_s, 2), "first_search_s": round(search_s, 2),
+                               "chunks": report["chunks_written"], "searchable_s": round(index_s + search_s, 2)}  # fmt: skip
+    job_id = report.get("staged_job_id")
+    while job_id:  # the bundled model's vectors, made in the background: from the start of `index`
+        job = json.loads(cli(["job", job_id, "--json"], db, src)[1])
+        if job["status"] not in ("queued", "running"):
+            figures |= {
+                "transformer": job["status"],
+                "transformer_s": round(time.perf_counter() - started, 1),
+            }
+            break
+        time.sleep(1.0)
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("repos", type=Path, nargs="+")
+    parser.add_argument("--vs", type=Path, help="another checkout, run from its src/")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="searchable-") as scratch:
+        for repo in args.repos:
+            here = measure(repo.resolve(), None, Path(scratch))
+            row: dict[str, Any] = {"here": here}
+            if args.vs:
+                row["vs"] = measure(repo.resolve(), args.vs, Path(scratch))
+                row["ratio_searchable"] = round(row["vs"]["searchable_s"] / here["searchable_s"], 1)
+            results[repo.name] = row
+            print(repo.name, json.dumps(row), flush=True)
+    if args.json:
+        meta = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(), "query": QUERY,
+                "vs": str(args.vs) if args.vs else None}  # fmt: skip
+        args.json.write_text(json.dumps(meta | results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

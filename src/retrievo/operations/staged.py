@@ -1,0 +1,80 @@
+"""Indexing in stages: a new collection searchable by meaning in seconds, the bundled model's vectors after.
+
+The bundled transformer embeds 20–40 chunks a second on two cores, so a repository of a few thousand
+chunks used to wait minutes before its first search by meaning. When the configuration's model is the
+bundled one (``RETRIEVO_EMBEDDER=local``, the default) and the collection has no vectors yet, `retrievo
+index` goes in two stages:
+
+1. the chunks are written (searchable by keyword as each file's transaction commits) and embedded by the
+   static model distilled from the transformer (``embed/static.py``, about a hundred times faster): the
+   collection is served by it when the command returns;
+2. a background job (``operations/jobs.py``, `retrievo job ID --follow`) migrates the collection to the
+   transformer (``Engine.regenerate(model=...)``): its vectors are made beside the static ones while
+   searches go on with the static model, and the collection switches in one transaction when every chunk
+   has one (an interrupted job resumes where it stopped; `retrievo status` shows the migration).
+
+Every search reads one model's vectors, the one serving the collection at that moment, and says which
+(``--explain``, `retrievo status`); adaptive fusion weighs each model's arm by its own fitted bias
+(``search/fusion.py``). A collection that has vectors already, another model, ``--no-embed`` or
+``RETRIEVO_STAGED=off`` (``--no-staged``) index in one stage, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from retrievo.engine import Engine
+from retrievo.models import IndexReport, Job
+from retrievo.operations.jobs import Jobs
+
+# The configuration's names of the two models (``embed/pool.py`` resolves them to their model ids).
+TRANSFORMER, STATIC = "local", "static"
+
+
+@dataclass(frozen=True)
+class StagedIndex:
+    """What `index` did: the report of its first stage, and the job doing the second (None: one stage)."""
+
+    report: IndexReport
+    job: Job | None = None
+
+
+def in_stages(engine: Engine, collection: str | None, embed: bool, staged: bool | None = None) -> bool:
+    """Whether indexing into ``collection`` goes in stages: asked (``staged``, else the configuration's
+    ``staged``), embedding on, the configured model the bundled transformer, and no vectors there yet."""
+    config = engine.config
+    wanted = staged if staged is not None else config.staged == "on"
+    if not (wanted and embed and config.embedder == TRANSFORMER):
+        return False
+    name = collection or config.collection
+    info = engine.open_store(create=True, collection=name).get_collection(name)
+    return info is None or info.model_id is None
+
+
+def index_in_stages(
+    engine: Engine, paths: Sequence[str], collection: str | None, jobs: Jobs | None = None, **options: Any
+) -> StagedIndex:
+    """Stage one with the static model (this call), stage two queued as a background migration job (on
+    ``jobs``: by default a detached worker process, `retrievo job run`)."""
+    name = collection or engine.config.collection
+    with Engine(replace(engine.config, embedder=STATIC, collection=name)) as first:
+        report = first.index(list(paths), **options)
+    if report.embed_error or not report.chunks_embedded:
+        return StagedIndex(report)  # nothing served by the static model: no migration to queue
+    # Said at once (`retrievo status`), not only once the worker starts: the collection is moving.
+    target = engine.require_model(TRANSFORMER)
+    store, _ = engine.collection_store(name)
+    store.set_shadow_model(name, target.model_id, target.dimensions)
+    return StagedIndex(report, (jobs or Jobs(engine)).submit_regenerate(name, model=TRANSFORMER))
+
+
+def migration(engine: Engine, collection: str) -> tuple[str, int] | None:
+    """The model ``collection`` is moving to (the second stage, or `retrievo regenerate --model`) and how
+    many of its chunk texts still lack that model's vector; None when it is not moving."""
+    store, name = engine.collection_store(collection)
+    info = store.get_collection(name)
+    if info is None or info.shadow_model_id is None:
+        return None
+    return info.shadow_model_id, store.shadow_missing(name, info.shadow_model_id)

@@ -1,0 +1,116 @@
+"""Indexing in stages (operations/staged.py): a new collection served by the static model when `index`
+returns, moved to the bundled model by a real background worker; one stage where stages do not apply."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrievo import Config, Engine
+from retrievo.embed.local import MODEL_ID as MINILM_ID
+from retrievo.embed.static import MODEL_ID as STATIC_ID
+from retrievo.models import Job
+from retrievo.operations.jobs import Jobs
+from retrievo.operations.staged import in_stages, index_in_stages, migration
+from test_jobs import cli, wait_for
+
+PAGES = {
+    "bicycle.md": "# Bicycle repair\n\nA punctured tyre on a bike: take the wheel off, find the hole in the "
+    "inner tube, patch it or put in a new tube, then pump it back up to pressure.",
+    "pasta.md": "# Cooking pasta\n\nBring a large pot of salted water to the boil, add the spaghetti, stir, "
+    "and drain it when it is soft but still firm to the bite; toss it with the sauce.",
+    "taxes.md": "# Filing taxes\n\nCollect your income statements and receipts for deductible expenses, "
+    "fill in the annual return and submit it to the revenue office before the deadline.",
+}
+STAGED = {"RETRIEVO_STAGED": "on"}
+
+
+def pages(folder: Path) -> Path:
+    folder.mkdir()
+    for name, text in PAGES.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def status_of(db: Path) -> dict[str, Any]:
+    shown = cli(db, "status", "--json", env=STAGED)
+    assert shown.returncode == 0, shown.stderr
+    (collection,) = json.loads(shown.stdout)["collections"]
+    return dict(collection)
+
+
+def test_index_serves_the_static_model_at_once_and_a_worker_moves_it_to_the_bundled_one(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "i.db"
+    indexed = cli(db, "index", str(pages(tmp_path / "notes")), "--json", env=STAGED)
+    assert indexed.returncode == 0, indexed.stderr
+    report = json.loads(indexed.stdout)
+    assert report["chunks_embedded"] == report["chunks_written"] > 0
+    first = status_of(db)
+    assert (
+        first["missing"] == 0
+    )  # every chunk has a vector (the static model's, or already the bundled one's)
+    if first["model_id"] == STATIC_ID:  # the worker has not switched yet: the migration is shown
+        assert first["moving_to"]["model_id"] == MINILM_ID
+    job = wait_for(db, report["staged_job_id"], lambda j: j["status"] in ("done", "failed"))
+    assert job["status"] == "done" and job["kind"] == "regenerate", job
+    moved = status_of(db)
+    assert moved["model_id"] == MINILM_ID and moved["moving_to"] is None and moved["missing"] == 0
+    found = cli(db, "search", "how do I mend a flat on my cycle", "--json", env=STAGED)
+    answer = json.loads(found.stdout)
+    assert answer["model_id"] == MINILM_ID and answer["results"][0]["path"].endswith("bicycle.md")
+
+
+class Queued(Jobs):
+    """Jobs whose worker is not started: the second stage stays queued while the first is looked at (the
+    real worker is the test above's)."""
+
+    def __init__(self, engine: Engine) -> None:
+        super().__init__(engine, spawn=lambda job: None)
+
+
+def test_between_the_stages_searches_read_the_static_model_and_say_so(tmp_path: Path) -> None:
+    config = Config(db=tmp_path / "i.db", staged="on")
+    with Engine(config) as engine:
+        assert in_stages(engine, None, embed=True)
+        done = index_in_stages(engine, [str(pages(tmp_path / "notes"))], None, jobs=Queued(engine))
+        assert isinstance(done.job, Job) and done.job.kind == "regenerate"
+        assert done.job.parameters["model"] == "local" and done.report.chunks_embedded == 3
+        moving = migration(engine, config.collection)
+        assert moving is not None and moving[0] == MINILM_ID
+        found = engine.search("boiling noodles for dinner", explain=True)
+        assert found.model_id == STATIC_ID and found.hits[0].chunk.path.endswith("pasta.md")
+        engine.regenerate(model="local")  # what the worker does
+        assert migration(engine, config.collection) is None
+        assert engine.search("boiling noodles for dinner").model_id == MINILM_ID
+        assert not in_stages(engine, None, embed=True)  # a collection with vectors: one stage from now on
+
+
+@pytest.mark.parametrize(
+    ("settings", "embed"),
+    [({"staged": "off"}, True), ({"embedder": "static"}, True), ({"embedder": "none"}, True), ({}, False)],
+)
+def test_one_stage_where_stages_do_not_apply(tmp_path: Path, settings: dict[str, str], embed: bool) -> None:
+    config = Config(db=tmp_path / "i.db", **({"staged": "on"} | settings))
+    with Engine(config) as engine:
+        assert not in_stages(engine, None, embed=embed)
+
+
+def test_no_staged_indexes_with_the_bundled_model_only(tmp_path: Path) -> None:
+    db = tmp_path / "i.db"
+    indexed = cli(db, "index", str(pages(tmp_path / "notes")), "--no-staged", "--json", env=STAGED)
+    assert indexed.returncode == 0, indexed.stderr
+    assert "staged_job_id" not in json.loads(indexed.stdout)
+    assert status_of(db)["model_id"] == MINILM_ID
+    assert json.loads(cli(db, "jobs", "--json").stdout)["jobs"] == []
+
+
+def test_a_bad_setting_is_refused() -> None:
+    from retrievo.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="staged is on or off"):
+        Config.from_env(staged="sometimes")
