@@ -25,6 +25,14 @@ PAGES = {
 }
 
 
+def write_pages(folder: Path) -> Path:
+    """``PAGES`` as Markdown files in ``folder`` (made)."""
+    folder.mkdir()
+    for name, text in PAGES.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
 @pytest.fixture(scope="module")
 def static() -> StaticEmbedder:
     return StaticEmbedder()
@@ -76,10 +84,7 @@ def test_the_configuration_names_it_static_and_the_model_pool_reaches_it(tmp_pat
 
 
 def test_an_engine_with_the_static_model_indexes_and_finds_a_document_by_meaning(tmp_path: Path) -> None:
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    for name, text in PAGES.items():
-        (folder / name).write_text(text, encoding="utf-8")
+    folder = write_pages(tmp_path / "notes")
     with Engine(Config(db=tmp_path / "index.db", embedder="static")) as engine:
         report = engine.index([folder])
         assert report.documents_added == 3 and report.chunks_embedded == report.chunks_written > 0
@@ -113,10 +118,7 @@ def test_a_missing_table_is_said_by_describe_and_refused_by_embedding(tmp_path: 
 
 
 def test_a_collection_migrates_from_the_static_model_to_the_bundled_one_and_back(tmp_path: Path) -> None:
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    for name, text in PAGES.items():
-        (folder / name).write_text(text, encoding="utf-8")
+    folder = write_pages(tmp_path / "notes")
     with Engine(Config(db=tmp_path / "index.db", embedder="static")) as engine:
         engine.index([folder])
         report = engine.regenerate(model="local")
@@ -143,10 +145,7 @@ def test_hybrid_search_weighs_the_static_arm_by_its_own_fitted_bias(tmp_path: Pa
     from retrievo.search.fusion import BIAS, MODEL_BIAS, adaptive_weights, model_bias
 
     assert MODEL_ID in MODEL_BIAS and model_bias(MODEL_ID) < BIAS == model_bias(MINILM_ID)
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    for name, text in PAGES.items():
-        (folder / name).write_text(text, encoding="utf-8")
+    folder = write_pages(tmp_path / "notes")
     with Engine(Config(db=tmp_path / "index.db", embedder="static")) as engine:
         engine.index([folder])
         found = engine.search("patch the inner tube of a bicycle", explain=True)
