@@ -60,8 +60,12 @@ class Queued(Jobs):
         super().__init__(engine, spawn=lambda job: None)
 
 
-def test_between_the_stages_searches_read_the_static_model_and_say_so(tmp_path: Path) -> None:
-    config = Config(db=tmp_path / "i.db", staged="on")
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_between_the_stages_searches_read_the_static_model_and_say_so(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
+    store = request.getfixturevalue("postgres_url") if kind == "postgres" else None
+    config = Config(db=tmp_path / "i.db", store=store, staged="on", cache_dir=tmp_path / "cache")
     with Engine(config) as engine:
         assert in_stages(engine, None, embed=True)
         done = index_in_stages(engine, [str(write_pages(tmp_path / "notes"))], None, jobs=Queued(engine))
@@ -101,3 +105,38 @@ def test_a_bad_setting_is_refused() -> None:
 
     with pytest.raises(ConfigError, match="staged is on or off"):
         Config.from_env(staged="sometimes")
+
+
+def test_watch_indexes_a_new_collection_in_stages_then_keeps_it_current(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    db, notes = tmp_path / "i.db", write_pages(tmp_path / "notes")
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "retrievo.surfaces.cli", "watch", str(notes), "--db", str(db)],
+        stderr=subprocess.PIPE, text=True, env={**os.environ, **STAGED},
+    )  # fmt: skip
+    try:
+        assert watcher.stderr is not None
+        line = watcher.stderr.readline()
+        assert line.startswith("indexed 3 file(s); watching"), line
+        jobs = json.loads(cli(db, "jobs", "--json").stdout)["jobs"]
+        (job,) = [j for j in jobs if j["kind"] == "regenerate"]  # beside the watcher's own row
+        assert job["parameters"]["model"] == "local"
+        wait_for(db, job["job_id"], lambda j: j["status"] in ("done", "failed"))
+        assert status_of(db)["model_id"] == MINILM_ID
+        (notes / "kettle.md").write_text(
+            "# Descaling a kettle\n\nBoil vinegar and water, rinse twice.", encoding="utf-8"
+        )
+        deadline = time.monotonic() + 60
+        while (now := status_of(db))["documents"] < 4 or now[
+            "missing"
+        ]:  # indexed and embedded by the watcher
+            assert time.monotonic() < deadline, f"the new file was never indexed and embedded: {now}"
+            time.sleep(0.5)
+        assert now["model_id"] == MINILM_ID
+    finally:
+        watcher.terminate()
+        watcher.communicate(timeout=30)  # reaped, its pipe closed

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from retrievo.engine import Engine
@@ -54,7 +55,11 @@ def in_stages(engine: Engine, collection: str | None, embed: bool, staged: bool 
 
 
 def index_in_stages(
-    engine: Engine, paths: Sequence[str], collection: str | None, jobs: Jobs | None = None, **options: Any
+    engine: Engine,
+    paths: Sequence[str | Path],
+    collection: str | None,
+    jobs: Jobs | None = None,
+    **options: Any,
 ) -> StagedIndex:
     """Stage one with the static model (this call), stage two queued as a background migration job (on
     ``jobs``: by default a detached worker process, `retrievo job run`)."""

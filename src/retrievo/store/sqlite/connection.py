@@ -10,7 +10,6 @@ from retrievo.errors import IndexCorruptError, IndexMissingError
 from retrievo.store.sqlite.history import register_functions
 from retrievo.store.sqlite.migrations import apply_migrations
 
-SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 30_000
 
 
@@ -24,12 +23,10 @@ def check_index_file(path: Path, create: bool) -> None:
         return
     if path.is_dir():
         raise IndexCorruptError(f"{path} is a directory, not an index file; pass a file path with --db")
-    with path.open("rb") as handle:
-        header = handle.read(len(SQLITE_HEADER))
-    if header and header != SQLITE_HEADER:
-        raise IndexCorruptError(
-            f"{path} is not a retrievo index (not an SQLite file); move it aside or choose another --db"
-        )
+    # The header is not read here with open(): closing any descriptor of the file drops every POSIX lock
+    # this process holds on it, those of another store's open connections too (sqlite.org/howtocorrupt.html
+    # 2.2), and a connection closing in another process then deletes the WAL under them: their writes were
+    # lost. SQLite reads the header itself (``connect``: "file is not a database").
 
 
 def connect(path: Path, create: bool) -> sqlite3.Connection:
@@ -58,6 +55,10 @@ def connect(path: Path, create: bool) -> sqlite3.Connection:
         db.execute("SELECT count(*) FROM collections").fetchone()
         return db
     except sqlite3.DatabaseError as exc:
+        if "file is not a database" in str(exc):
+            raise IndexCorruptError(
+                f"{path} is not a retrievo index (not an SQLite file); move it aside or choose another --db"
+            ) from exc
         raise IndexCorruptError(
             f"index file {path} cannot be read ({exc}); it may be corrupt — move it aside and re-index"
         ) from exc

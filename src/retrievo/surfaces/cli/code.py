@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from retrievo.models import SearchResult
+from retrievo.operations.staged import in_stages, index_in_stages
 from retrievo.search.code.structure import MAX_DEPTH, GraphEdge
 from retrievo.search.grouping import by_file
 from retrievo.surfaces.cli.app import main
@@ -149,7 +150,10 @@ def watch(
         )
 
     with _errors(), _engine(db, collection, store=store) as engine:
-        report = engine.index(list(paths), embed=not no_embed)
+        if in_stages(engine, collection, not no_embed):  # a new collection: searchable in seconds
+            report = index_in_stages(engine, list(paths), collection).report
+        else:
+            report = engine.index(list(paths), embed=not no_embed)
         click.echo(
             f"indexed {report.files_seen} file(s); watching {len(paths)} path(s) (Ctrl-C stops)", err=True
         )

@@ -249,9 +249,14 @@ def mcp(
         ):  # no index to serve (a wrong --db, a store not reachable): fail now, not at a call
             engine.open_store(create=False, collection=collections[0] if collections else None)
         if watch_paths:
+            from retrievo.operations.staged import in_stages, index_in_stages
             from retrievo.operations.watch import Watcher
 
-            engine.index(list(watch_paths))
+            name = collections[0] if collections else None
+            if in_stages(engine, name, embed=True):  # a new collection: searchable in seconds
+                index_in_stages(engine, list(watch_paths), name)
+            else:
+                engine.index(list(watch_paths))
             Watcher(engine, watch_paths).start()
         serve(
             engine,
