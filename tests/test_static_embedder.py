@@ -12,7 +12,7 @@ from retrievo import Config, Engine
 from retrievo.embed import make_embedder
 from retrievo.embed.local import MODEL_ID as MINILM_ID
 from retrievo.embed.pool import build_embedder
-from retrievo.embed.static import MODEL_ID, StaticEmbedder, table_folder
+from retrievo.embed.static import FLOAT_TABLE_AT, MODEL_ID, StaticEmbedder, table_folder
 from retrievo.errors import ConfigError, EmbedderUnavailable
 
 PAGES = {
@@ -52,6 +52,9 @@ def test_the_same_text_gives_the_same_vector_alone_in_a_batch_and_as_a_query(sta
     batched = static.embed_documents(["padding text " * 40, text, "x"])[1]
     assert np.array_equal(alone, batched)
     assert np.array_equal(alone, StaticEmbedder().embed_query(text))
+    # a batch large enough to make the whole table float first (FLOAT_TABLE_AT) gives the same vector
+    large = StaticEmbedder().embed_documents([*(f"filler {n}" for n in range(FLOAT_TABLE_AT)), text])[-1]
+    assert np.array_equal(alone, large)
 
 
 def test_a_text_is_closer_to_its_paraphrase_than_to_an_unrelated_text(static: StaticEmbedder) -> None:
