@@ -13,6 +13,7 @@ from typing import Any
 
 from benchmarks.common import write_notes
 
+from retrievo.operations.jobs import WORKER_NICE
 from serving import job_over_mcp
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,6 +72,7 @@ def test_kill_9_mid_job_then_resume_loses_nothing(tmp_path: Path, embedding_serv
     env = stalled(embedding_server)
     job_id = json.loads(cli(db, "index", str(docs), "--background", "--json", env=env).stdout)["job_id"]
     running = wait_for(db, job_id, lambda j: j["status"] == "running" and j["total"] > 0 and j["done"] > 0)
+    assert os.getpriority(os.PRIO_PROCESS, running["pid"]) >= WORKER_NICE  # it yields to the user's commands
     os.kill(running["pid"], signal.SIGKILL)
     interrupted = wait_for(db, job_id, lambda j: j["status"] != "running", timeout_s=30)
     assert interrupted["status"] == "interrupted" and interrupted["done"] < interrupted["total"]

@@ -19,6 +19,7 @@ stored): finished once, nothing lost. ``attempts`` says how many servers took it
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 HEARTBEAT_S = 1.0
 STALE_AFTER_S = float(os.environ.get("RETRIEVO_JOB_STALE_S", "15"))
 POLL_S = 1.0  # how often an idle server looks for tier jobs (a submission through it wakes it at once)
+WORKER_NICE = 10  # how much a detached worker (`retrievo job run`) yields to the user's commands (os.nice)
 LIVE = ("queued", "running", "cancelling")
 ENDED = ("done", "failed", "cancelled", "interrupted")
 RESUME_AFTER = "resume_after_key"
@@ -238,7 +240,11 @@ class Jobs:
         return job
 
     def run(self, job_id: str) -> Job:
-        """The worker: take the queued job, do it, record how it ended."""
+        """The worker: take the queued job, do it, record how it ended. It runs at a lower priority
+        (``WORKER_NICE``): a search typed while the bundled model embeds in the background (the second
+        stage of indexing, operations/staged.py) is not slowed by it."""
+        with contextlib.suppress(OSError, AttributeError):  # os.nice: POSIX only
+            os.nice(WORKER_NICE)
         store = self._store()
         queued = store.get_job(job_id)
         started = (
