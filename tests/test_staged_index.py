@@ -11,6 +11,7 @@ import pytest
 
 from retrievo import Config, Engine
 from retrievo.embed.local import MODEL_ID as MINILM_ID
+from retrievo.embed.local import MiniLMEmbedder
 from retrievo.embed.static import MODEL_ID as STATIC_ID
 from retrievo.models import Job
 from retrievo.operations.jobs import Jobs
@@ -73,6 +74,8 @@ def test_between_the_stages_searches_read_the_static_model_and_say_so(
         assert done.job.parameters["model"] == "local" and done.report.chunks_embedded == 3
         moving = migration(engine, config.collection)
         assert moving is not None and moving[0] == MINILM_ID
+        engine.warm_up()  # the model that embeds this collection's queries: the static one
+        assert isinstance(engine.embedder, MiniLMEmbedder) and engine.embedder._session is None  # not loaded
         found = engine.search("boiling noodles for dinner", explain=True)
         assert found.model_id == STATIC_ID and found.hits[0].chunk.path.endswith("pasta.md")
         engine.regenerate(model="local")  # what the worker does

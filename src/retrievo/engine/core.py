@@ -341,9 +341,9 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
         """How far the store's writes have reached (with read replicas: pass it back to read them)."""
         return self._open_store(create=False).position()
 
-    def warm_up(self) -> float:
-        """Load the embedding model now; the milliseconds it took."""
-        return self._pool.default_queries.warm_up()
+    def warm_up(self, collection: str | None = None) -> float:
+        """Load the model that embeds ``collection``'s queries now; the milliseconds it took."""
+        return self._warm_queries(collection).warm_up()
 
     # Reading: context, documents, similar chunks -----------------------------------------------
 

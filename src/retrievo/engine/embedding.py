@@ -22,7 +22,14 @@ import numpy.typing as npt
 from retrievo.embed.base import Embedder
 from retrievo.engine.indexing import IndexProgress, NoProgress
 from retrievo.engine.verify import FIXABLE, VerifyReport, verify
-from retrievo.errors import Cancelled, ConfigError, EmbedderUnavailable, IndexLockedError, ModelMismatchError
+from retrievo.errors import (
+    Cancelled,
+    ConfigError,
+    EmbedderUnavailable,
+    IndexLockedError,
+    ModelMismatchError,
+    RetrievoError,
+)
 from retrievo.models import IndexReport, Kind, RegenerateReport
 from retrievo.search.answer.coverage import unavailable_reason
 from retrievo.search.query import EmbedQuery
@@ -31,6 +38,7 @@ from retrievo.store.base import SharesEmbedding, Store
 if TYPE_CHECKING:
     from retrievo.config import Config
     from retrievo.embed.pool import ModelPool
+    from retrievo.embed.queries import QueryEmbedder
 
 EMBED_WRITE_BATCH = 256
 SHARED_BATCH = 64  # chunks a server of a tier claims at once (retrievo.store.postgres.shared_embedding)
@@ -72,6 +80,17 @@ class EmbeddingLifecycle:
 
     def _check_model(self, store: Store, collection: str) -> None:
         self._collection_embedder(store, collection)
+
+    def _warm_queries(self, collection: str | None) -> QueryEmbedder:
+        """The query embedder a search of ``collection`` uses: its model's (a collection served by the static
+        model between the stages of indexing does not load the bundled one); the configured model's where
+        the collection cannot be read (the search itself then says why)."""
+        try:
+            embedder = self._collection_embedder(*self._collection_store(collection))
+        except RetrievoError:  # no index yet, no such collection, its model out of reach
+            return self._pool.default_queries
+        queries = self._pool.queries(embedder.model_id) if embedder is not None else None
+        return queries or self._pool.default_queries
 
     def _query_fn(self, store: Store, collection: str) -> tuple[EmbedQuery, str | None]:
         """How to embed a query for this collection, and why the semantic arm cannot run (or None)."""

@@ -69,7 +69,7 @@ def search(
     with _errors():
         engine = _engine(db, collection, store=store, fusion=fusion)
         # Loading the model is timed apart, so the search time shown is the search's own.
-        load_ms = engine.warm_up() if mode != SearchMode.KEYWORD else 0.0
+        load_ms = engine.warm_up(collection) if mode != SearchMode.KEYWORD else 0.0
         result = engine.search(
             query,
             limit=max(limit, 50) if group else limit,  # distinct files count against limit
