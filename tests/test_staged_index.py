@@ -72,13 +72,15 @@ def test_between_the_stages_searches_read_the_static_model_and_say_so(
         done = index_in_stages(engine, [str(write_pages(tmp_path / "notes"))], None, jobs=Queued(engine))
         assert isinstance(done.job, Job) and done.job.kind == "regenerate"
         assert done.job.parameters["model"] == "local" and done.report.chunks_embedded == 3
+        assert done.job.parameters["drop_old"] is True  # the static vectors go once the move is done
         moving = migration(engine, config.collection)
         assert moving is not None and moving[0] == MINILM_ID
         engine.warm_up()  # the model that embeds this collection's queries: the static one
         assert isinstance(engine.embedder, MiniLMEmbedder) and engine.embedder._session is None  # not loaded
         found = engine.search("boiling noodles for dinner", explain=True)
         assert found.model_id == STATIC_ID and found.hits[0].chunk.path.endswith("pasta.md")
-        engine.regenerate(model="local")  # what the worker does
+        moved = engine.regenerate(model="local", drop_old=True)  # what the worker does
+        assert moved.switched and moved.vectors_dropped == 3
         assert migration(engine, config.collection) is None
         assert engine.search("boiling noodles for dinner").model_id == MINILM_ID
         assert not in_stages(engine, None, embed=True)  # a collection with vectors: one stage from now on

@@ -11,7 +11,8 @@ index` goes in two stages:
 2. a background job (``operations/jobs.py``, `retrievo job ID --follow`) migrates the collection to the
    transformer (``Engine.regenerate(model=...)``): its vectors are made beside the static ones while
    searches go on with the static model, and the collection switches in one transaction when every chunk
-   has one (an interrupted job resumes where it stopped; `retrievo status` shows the migration).
+   has one (an interrupted job resumes where it stopped; `retrievo status` shows the migration); the
+   static vectors are then deleted (another collection still served by the static model keeps its own).
 
 Every search reads one model's vectors, the one serving the collection at that moment, and says which
 (``--explain``, `retrievo status`); adaptive fusion weighs each model's arm by its own fitted bias
@@ -72,7 +73,9 @@ def index_in_stages(
     target = engine.require_model(TRANSFORMER)
     store, _ = engine.collection_store(name)
     store.set_shadow_model(name, target.model_id, target.dimensions)
-    return StagedIndex(report, (jobs or Jobs(engine)).submit_regenerate(name, model=TRANSFORMER))
+    return StagedIndex(
+        report, (jobs or Jobs(engine)).submit_regenerate(name, model=TRANSFORMER, drop_old=True)
+    )
 
 
 def migration(engine: Engine, collection: str) -> tuple[str, int] | None:
