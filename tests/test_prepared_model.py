@@ -122,3 +122,19 @@ def test_describe_reads_the_saved_kernels_without_probing(
     described = MiniLMEmbedder(prepared_dir=tmp_path).describe()
     assert described["kernels"] == loaded.kernels
     assert described["cpu"]["exact"] == loaded.describe()["cpu"]["exact"]
+
+
+def test_a_fallback_graph_is_not_saved_as_the_one_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The integer rewrite failing once (here: refused) serves the float graph, which is not saved under the
+    integer setting's name: the next load tries the integer graph again."""
+
+    def refused(*args: object, **kwargs: object) -> bytes:
+        raise RuntimeError("a passing failure")
+
+    monkeypatch.setattr(integer, "integer_model", refused)
+    fallback = MiniLMEmbedder(prepared_dir=tmp_path, kernels="integer")
+    fallback.embed_query("parental leave")
+    assert fallback.kernels == "float"
+    assert not list(tmp_path.glob("*.onnx")) and not list(tmp_path.glob(".*"))  # nothing saved, nothing left

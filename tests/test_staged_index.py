@@ -145,3 +145,40 @@ def test_watch_indexes_a_new_collection_in_stages_then_keeps_it_current(tmp_path
     finally:
         watcher.terminate()
         watcher.communicate(timeout=30)  # reaped, its pipe closed
+
+
+def test_a_move_that_cannot_load_its_model_fails_says_why_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRIEVO_DEVICE", "cuda")  # no GPU here: the bundled model will not load
+    config = Config(db=tmp_path / "i.db", staged="on", cache_dir=tmp_path / "cache")
+    with Engine(config) as engine:
+        jobs = Queued(engine)
+        done = index_in_stages(engine, [str(write_pages(tmp_path / "notes"))], None, jobs=jobs)
+        assert done.job is not None
+        failed = jobs.run(done.job.job_id)
+        assert failed.status == "failed" and failed.error is not None, failed
+        assert (
+            "could not be loaded" in failed.error and "still serves retrievo-static-minilm-v1" in failed.error
+        )
+        assert migration(engine, config.collection) is not None  # still moving: status says so
+        assert engine.search("boiling noodles for dinner").model_id == STATIC_ID  # searches go on
+    monkeypatch.setenv("RETRIEVO_DEVICE", "cpu")
+    with Engine(config) as engine:
+        jobs = Queued(engine)
+        resumed = jobs.run(jobs.resume(failed.job_id).job_id)
+        assert resumed.status == "done" and resumed.result is not None and resumed.result["switched"]
+        assert migration(engine, config.collection) is None
+        assert engine.search("boiling noodles for dinner").model_id == MINILM_ID
+
+
+def test_a_first_stage_that_embeds_nothing_new_still_queues_the_move(tmp_path: Path) -> None:
+    config = Config(db=tmp_path / "i.db", staged="on", cache_dir=tmp_path / "cache")
+    notes = write_pages(tmp_path / "notes")
+    with Engine(config) as engine:
+        index_in_stages(engine, [str(notes)], "first", jobs=Queued(engine))
+        # the same texts into a second collection: every static vector is reused, none embedded
+        again = index_in_stages(engine, [str(notes)], "second", jobs=Queued(engine))
+        assert again.report.chunks_embedded == 0 and again.job is not None
+        moving = migration(engine, "second")
+        assert moving is not None and moving[0] == MINILM_ID

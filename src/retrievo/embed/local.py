@@ -192,7 +192,10 @@ class MiniLMEmbedder(Embedder):
 
             session = ort.InferenceSession(float_model(path), options, providers=["CPUExecutionProvider"])
         if prepared is not None and staged is not None:
-            prepared.save(staged, self.kernels, self._run(session, [CHECK_TEXT]))
+            if self.kernels == chosen:  # the graph asked for, not a fallback a passing failure caused
+                prepared.save(staged, self.kernels, self._run(session, [CHECK_TEXT]))
+            else:
+                prepared.drop(staged)
         return session
 
     def _gpu_session(self, path: Any) -> Any:

@@ -26,6 +26,8 @@ import hashlib
 import json
 import logging
 import os
+import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,7 @@ log = logging.getLogger(__name__)
 CHECK_TEXT = "def search(query): return the passages that answer it, with their citations"
 # The modules whose code shapes the saved graph: a change to any of them names a new file.
 _SOURCES = ("integer.py", "kernels.py", "local.py", "prepared.py")
+STALE_S = 3600.0  # a temporary file this old is a killed loader's
 
 
 class Prepared:
@@ -51,14 +54,24 @@ class Prepared:
         self.record = folder / f"{self.key}.json"
 
     def staging(self) -> Path | None:
-        """A temporary path for ONNX Runtime to write the optimised graph to while it builds the session;
-        None where the folder cannot be made (no saving)."""
+        """A temporary path of its own for ONNX Runtime to write the optimised graph to while it builds
+        the session (another loader, in this process or another, has its own); None where the folder
+        cannot be made (no saving). What a killed loader left there over an hour ago is removed."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+            for stale in self.folder.glob(f".{self.key}.*.tmp"):
+                with contextlib.suppress(OSError):
+                    if time.time() - stale.stat().st_mtime > STALE_S:
+                        stale.unlink()
         except OSError as exc:
             log.debug("no saved model graph: %s", exc)
             return None
-        return self.folder / f".{self.key}.{os.getpid()}.onnx.tmp"
+        return self.folder / f".{self.key}.{os.getpid()}.{uuid.uuid4().hex[:8]}.onnx.tmp"
+
+    def drop(self, staged: Path) -> None:
+        """Forget a staged graph that is not to be kept (a fallback, not the graph asked for)."""
+        with contextlib.suppress(OSError):
+            staged.unlink(missing_ok=True)
 
     def load(
         self, open_session: Callable[[Path], Any], embed: Callable[[Any], np.ndarray]
@@ -92,7 +105,7 @@ class Prepared:
     def save(self, staged: Path, kernels: str, check: np.ndarray) -> None:
         """Keep the graph ONNX Runtime wrote to ``staged`` (its check vector and kernels beside it)."""
         record = {"kernels": kernels, "check": np.asarray(check, dtype=np.float32).tolist(), "cpu": cpu()}
-        temporary = self.record.with_name(f".{self.key}.{os.getpid()}.json.tmp")
+        temporary = staged.with_name(staged.name.removesuffix(".onnx.tmp") + ".json.tmp")
         try:
             if not staged.exists():
                 return

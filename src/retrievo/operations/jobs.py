@@ -34,7 +34,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from retrievo.errors import Cancelled, ConfigError, RetrievoError
+from retrievo.errors import Cancelled, ConfigError, EmbedderUnavailable, RetrievoError
 from retrievo.models import Job
 from retrievo.secrets import redact
 
@@ -45,7 +45,9 @@ if TYPE_CHECKING:
 HEARTBEAT_S = 1.0
 STALE_AFTER_S = float(os.environ.get("RETRIEVO_JOB_STALE_S", "15"))
 POLL_S = 1.0  # how often an idle server looks for tier jobs (a submission through it wakes it at once)
-WORKER_NICE = 10  # how much a detached worker (`retrievo job run`) yields to the user's commands (os.nice)
+WORKER_NICE = (
+    10  # how much a detached worker (`retrievo job run`; not a server's) yields to the user (os.nice)
+)
 LIVE = ("queued", "running", "cancelling")
 ENDED = ("done", "failed", "cancelled", "interrupted")
 RESUME_AFTER = "resume_after_key"
@@ -240,9 +242,10 @@ class Jobs:
         return job
 
     def run(self, job_id: str) -> Job:
-        """The worker: take the queued job, do it, record how it ended. It runs at a lower priority
-        (``WORKER_NICE``): a search typed while the bundled model embeds in the background (the second
-        stage of indexing, operations/staged.py) is not slowed by it."""
+        """The detached worker: take the queued job, do it, record how it ended. It runs at a lower priority
+        (``WORKER_NICE``), so a search typed while the bundled model embeds in the background (the second
+        stage of indexing, operations/staged.py) gets the cores first. (A server's ``JobTaker`` runs jobs
+        in the server's own process, at its priority.)"""
         with contextlib.suppress(OSError, AttributeError):  # os.nice: POSIX only
             os.nice(WORKER_NICE)
         store = self._store()
@@ -277,6 +280,9 @@ class Jobs:
                 report = self.engine.regenerate(
                     job.collection, progress=progress, after_key=resumed, **parameters
                 )
+                if report.embed_error and not report.switched and parameters.get("model"):
+                    # a move that could not switch (its model would not load): failed, and resumable
+                    raise EmbedderUnavailable(report.embed_error)
             elif job.kind == "refresh":
                 report = self.engine.refresh(paths[0], collection=job.collection, progress=progress)
             else:

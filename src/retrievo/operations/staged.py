@@ -11,8 +11,8 @@ index` goes in two stages:
 2. a background job (``operations/jobs.py``, `retrievo job ID --follow`) migrates the collection to the
    transformer (``Engine.regenerate(model=...)``): its vectors are made beside the static ones while
    searches go on with the static model, and the collection switches in one transaction when every chunk
-   has one (an interrupted job resumes where it stopped; `retrievo status` shows the migration); the
-   static vectors are then deleted (another collection still served by the static model keeps its own).
+   has one (an interrupted or failed job resumes with `retrievo job resume ID`; `retrievo status` shows
+   the migration); the static vectors are then deleted, unless another collection uses the static model.
 
 Every search reads one model's vectors, the one serving the collection at that moment, and says which
 (``--explain``, `retrievo status`); adaptive fusion weighs each model's arm by its own fitted bias
@@ -67,11 +67,16 @@ def index_in_stages(
     name = collection or engine.config.collection
     with Engine(replace(engine.config, embedder=STATIC, collection=name)) as first:
         report = first.index(list(paths), **options)
-    if report.embed_error or not report.chunks_embedded:
-        return StagedIndex(report)  # nothing served by the static model: no migration to queue
+    # Queued whenever the collection came out served by the static model, whatever stage one embedded
+    # (nothing, where every vector was reused or every file skipped): never left on it with nothing moving.
+    # Not where another indexer made it the bundled model's meanwhile, nor where nothing is served yet.
+    store = engine.open_store(create=True, collection=name)
+    info = store.get_collection(name)
+    static = engine.require_model(STATIC).model_id
+    if info is None or info.model_id != static or info.shadow_model_id is not None:
+        return StagedIndex(report)
     # Said at once (`retrievo status`), not only once the worker starts: the collection is moving.
     target = engine.require_model(TRANSFORMER)
-    store, _ = engine.collection_store(name)
     store.set_shadow_model(name, target.model_id, target.dimensions)
     return StagedIndex(
         report, (jobs or Jobs(engine)).submit_regenerate(name, model=TRANSFORMER, drop_old=True)

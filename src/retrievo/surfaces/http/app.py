@@ -178,5 +178,5 @@ def from_environment() -> FastAPI:
     """The app for ``uvicorn --factory`` with several workers: engine and serve settings from the environment."""
     configure_logging()
     engine = Engine(Config.from_env())
-    engine.warm_up()  # each worker loads the model before it takes requests, as a single process does
+    engine.warm_up()  # each worker loads the default collection's model before it takes requests, as one process does
     return build_app(engine, serve_settings.load(None, {}))
