@@ -2,10 +2,11 @@
 then the first search, against an older checkout (the same commands from its ``src/``).
 
 With stages (operations/staged.py, the default) `index` returns once every chunk has the static model's
-vector; the bundled model's follow in a background job, timed here too until the collection switches.
-The older checkout embeds every chunk with the bundled model before it returns.
+vector; the bundled model's follow in a background job, timed here too (first run) until the collection
+switches. The older checkout embeds every chunk with the bundled model before it returns. Each side runs
+``--runs`` times on fresh indexes; medians.
 
-    .venv/bin/python -m benchmarks.speed.searchable REPO [REPO ...] [--vs /tmp/old] [--json out.json]
+    .venv/bin/python -m benchmarks.speed.searchable REPO [REPO ...] [--vs /tmp/old] [--runs 3] [--json out.json]
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,8 +33,10 @@ def cli(arguments: list[str], db: Path, src: Path | None) -> tuple[float, str]:
     return time.perf_counter() - started, done.stdout
 
 
-def measure(repo: Path, src: Path | None, scratch: Path) -> dict[str, Any]:
-    db = scratch / f"{repo.name}-{'vs' if src else 'here'}.db"
+def measure(repo: Path, src: Path | None, scratch: Path, run: int, follow: bool) -> dict[str, Any]:
+    """One fresh index of ``repo`` and one search; with ``follow``, also until the bundled model's vectors
+    are in (a staged index), else its background job is cancelled so that it does not slow the next run."""
+    db = scratch / f"{repo.name}-{'vs' if src else 'here'}-{run}.db"
     started = time.perf_counter()
     index_s, out = cli(["index", str(repo), "--json"], db, src)
     report = json.loads(out)
@@ -40,16 +44,25 @@ def measure(repo: Path, src: Path | None, scratch: Path) -> dict[str, Any]:
     figures: dict[str, Any] = {"index_s": round(index_s, 2), "first_search_s": round(search_s, 2),
                                "chunks": report["chunks_written"], "searchable_s": round(index_s + search_s, 2)}  # fmt: skip
     job_id = report.get("staged_job_id")
-    while job_id:  # the bundled model's vectors, made in the background: from the start of `index`
+    if job_id and not follow:
+        cli(["job", "cancel", job_id], db, src)
+    while job_id:  # from the start of `index` until the job has ended
         job = json.loads(cli(["job", job_id, "--json"], db, src)[1])
-        if job["status"] not in ("queued", "running"):
-            figures |= {
-                "transformer": job["status"],
-                "transformer_s": round(time.perf_counter() - started, 1),
-            }
+        if job["status"] not in ("queued", "running", "cancelling"):
+            if follow:
+                figures |= {
+                    "transformer": job["status"],
+                    "transformer_s": round(time.perf_counter() - started, 1),
+                }
             break
-        time.sleep(1.0)
+        time.sleep(0.5)
     return figures
+
+
+def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each figure's median over the runs (the first run's for what only it measured)."""
+    keys = [k for k in runs[0] if isinstance(runs[0][k], float) and all(k in r for r in runs)]
+    return runs[0] | {k: round(statistics.median(r[k] for r in runs), 2) for k in keys} | {"runs": len(runs)}
 
 
 def main() -> None:
@@ -58,15 +71,21 @@ def main() -> None:
     )
     parser.add_argument("repos", type=Path, nargs="+")
     parser.add_argument("--vs", type=Path, help="another checkout, run from its src/")
+    parser.add_argument("--runs", type=int, default=3, help="fresh indexes a side; medians reported")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="searchable-") as scratch:
         for repo in args.repos:
-            here = measure(repo.resolve(), None, Path(scratch))
+            here = medians(
+                [measure(repo.resolve(), None, Path(scratch), n, n == 0) for n in range(args.runs)]
+            )
             row: dict[str, Any] = {"here": here}
             if args.vs:
-                row["vs"] = measure(repo.resolve(), args.vs, Path(scratch))
+                row["vs"] = medians(
+                    [measure(repo.resolve(), args.vs, Path(scratch), n, False) for n in range(args.runs)]
+                )
+                row["ratio_index"] = round(row["vs"]["index_s"] / here["index_s"], 1)
                 row["ratio_searchable"] = round(row["vs"]["searchable_s"] / here["searchable_s"], 1)
             results[repo.name] = row
             print(repo.name, json.dumps(row), flush=True)
