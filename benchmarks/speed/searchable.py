@@ -54,9 +54,21 @@ def measure(repo: Path, src: Path | None, scratch: Path, run: int, follow: bool)
                     "transformer": job["status"],
                     "transformer_s": round(time.perf_counter() - started, 1),
                 }
+            gone(job.get("pid"))  # its worker has left: nothing of it runs beside the next run
             break
         time.sleep(0.5)
     return figures
+
+
+def gone(pid: int | None, timeout_s: float = 60.0) -> None:
+    """Wait until process ``pid`` has exited."""
+    deadline = time.monotonic() + timeout_s
+    while pid and time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return
+        time.sleep(0.2)
 
 
 def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
