@@ -15,22 +15,18 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.speed.startup import timed
+
 QUERY = "how does the router match a request to its handler"
 
 
 def cli(arguments: list[str], db: Path, src: Path | None) -> tuple[float, str]:
-    env = dict(os.environ) | ({"PYTHONPATH": str(src / "src")} if src else {})
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "retrievo.surfaces.cli", *arguments, "--db", str(db)],
-                          capture_output=True, text=True, check=True, env=env)  # fmt: skip
-    return time.perf_counter() - started, done.stdout
+    return timed([*arguments, "--db", str(db)], src)
 
 
 def measure(repo: Path, src: Path | None, scratch: Path, run: int, follow: bool) -> dict[str, Any]:

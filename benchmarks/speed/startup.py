@@ -38,11 +38,16 @@ def commands(db: Path, query: str) -> dict[str, list[str]]:
     }
 
 
-def run(arguments: list[str], src: Path | None) -> float:
+def timed(arguments: list[str], src: Path | None) -> tuple[float, str]:
+    """One CLI call in a fresh process (from ``src``'s checkout when given): its wall seconds and output."""
     env = dict(os.environ) | ({"PYTHONPATH": str(src / "src")} if src else {})
     started = time.perf_counter()
-    subprocess.run([*CLI, *arguments], capture_output=True, check=True, env=env)
-    return time.perf_counter() - started
+    done = subprocess.run([*CLI, *arguments], capture_output=True, text=True, check=True, env=env)
+    return time.perf_counter() - started, done.stdout
+
+
+def run(arguments: list[str], src: Path | None) -> float:
+    return timed(arguments, src)[0]
 
 
 def main() -> None:

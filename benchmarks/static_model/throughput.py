@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from retrievo.embed.base import Embedder
+from retrievo.embed.kernels import cpu_identity
 from retrievo.embed.local import MiniLMEmbedder
 from retrievo.embed.static import StaticEmbedder
 from retrievo.evaluation.beir import load_beir
@@ -53,16 +54,6 @@ def measure(embedder: Embedder, texts: list[str], queries: list[str], repeat: in
     }
 
 
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -83,7 +74,7 @@ def main() -> None:
     static, minilm = results
     report = {
         "data": f"{args.data.name}: the first {len(texts)} abstracts; {len(queries)} test queries",
-        "machine": f"{cpu_name()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "machine": f"{cpu_identity()[0]}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
         "models": results,
         # other work on the machine slows both models; read figures taken under load with care

@@ -32,7 +32,7 @@ import numpy as np
 from retrievo.embed.base import Embedder, ProgressCallback, Vectors
 from retrievo.embed.device import choose_device, device_setting
 from retrievo.embed.kernels import SETTINGS, choose, exact, kernels_setting
-from retrievo.embed.prepared import CHECK_TEXT, Prepared
+from retrievo.embed.prepared import CHECK_TEXT, Prepared, runtime_version
 from retrievo.errors import ConfigError, EmbedderUnavailable
 
 if TYPE_CHECKING:
@@ -106,15 +106,16 @@ class MiniLMEmbedder(Embedder):
 
     def _saved(self) -> tuple[str, dict[str, Any]] | None:
         """The kernels and CPU recorded with this setting's saved graph (``embed/prepared.py``), if any."""
-        from importlib.metadata import PackageNotFoundError, version
+        prepared = self._prepared()
+        return prepared.saved() if prepared is not None else None
 
-        if self.prepared_dir is None:
+    def _prepared(self) -> Prepared | None:
+        """This setting's saved graph on this runtime; None where nothing is saved (no folder, or a runtime
+        packaged under another name: its version is read one way for loading and for ``describe``)."""
+        runtime = runtime_version()
+        if self.prepared_dir is None or runtime is None:
             return None
-        try:
-            runtime = version("onnxruntime")
-        except PackageNotFoundError:
-            return None
-        return Prepared(self.prepared_dir, MODEL_SHA256, self.setting, runtime).saved()
+        return Prepared(self.prepared_dir, MODEL_SHA256, self.setting, runtime)
 
     def plan_batches(self, texts: Sequence[str], order: Sequence[int]) -> list[list[int]]:
         batches: list[list[int]] = []
@@ -167,9 +168,9 @@ class MiniLMEmbedder(Embedder):
     def _cpu_session(self, ort: Any, options: Any, path: Any) -> Any:
         """The session on the kernels chosen here: read from the graph saved on an earlier load where
         there is one (``embed/prepared.py``), else built (and saved for the next load)."""
-        prepared = staged = None
-        if self.prepared_dir is not None:
-            prepared = Prepared(self.prepared_dir, MODEL_SHA256, self.setting, ort.__version__)
+        staged = None
+        prepared = self._prepared()
+        if prepared is not None:
 
             def open_saved(graph: Path) -> Any:
                 saved = _options(ort)

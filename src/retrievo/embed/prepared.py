@@ -124,6 +124,17 @@ class Prepared:
                 path.unlink(missing_ok=True)
 
 
+def runtime_version() -> str | None:
+    """The installed ONNX Runtime's version, read from its package (no import: ``describe`` stays light);
+    None for a runtime packaged under another name (``onnxruntime-gpu``): nothing is saved for it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("onnxruntime")
+    except PackageNotFoundError:
+        return None
+
+
 def _key(model_sha256: str, setting: str, runtime_version: str) -> str:
     name, features = cpu_identity()
     digest = hashlib.sha256(json.dumps([model_sha256, setting, runtime_version, name, features]).encode())
