@@ -30,11 +30,15 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 def _environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Side indexes and the prepared model graph (embed/prepared.py) go to this session's temporary
     folder, not the home folder; engines and CLI calls in subprocesses inherit it, and the setting below."""
-    before = {name: os.environ.get(name) for name in ("RETRIEVO_CACHE_DIR", "RETRIEVO_STAGED")}
+    before = {
+        name: os.environ.get(name) for name in ("RETRIEVO_CACHE_DIR", "RETRIEVO_STAGED", "RETRIEVO_DAEMON")
+    }
     os.environ["RETRIEVO_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
     # `retrievo index` in one stage, as the tests written before stages expect; tests/test_staged_index.py
     # turns stages on (their default) and checks them.
     os.environ["RETRIEVO_STAGED"] = "off"
+    # every `retrievo` call in its own process; tests/test_resident.py turns the resident process on
+    os.environ["RETRIEVO_DAEMON"] = "off"
     yield
     for name, value in before.items():
         if value is None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import json
 import threading
 from collections.abc import Sequence
@@ -127,6 +128,13 @@ class StaticEmbedder(Embedder):
         return self._float
 
 
+def preload() -> None:
+    """The shipped table read now (the CLI's resident process does, so that its calls do not)."""
+    _load_table(table_folder())
+
+
+# One reading per process: the table is never written, and every embedder of one folder shares it.
+@functools.cache
 def _load_table(
     folder: Path,
 ) -> tuple[tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]], Any, int]:
@@ -148,7 +156,7 @@ def _load_table(
             data = (folder / f"{name}.npy").read_bytes()
             if hashlib.sha256(data).hexdigest() != manifest["sha256"][name]:
                 raise ValueError(f"{name}.npy is not the file its manifest names")
-            arrays[name] = np.load(folder / f"{name}.npy", allow_pickle=False)
+            arrays[name] = np.load(io.BytesIO(data), allow_pickle=False)
     except (OSError, ValueError, KeyError) as exc:
         raise EmbedderUnavailable(
             f"the static model's table in {folder} cannot be read ({exc}); reinstall retrievo "

@@ -18,7 +18,7 @@ import click
 # (tests/test_cli.py holds this table to what the modules register).
 LAZY_COMMANDS = {
     "baseline": "history", "chunks": "collections", "collection": "collections", "context": "search",
-    "deps": "code", "docs": "collections", "document": "history", "drop-vectors": "lifecycle",
+    "daemon": "serve", "deps": "code", "docs": "collections", "document": "history", "drop-vectors": "lifecycle",
     "elements": "records", "embed": "index", "eval": "evaluate", "index": "index", "job": "jobs",
     "jobs": "jobs", "keys": "serve", "locate": "code", "mcp": "serve", "migrate": "store",
     "neighbours": "similar", "prune": "history", "regenerate": "lifecycle", "registry": "registry",

@@ -267,3 +267,36 @@ def mcp(
             allow_refresh=not no_refresh,
             toolsets=picked,
         )
+
+
+@main.command("daemon")
+@click.option("--stop", is_flag=True, help="Stop them (each finishes the calls it is running first).")
+@json_option
+def daemon(stop: bool, as_json: bool) -> None:
+    """The resident processes that serve short calls (search, locate, status, …) for this user.
+
+    The first short call starts one in the background; later ones are served by it without loading
+    Python's libraries and the models again. RETRIEVO_DAEMON=off runs every call in its own process;
+    each leaves after RETRIEVO_DAEMON_IDLE_S (600) seconds without a call.
+    """
+    from retrievo.surfaces.cli import resident
+
+    place = resident.folder()
+    found = []
+    for path in sorted(place.glob("*.sock")) if place else []:
+        answer = resident.ask(str(path), "stop" if stop else "ping")
+        if answer:
+            found.append(answer)
+    if as_json:
+        click.echo(json.dumps({"enabled": resident.enabled(), "folder": str(place), "processes": found}))
+        return
+    if not resident.enabled():
+        out.print("resident processes are off here (RETRIEVO_DAEMON=off, or not Linux)")
+    for answer in found:
+        out.print(
+            f"pid {answer['pid']}: {answer['served']} call(s) served, {answer['running']} running"
+            + (", stopping" if answer["stopping"] else "")
+            + f" ({answer['socket']})"
+        )
+    if not found:
+        out.print(f"no resident process ({place or 'no private folder for one'})")

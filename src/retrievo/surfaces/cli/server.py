@@ -1,0 +1,277 @@
+"""The resident process that serves short `retrievo` calls (``resident.py`` says what and why).
+
+One thread, one loop: it accepts a call, forks a child for it and waits, through a pidfd, for the child
+to end, then sends its exit status back. A child is the caller's process in all but name: the caller's
+streams (received over the socket), folder, environment and umask, and a fresh import of the command line
+(its consoles read the caller's terminal). A caller that goes away takes its child with it (SIGTERM).
+Only this user may connect (the folder is private, and the peer's uid is checked)."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import importlib
+import json
+import os
+import selectors
+import signal
+import socket
+import struct
+import sys
+import time
+import traceback
+from typing import IO, Any
+
+from retrievo.surfaces.cli.resident import _HEADER
+
+MAX_REQUEST = 1 << 20  # a call's arguments and environment; more is refused
+IDLE_S = 600.0
+# What the resident process imports before it serves (not the CLI's own modules: they make their consoles,
+# which read the terminal, when imported; a child imports them for its caller's terminal).
+PRELOAD = (
+    "numpy", "apsw", "click", "rich.console", "rich.table", "rich.markup", "rich.syntax", "rich.panel",
+    "retrievo.engine", "retrievo.embed.static", "retrievo.embed.local", "retrievo.surfaces.serialize",
+    "retrievo.surfaces.filters", "retrievo.surfaces.present", "onnxruntime", "tokenizers",
+)  # fmt: skip
+
+
+def serve() -> None:
+    """The resident process (``sys.argv[1]``: its socket). Leaves when idle, stopped, or its socket is
+    taken away."""
+    Resident(sys.argv[1], float(os.environ.get("RETRIEVO_DAEMON_IDLE_S", IDLE_S)), PRELOAD).serve()
+
+
+class Resident:
+    def __init__(self, path: str, idle_s: float, preload: tuple[str, ...]) -> None:
+        self.path, self.idle_s, self.preload = path, idle_s, preload
+        self.children: dict[int, tuple[int, socket.socket]] = {}  # pid → (pidfd, the caller's socket)
+        self.stopping = False
+        self.served = 0
+        self.started = time.time()
+        self._inode = -1
+        self._selector = selectors.DefaultSelector()
+        self._closing: list[Any] = []  # what a child closes first
+
+    def serve(self) -> None:
+        descriptor = os.open(self.path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # another process serves this socket, or is starting to
+            os.close(descriptor)
+            return
+        self._closing.append(descriptor)
+        try:
+            self._load()
+            listener = self._listen()
+            try:
+                self._loop(listener)
+            finally:
+                listener.close()
+                if self._ours():
+                    os.unlink(self.path)
+        finally:
+            os.close(descriptor)
+
+    def _load(self) -> None:
+        for name in self.preload:
+            try:
+                importlib.import_module(name)
+            except Exception:
+                continue
+        try:
+            from retrievo.embed.static import preload
+
+            preload()
+        except Exception:
+            pass
+
+    def _listen(self) -> socket.socket:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)  # a socket left by a process that was killed (the lock says none serves it)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        mask = os.umask(0o177)
+        try:
+            listener.bind(self.path)
+        finally:
+            os.umask(mask)
+        listener.listen(64)
+        self._inode = os.stat(self.path).st_ino
+        signal.signal(signal.SIGTERM, lambda *_: setattr(self, "stopping", True))
+        self._selector.register(listener, selectors.EVENT_READ, ("listen", 0))
+        self._closing += [listener, self._selector]
+        return listener
+
+    def _ours(self) -> bool:
+        try:
+            return os.stat(self.path).st_ino == self._inode
+        except OSError:
+            return False
+
+    def _loop(self, listener: socket.socket) -> None:
+        last = time.monotonic()
+        while True:
+            if not self.children and (
+                self.stopping or time.monotonic() - last > self.idle_s or not self._ours()
+            ):
+                return
+            for event, _ in self._selector.select(timeout=1.0):
+                kind, pid = event.data
+                if kind == "listen":
+                    last = time.monotonic()
+                    self._accept(listener)
+                elif kind == "child":
+                    self._reap(pid)
+                else:
+                    self._caller_left(pid)
+
+    def _accept(self, listener: socket.socket) -> None:
+        try:
+            link, _ = listener.accept()
+        except OSError:
+            return
+        fds: list[int] = []
+        try:
+            link.settimeout(5)
+            _, uid, _ = struct.unpack("3i", link.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+            if uid != os.getuid():
+                raise PermissionError(f"uid {uid} may not use this process")
+            request, fds = _receive(link)
+            if request.get("op") == "run" and not self.stopping and len(fds) == 3:
+                self._fork(link, request, fds)
+                return
+            _send(link, self._answer(request))
+        except (OSError, ValueError):
+            pass
+        for fd in fds:
+            os.close(fd)
+        link.close()
+
+    def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("op") == "stop":
+            self.stopping = True
+        if request.get("op") in {"ping", "stop"}:
+            return {
+                "pid": os.getpid(), "socket": self.path, "started": self.started, "served": self.served,
+                "running": len(self.children), "children": sorted(self.children), "stopping": self.stopping,
+            }  # fmt: skip
+        return {"refused": "stopping" if self.stopping else "not a call this process serves"}
+
+    def _fork(self, link: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            code = 70
+            try:
+                code = self._child(link, request, fds)
+            finally:
+                os._exit(code)
+        for fd in fds:
+            os.close(fd)
+        self.served += 1
+        pidfd = os.pidfd_open(pid)
+        self.children[pid] = (pidfd, link)
+        self._selector.register(pidfd, selectors.EVENT_READ, ("child", pid))
+        try:
+            _send(link, {"pid": pid})
+            self._selector.register(link, selectors.EVENT_READ, ("caller", pid))
+        except OSError:
+            self._caller_left(pid)
+
+    def _reap(self, pid: int) -> None:
+        pidfd, link = self.children.pop(pid)
+        self._selector.unregister(pidfd)
+        os.close(pidfd)
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        with contextlib.suppress(OSError):
+            _send(link, {"exit": code if code >= 0 else 128 - code})
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(link)
+        link.close()
+
+    def _caller_left(self, pid: int) -> None:
+        """The caller's socket is readable: it has gone (nothing else comes on it). Its child follows."""
+        _, link = self.children[pid]
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(link)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+
+    def _child(self, link: socket.socket, request: dict[str, Any], fds: list[int]) -> int:
+        """The caller's command, run as the caller would have run it; its exit status."""
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for thing in self._closing:
+            with contextlib.suppress(OSError):
+                os.close(thing) if isinstance(thing, int) else thing.close()
+        for _, other in self.children.values():
+            other.close()
+        link.close()
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        streams = request.get("streams") or [None, None, None]
+        sys.stdin = _stream(0, "r", streams[0], line=False)
+        sys.stdout = _stream(1, "w", streams[1], line=os.isatty(1))
+        sys.stderr = _stream(2, "w", streams[2], line=True)
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.umask(int(request["umask"]))
+        sys.argv = ["retrievo", *request["argv"]]
+        code = 1
+        try:
+            os.chdir(request["cwd"])
+            from retrievo.surfaces.cli.app import main
+
+            main(args=list(request["argv"]), prog_name="retrievo")
+            code = 0
+        except SystemExit as exc:
+            code = _exit_code(exc.code)
+        except OSError as exc:
+            print(f"retrievo: {exc}", file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        return code
+
+
+def _exit_code(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _stream(fd: int, mode: str, spec: list[str] | None, line: bool) -> IO[str]:
+    encoding, errors = spec if spec else (None, None)
+    return open(fd, mode, buffering=1 if line else -1, encoding=encoding, errors=errors, closefd=False)
+
+
+def _receive(link: socket.socket) -> tuple[dict[str, Any], list[int]]:
+    data, fds, _, _ = socket.recv_fds(link, 65536, 3)
+    try:
+        if len(data) < _HEADER.size:
+            raise ValueError("a request too short")
+        (size,) = _HEADER.unpack_from(data)
+        if size > MAX_REQUEST:
+            raise ValueError("a request too long")
+        while len(data) < _HEADER.size + size:
+            more = link.recv(min(65536, _HEADER.size + size - len(data)))
+            if not more:
+                raise ValueError("a request cut short")
+            data += more
+        request: dict[str, Any] = json.loads(data[_HEADER.size :])
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return request, fds
+
+
+def _send(link: socket.socket, answer: dict[str, Any]) -> None:
+    link.sendall(json.dumps(answer).encode() + b"\n")
