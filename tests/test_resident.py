@@ -108,6 +108,28 @@ def test_a_first_call_starts_it_and_the_next_are_served_by_it_with_the_same_answ
     assert serving(place)["served"] == 4
 
 
+def test_the_bundled_model_loaded_once_by_the_resident_process_gives_its_children_the_same_vectors(
+    tmp_path: Path, place: Path
+) -> None:
+    env = environment(place)
+    del env["RETRIEVO_EMBEDDER"]  # the bundled model, the default
+    db = tmp_path / "m.db"
+    subprocess.run(
+        [RETRIEVO, "index", str(HANDBOOK), "--db", str(db)], env=env, check=True, capture_output=True
+    )
+    alone = call(dict(env, RETRIEVO_DAEMON="off"), "search", QUERY, "--db", str(db), "--json", "--explain")
+    call(env, "status", "--db", str(db))
+    serving(place)
+    served = [call(env, "search", QUERY, "--db", str(db), "--json", "--explain") for _ in range(2)]
+    assert serving(place)["served"] == 2
+    assert json.loads(alone.stdout)["model_id"] == "all-MiniLM-L6-v2-int8"
+    assert (
+        without_timings(served[0].stdout)
+        == without_timings(served[1].stdout)
+        == without_timings(alone.stdout)
+    )
+
+
 def test_a_call_on_a_terminal_reads_as_it_would_in_its_own_process(index: Path, place: Path) -> None:
     env = environment(place)
     call(env, "status", "--db", str(index))

