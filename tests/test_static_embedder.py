@@ -166,3 +166,43 @@ def test_hybrid_search_weighs_the_static_arm_by_its_own_fitted_bias(tmp_path: Pa
     assert math.log(weights["semantic"]) == pytest.approx(
         math.log(minilm) - (BIAS - MODEL_BIAS[MODEL_ID]), abs=1e-6
     )
+
+
+def real_texts(limit_per_set: int = 1500) -> list[str]:
+    """Documents of the judged sets and chunk-sized windows of semble's repositories (../shared/data)."""
+    from conftest import SHARED_DATA
+
+    texts = []
+    for name in ("scifact", "anthropic_codebase", "cosqa_dev"):
+        with (SHARED_DATA / name / "corpus.jsonl").open(encoding="utf-8") as lines:
+            for _, line in zip(range(limit_per_set), lines, strict=False):
+                document = json.loads(line)
+                texts.append(f"{document.get('title') or ''}\n{document['text']}")
+    files = sorted(path for path in (SHARED_DATA / "semble" / "repos").rglob("*") if path.is_file())
+    for path in files[::7]:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        texts += [text[start : start + 1500] for start in range(0, min(len(text), 9000), 1500)]
+    return texts
+
+
+HOSTILE = [
+    "a\x0cb c\x0bd", "tab\there\r\nnew\x00null\x1fsep\x7fdel", "x" * 150 + " y", "___init___ __eq__",
+    "ID-42:foo.bar(baz)[0]", "UPPER lower MiXeD", "", "   ", "!!!???...", "word " * 700, "a1b2c3 123abc",
+    "\x1c\x1d\x1e file\x1dsep", "naïve café", "emoji 🙂 ok", "crlf\r\n\r\nend\x08bs",
+]  # fmt: skip
+
+
+def test_token_ids_are_the_tokenizers_own_on_real_and_hostile_text() -> None:
+    """The word split done here for ASCII text (StaticEmbedder.token_ids) gives the bundled tokenizer's
+    ids, truncation included, on thousands of real documents and code windows and on hostile text."""
+    static = StaticEmbedder()
+    texts = [*real_texts(), *HOSTILE]
+    tokenizer = static._load()[1]
+    expected = [encoding.ids for encoding in tokenizer.encode_batch(texts, add_special_tokens=False)]
+    assert sum(text.isascii() for text in texts) > 3000
+    assert static.token_ids(texts) == expected
+    assert static.token_ids(texts) == expected  # again, every word's ids now read from the cache
+    assert any(len(ids) == 512 for ids in expected)  # truncated texts among them
