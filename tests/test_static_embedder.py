@@ -206,3 +206,18 @@ def test_token_ids_are_the_tokenizers_own_on_real_and_hostile_text() -> None:
     assert static.token_ids(texts) == expected
     assert static.token_ids(texts) == expected  # again, every word's ids now read from the cache
     assert any(len(ids) == 512 for ids in expected)  # truncated texts among them
+
+
+def test_token_ids_stay_the_tokenizers_when_the_kept_pieces_are_started_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import retrievo.embed.static as static_module
+
+    monkeypatch.setattr(static_module, "KEPT_BYTES", 64)  # every call starts the kept pieces again
+    static = StaticEmbedder()
+    texts = [*HOSTILE, "def parse(self, text): return text.split(',')", "class Parser: pass"]
+    tokenizer = static._load()[1]
+    expected = [encoding.ids for encoding in tokenizer.encode_batch(texts, add_special_tokens=False)]
+    assert static.token_ids(texts) == expected
+    assert static.token_ids(texts[::-1]) == expected[::-1]
+    assert static._kept == sum(map(len, static._pieces)) > 64  # started again, and counted right

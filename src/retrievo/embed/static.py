@@ -20,7 +20,6 @@ import hashlib
 import io
 import itertools
 import json
-import re
 import threading
 from collections.abc import Sequence
 from importlib import resources
@@ -38,14 +37,12 @@ MODEL_ID = "retrievo-static-minilm-v1"
 MAX_TOKENS = 512
 # Texts in one call from which the whole table is made float first (``StaticEmbedder.embed_batch``).
 FLOAT_TABLE_AT = 8
-# ASCII text as BERT's normaliser and pre-tokeniser read it (``StaticEmbedder.token_ids``): control
-# characters other than tab, newline and return are dropped (not spaces: "a\x0cb" is one word), then
-# runs of letters and digits are words and every other printable character (all are punctuation in ASCII)
-# is a word of its own.
-_CONTROL = dict.fromkeys([*range(9), 11, 12, *range(14, 32), 127])
-_CONTROL_FOUND = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_WORD = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
-WORDS_KEPT = 500_000  # distinct words whose ids are kept (a few tens of MB at most)
+# ASCII text as BERT's normaliser reads it (``StaticEmbedder.token_ids``): control characters other
+# than tab, newline and return dropped (not made spaces: "a\x0cb" is one word), then lower case. What
+# whitespace separates is then split further by the pre-tokeniser (each punctuation mark a word) on its
+# own, whatever surrounds it: so a whitespace-separated piece's ids can be read once and kept.
+_CONTROL = bytes([*range(9), 11, 12, *range(14, 32), 127])
+KEPT_BYTES = 32 << 20  # the pieces whose ids are kept, their text's bytes at most (then started again)
 
 
 def table_folder() -> Path:
@@ -81,7 +78,8 @@ class StaticEmbedder(Embedder):
         self._float: npt.NDArray[np.float32] | None = None  # the whole table as float, made for batches
         self._tokenizer: Any = None
         self._unknown = 0
-        self._words: dict[str, list[int]] = {}  # an ASCII word's WordPiece ids (``token_ids``)
+        self._pieces: dict[bytes, list[int]] = {}  # an ASCII piece's WordPiece ids (``token_ids``)
+        self._kept = 0  # their bytes
         self._lock = threading.Lock()
 
     @property
@@ -131,39 +129,53 @@ class StaticEmbedder(Embedder):
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's WordPiece ids (its first ``MAX_TOKENS``), the bundled tokenizer's, without running
-        it over the whole text where the text is ASCII: such a text is split into words here exactly as
-        the tokenizer's normaliser and pre-tokeniser split it (BERT's: control characters dropped, lower
-        case, whitespace between words, each punctuation mark a word of its own), and each distinct word's
-        ids are read from the tokenizer once and kept. The same ids (checked against the tokenizer on the
-        real corpora in tests/test_static_embedder.py), 4-5× faster: the tokenizer over a whole chunk
-        was most of the static model's time. Other texts go through the tokenizer whole."""
+        it over the whole text where the text is ASCII: such a text is cleaned and lower-cased here as
+        the tokenizer's normaliser does, split at whitespace, and each distinct piece's ids are read from
+        the tokenizer once and kept (a piece's ids do not depend on what surrounds it; one cut short at
+        ``MAX_TOKENS`` ends the text anyway). The same ids (checked against the tokenizer on real corpora
+        and hostile text in tests/test_static_embedder.py), several times faster: the tokenizer over
+        whole chunks was most of the static model's time. Other texts go through the tokenizer whole."""
         _, tokenizer = self._load()
         found: list[list[int]] = [[] for _ in texts]
-        words: dict[int, list[str]] = {}
+        pieces: dict[int, list[bytes]] = {}
         whole: list[int] = []
         for row, text in enumerate(texts):
             if text.isascii():
-                clean = text.translate(_CONTROL) if _CONTROL_FOUND.search(text) else text
-                words[row] = _WORD.findall(clean.lower())
+                pieces[row] = text.encode("ascii").translate(None, _CONTROL).lower().split()
             else:
                 whole.append(row)
-        known = self._words
-        missing = list({word for split in words.values() for word in split if word not in known})
-        if missing:
-            if len(known) + len(missing) > WORDS_KEPT:  # a new dict: other threads keep the one they read
-                known = {}
-            for word, encoding in zip(
-                missing, tokenizer.encode_batch(missing, add_special_tokens=False), strict=True
-            ):
-                known[word] = encoding.ids
-            self._words = known
-        for row, split in words.items():
-            found[row] = list(itertools.chain.from_iterable(map(known.__getitem__, split)))[:MAX_TOKENS]
+        known, pending = self._pieces, []
+        for row, split in pieces.items():
+            try:
+                found[row] = list(itertools.chain.from_iterable(map(known.__getitem__, split)))[:MAX_TOKENS]
+            except KeyError:  # a piece not met before: read below, with every other new one, in one call
+                pending.append(row)
+        if pending:
+            known = self._read_pieces(tokenizer, {piece for row in pending for piece in pieces[row]})
+            for row in pending:
+                found[row] = list(itertools.chain.from_iterable(map(known.__getitem__, pieces[row])))[
+                    :MAX_TOKENS
+                ]
         if whole:
             encodings = tokenizer.encode_batch([texts[row] for row in whole], add_special_tokens=False)
             for row, encoding in zip(whole, encodings, strict=True):
                 found[row] = encoding.ids
         return found
+
+    def _read_pieces(self, tokenizer: Any, pieces: set[bytes]) -> dict[bytes, list[int]]:
+        """The kept ids with ``pieces``' added (those not kept yet, read by the tokenizer in one call)."""
+        known = self._pieces
+        missing = [piece for piece in pieces if piece not in known]
+        size = sum(map(len, missing))
+        if self._kept + size > KEPT_BYTES:  # a new dict: another thread keeps the one it read
+            known, self._kept, missing = {}, 0, list(pieces)
+        encodings = tokenizer.encode_batch(
+            [piece.decode("ascii") for piece in missing], add_special_tokens=False
+        )
+        for piece, encoding in zip(missing, encodings, strict=True):
+            known[piece] = encoding.ids
+        self._pieces, self._kept = known, self._kept + sum(map(len, missing))
+        return known
 
     def _float_table(
         self, vectors: npt.NDArray[np.int8], scales: npt.NDArray[np.float32]
