@@ -192,6 +192,9 @@ HOSTILE = [
     "a\x0cb c\x0bd", "tab\there\r\nnew\x00null\x1fsep\x7fdel", "x" * 150 + " y", "___init___ __eq__",
     "ID-42:foo.bar(baz)[0]", "UPPER lower MiXeD", "", "   ", "!!!???...", "word " * 700, "a1b2c3 123abc",
     "\x1c\x1d\x1e file\x1dsep", "naïve café", "emoji 🙂 ok", "crlf\r\n\r\nend\x08bs",
+    "ΟΔΟΣ ΟΔΟΣ. σοφός", " \u0301abc e\u0301", "中文字符 テスト,汉字", "a\u200bb c\ufeffd", "a\u00a0b\u2028c\u3000d",
+    "a\x85b a\x9fb x\x1cy", "İstanbul ǅ ﬁle Straße ＡＢＣ", "👨\u200d👩\u200d👧 family", "مرحبا بالعالم!",
+    "\ufffd replaced", "é" * 150 + " done", "naïve\tcafé\r\nrésumé " * 300,
 ]  # fmt: skip
 
 

@@ -43,11 +43,12 @@ MAX_SOCKET_PATH = 100  # AF_UNIX paths stop at 108 bytes
 
 
 def run() -> None:
-    """The `retrievo` command: handed to the resident process where it may be, else run here."""
+    """The `retrievo` command: handed to the resident process where it may be, else run here (and then
+    a resident process started, after a short call or an `index`: the searches that follow are served)."""
     argv = sys.argv[1:]
-    quick = _is_quick(argv) and enabled()
-    path = socket_path() if quick else None
-    if path is not None:
+    command = _command(argv)
+    path = socket_path() if command in {*QUICK, "index"} and enabled() else None
+    if path is not None and command in QUICK:
         code = _relay(path, argv)
         if code is not None:
             sys.exit(code)
@@ -71,9 +72,9 @@ def enabled() -> bool:
     )
 
 
-def _is_quick(argv: list[str]) -> bool:
+def _command(argv: list[str]) -> str | None:
     words = [word for word in argv if word not in {"-v", "--verbose"}]
-    return bool(words) and words[0] in QUICK
+    return words[0] if words else None
 
 
 def folder() -> Path | None:
