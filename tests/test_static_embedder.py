@@ -195,6 +195,7 @@ HOSTILE = [
     "ΟΔΟΣ ΟΔΟΣ. σοφός", " \u0301abc e\u0301", "中文字符 テスト,汉字", "a\u200bb c\ufeffd", "a\u00a0b\u2028c\u3000d",
     "a\x85b a\x9fb x\x1cy", "İstanbul ǅ ﬁle Straße ＡＢＣ", "👨\u200d👩\u200d👧 family", "مرحبا بالعالم!",
     "\ufffd replaced", "é" * 150 + " done", "naïve\tcafé\r\nrésumé " * 300,
+    "see [CLS] and [UNK] here", "x[SEP]y [MASK]", "é [CL\x00S] done", "[cls] [Cls]", "[PAD]é[PAD]", "a[b]c [",
 ]  # fmt: skip
 
 

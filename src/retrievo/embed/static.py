@@ -88,6 +88,8 @@ class StaticEmbedder(Embedder):
         self._pieces: dict[bytes | str, list[int]] = {}  # a piece's WordPiece ids (``token_ids``)
         self._words: dict[bytes, list[int]] = {}  # an ASCII word's
         self._kept = 0  # the pieces' length
+        self._reading = threading.Lock()
+        self._specials: tuple[str, ...] = ()  # the tokenizer's added tokens: [PAD], [UNK], [CLS], …
         self._lock = threading.Lock()
 
     @property
@@ -114,6 +116,8 @@ class StaticEmbedder(Embedder):
         with self._lock:
             if self._table is None:
                 self._table, self._tokenizer, self._unknown = _load_table(self.folder)
+                decoder = self._tokenizer.get_added_tokens_decoder()
+                self._specials = tuple(token.content for token in decoder.values())
         return self._table, self._tokenizer
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
@@ -148,8 +152,12 @@ class StaticEmbedder(Embedder):
         _, tokenizer = self._load()
         found: list[list[int]] = [[] for _ in texts]
         pieces: list[list[bytes] | list[str]] = []
-        for text in texts:
-            if text.isascii():
+        whole: list[int] = []  # texts the tokenizer reads itself
+        for row, text in enumerate(texts):
+            if "[" in text and self._names_a_special(text):
+                whole.append(row)
+                pieces.append([])
+            elif text.isascii():
                 pieces.append(text.encode("ascii").translate(None, _CONTROL).lower().split())
             else:
                 pieces.append(
@@ -166,11 +174,30 @@ class StaticEmbedder(Embedder):
             for row in pending:
                 ids = itertools.chain.from_iterable(map(known.__getitem__, pieces[row]))
                 found[row] = list(ids)[:MAX_TOKENS]
+        if whole:
+            encodings = tokenizer.encode_batch([texts[row] for row in whole], add_special_tokens=False)
+            for row, encoding in zip(whole, encodings, strict=True):
+                found[row] = encoding.ids
         return found
+
+    def _names_a_special(self, text: str) -> bool:
+        """Whether the tokenizer would match one of its added tokens ([CLS], [UNK], …: matched in the raw
+        text before anything else) in ``text``, or in a piece of it once its control characters are
+        dropped (a non-ASCII text's pieces go to the tokenizer whole)."""
+        if any(special in text for special in self._specials):
+            return True
+        if text.isascii() or not _UNICODE_CONTROL.search(text):
+            return False
+        clean = _UNICODE_CONTROL.sub("", text)
+        return any(special in clean for special in self._specials)
 
     def _read_pieces(self, tokenizer: Any, pieces: set[bytes | str]) -> dict[bytes | str, list[int]]:
         """The kept ids with ``pieces``' added: an ASCII piece from its words' ids (a word not met before
         read by the tokenizer), another piece read by the tokenizer whole; one call for all."""
+        with self._reading:  # one reader at a time: the kept dicts and their size stay in step
+            return self._read_new(tokenizer, pieces)
+
+    def _read_new(self, tokenizer: Any, pieces: set[bytes | str]) -> dict[bytes | str, list[int]]:
         known, words = self._pieces, self._words
         missing = [piece for piece in pieces if piece not in known]
         if (

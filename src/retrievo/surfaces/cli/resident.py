@@ -37,7 +37,10 @@ QUICK = frozenset({
     "similar", "status", "symbols", "tests-for",
 })  # fmt: skip
 # Variables besides RETRIEVO_* read when modules load (threads, caches, paths): part of the socket's name.
-_KEYED = ("HOME", "PYTHON", "XDG_", "OMP_", "OPENBLAS_", "MKL_", "ORT_", "TOKENIZERS_", "LD_", "RETRIEVO_")
+_KEYED = (
+    "RETRIEVO_", "HOME", "PYTHON", "LANG", "LC_", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "OMP_",
+    "OPENBLAS_", "MKL_", "ORT_", "TOKENIZERS_", "LD_",
+)  # fmt: skip
 _HEADER = struct.Struct("!I")
 MAX_SOCKET_PATH = 100  # AF_UNIX paths stop at 108 bytes
 
@@ -132,17 +135,18 @@ def _relay(path: str, argv: list[str]) -> int | None:
         return None
     umask = os.umask(0o022)
     os.umask(umask)
-    request = {
-        "op": "run", "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
-        "streams": [[stream.encoding, stream.errors] if stream else None
-                    for stream in (sys.stdin, sys.stdout, sys.stderr)],
-    }  # fmt: skip
     try:
+        request = {
+            "op": "run", "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
+            "streams": [[stream.encoding, stream.errors] if stream else None
+                        for stream in (sys.stdin, sys.stdout, sys.stderr)],
+        }  # fmt: skip
         child = _ask(link, request, [0, 1, 2])
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # a folder gone, a stream closed, a process that went away: run here
         link.close()
         return None
-    if "pid" not in child:
+    if "pid" not in child:  # refused (stopping)
+        link.close()
         return None
     import signal
 
@@ -187,9 +191,9 @@ def start(path: str) -> None:
 
     with contextlib.suppress(OSError):
         subprocess.Popen(
-            [sys.executable, "-c", "from retrievo.surfaces.cli.server import serve; serve()", path],
+            [sys.executable, "-P", "-c", "from retrievo.surfaces.cli.server import serve; serve()", path],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, close_fds=True,
+            start_new_session=True, close_fds=True, cwd="/",
         )  # fmt: skip
 
 

@@ -20,6 +20,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 import time
 import traceback
 from typing import IO, Any
@@ -40,6 +41,9 @@ PRELOAD = (
 def serve() -> None:
     """The resident process (``sys.argv[1]``: its socket). Leaves when idle, stopped, or its socket is
     taken away."""
+    # Started with -P from "/": nothing is imported from the folder of the call that started it (nor,
+    # later, from a caller's folder: a child enters it to run the call)
+    sys.path[:] = [entry for entry in sys.path if entry not in {"", "."}]
     Resident(sys.argv[1], float(os.environ.get("RETRIEVO_DAEMON_IDLE_S", IDLE_S)), PRELOAD).serve()
 
 
@@ -71,6 +75,8 @@ class Resident:
                 listener.close()
                 if self._ours():
                     os.unlink(self.path)
+                    with contextlib.suppress(OSError):  # the lock's file too: none piles up in the folder
+                        os.unlink(self.path + ".lock")
         finally:
             os.close(descriptor)
 
@@ -129,13 +135,16 @@ class Resident:
                 return
             for event, _ in self._selector.select(timeout=1.0):
                 kind, pid = event.data
-                if kind == "listen":
-                    last = time.monotonic()
-                    self._accept(listener)
-                elif kind == "child":
-                    self._reap(pid)
-                else:
-                    self._caller_left(pid)
+                try:
+                    if kind == "listen":
+                        last = time.monotonic()
+                        self._accept(listener)
+                    elif kind == "child":
+                        self._reap(pid)
+                    elif pid in self.children:  # not reaped in this same round
+                        self._caller_left(pid)
+                except (OSError, ValueError, KeyError):  # one call's trouble never ends the others
+                    continue
 
     def _accept(self, listener: socket.socket) -> None:
         try:
@@ -170,6 +179,8 @@ class Resident:
         return {"refused": "stopping" if self.stopping else "not a call this process serves"}
 
     def _fork(self, link: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
+        # SIGTERM waits until the child has its own handler (the inherited one only marks this process)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         pid = os.fork()
         if pid == 0:  # the child: never returns
             code = 70
@@ -177,10 +188,17 @@ class Resident:
                 code = self._child(link, request, fds)
             finally:
                 os._exit(code)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         for fd in fds:
             os.close(fd)
+        fds.clear()  # the caller's: closed here, not again by _accept
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:  # it cannot be followed: stopped before it runs, and the caller runs the call itself
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise
         self.served += 1
-        pidfd = os.pidfd_open(pid)
         self.children[pid] = (pidfd, link)
         self._selector.register(pidfd, selectors.EVENT_READ, ("child", pid))
         try:
@@ -213,10 +231,12 @@ class Resident:
         """The caller's command, run as the caller would have run it; its exit status."""
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         for thing in self._closing:
             with contextlib.suppress(OSError):
                 os.close(thing) if isinstance(thing, int) else thing.close()
-        for _, other in self.children.values():
+        for pidfd, other in self.children.values():
+            os.close(pidfd)
             other.close()
         link.close()
         for target, fd in enumerate(fds):
@@ -243,10 +263,15 @@ class Resident:
             print(f"retrievo: {exc}", file=sys.stderr)
         except BaseException:
             traceback.print_exc()
+        # what the interpreter does at exit: wait for the threads left running, run the exit functions,
+        # flush (a failed flush of standard output is status 120, as Python says it)
+        getattr(threading, "_shutdown", lambda: None)()
         atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
+            try:
                 stream.flush()
+            except (OSError, ValueError):
+                code = code or 120
         return code
 
 
@@ -277,7 +302,9 @@ def _receive(link: socket.socket) -> tuple[dict[str, Any], list[int]]:
             if not more:
                 raise ValueError("a request cut short")
             data += more
-        request: dict[str, Any] = json.loads(data[_HEADER.size :])
+        request = json.loads(data[_HEADER.size :])
+        if not isinstance(request, dict):
+            raise ValueError("a request that is not an object")
     except BaseException:
         for fd in fds:
             os.close(fd)
