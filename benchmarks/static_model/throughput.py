@@ -7,7 +7,7 @@ is loaded and warmed up on other text before it is timed; the first run (the sta
 empty) and the best of ``--repeat`` runs are kept, as wall-clock chunks/s and as chunks per CPU-second of
 the process (all its threads: the figure other work on the machine leaves alone).
 
-    .venv/bin/python -m benchmarks.static_model.throughput [--data ../shared/data/anthropic_codebase]
+    .venv/bin/python -m benchmarks.static_model.throughput [--data ../shared/data/anthropic_codebase | --index DB]
         --json benchmarks/results/static-model-throughput-2026-11-29.json
 """
 
@@ -69,12 +69,24 @@ def main() -> None:
         help="a BEIR-layout set (e.g. ../shared/data/anthropic_codebase)",
     )
     parser.add_argument("--chunks", type=int, default=2000)
+    parser.add_argument(
+        "--index", type=Path, help="embed this SQLite index's chunks instead (e.g. a repository's)"
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     dataset = load_beir(args.data, "test")
     texts = [embedding_input(doc.title, doc.text or doc.title) for doc in dataset.corpus[: args.chunks]]
     queries = list(dataset.queries.values())
+    source = f"{args.data.name}: the first {len(texts)} abstracts"
+    if args.index:  # a repository's chunks as the engine embeds them (context, then text)
+        import apsw
+
+        rows = apsw.Connection(str(args.index), flags=apsw.SQLITE_OPEN_READONLY).execute(
+            "SELECT context, text FROM chunks WHERE superseded_at IS NULL ORDER BY id LIMIT ?", (args.chunks,)
+        )
+        texts = [embedding_input(context or "", text) for context, text in rows]
+        source = f"{args.index.name}: {len(texts)} chunks of a retrievo index"
     load_before = os.getloadavg()[0]
     results = [
         measure(StaticEmbedder(), texts, queries, args.repeat),
@@ -82,7 +94,7 @@ def main() -> None:
     ]
     static, minilm = results
     report = {
-        "data": f"{args.data.name}: the first {len(texts)} abstracts; {len(queries)} test queries",
+        "data": f"{source}; {len(queries)} test queries of {args.data.name}",
         "machine": f"{cpu_identity()[0]}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
         "models": results,
