@@ -64,6 +64,13 @@ def run(arguments: list[str], src: Path | None) -> float:
     return timed(arguments, src)[0]
 
 
+def stop_resident() -> None:
+    from retrievo.surfaces.cli.resident import ask
+
+    for path in Path(RESIDENT["RETRIEVO_DAEMON_DIR"]).glob("*.sock"):
+        ask(str(path), "stop")
+
+
 def resident_ready() -> None:
     """Waits until the resident process started by the untimed run answers."""
     from retrievo.surfaces.cli.resident import ask
@@ -118,10 +125,7 @@ def main() -> None:
             shown += f"; vs {figures['vs_median_s']:.3f} s, ratio {figures['ratio_median']:.2f}"
         print(shown, flush=True)
     if RESIDENT:
-        from retrievo.surfaces.cli.resident import ask
-
-        for path in Path(RESIDENT["RETRIEVO_DAEMON_DIR"]).glob("*.sock"):
-            ask(str(path), "stop")
+        stop_resident()
     if args.json:
         meta = {"date": time.strftime("%Y-%m-%d"), "runs": args.runs, "query": args.query,
                 "vs": str(args.vs) if args.vs else None, "cpus": os.cpu_count(), "resident": args.resident}  # fmt: skip
