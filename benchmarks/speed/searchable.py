@@ -39,6 +39,8 @@ def measure(repo: Path, src: Path | None, scratch: Path, run: int, follow: bool)
     """One fresh index of ``repo`` and one search; with ``follow``, also until the bundled model's vectors
     are in (a staged index), else its background job is cancelled so that it does not slow the next run."""
     db = scratch / f"{repo.name}-{'vs' if src else 'here'}-{run}.db"
+    if startup.RESIDENT and not src:
+        startup.stop_resident()  # each run as a user's first: no resident process yet
     started = time.perf_counter()
     index_s, out = cli(["index", str(repo), "--json"], db, src)
     report = json.loads(out)

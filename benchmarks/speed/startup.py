@@ -67,8 +67,12 @@ def run(arguments: list[str], src: Path | None) -> float:
 def stop_resident() -> None:
     from retrievo.surfaces.cli.resident import ask
 
-    for path in Path(RESIDENT["RETRIEVO_DAEMON_DIR"]).glob("*.sock"):
+    place = Path(RESIDENT["RETRIEVO_DAEMON_DIR"])
+    for path in place.glob("*.sock"):
         ask(str(path), "stop")
+    deadline = time.monotonic() + 30  # gone, and its lock released: the next one may start
+    while any(place.glob("*.sock*")) and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 def resident_ready() -> None:
