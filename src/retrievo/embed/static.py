@@ -90,6 +90,8 @@ class StaticEmbedder(Embedder):
         self._kept = 0  # the pieces' length
         self._reading = threading.Lock()
         self._specials: tuple[str, ...] = ()  # the tokenizer's added tokens: [PAD], [UNK], [CLS], …
+        # its WordPiece model: the ASCII pieces of its vocabulary, the continuing prefix, the word limit
+        self._wordpieces: tuple[dict[bytes, int], bytes, int] = ({}, b"##", 100)
         self._lock = threading.Lock()
 
     @property
@@ -118,6 +120,7 @@ class StaticEmbedder(Embedder):
                 self._table, self._tokenizer, self._unknown = _load_table(self.folder)
                 decoder = self._tokenizer.get_added_tokens_decoder()
                 self._specials = tuple(token.content for token in decoder.values())
+                self._wordpieces = _wordpieces(self._tokenizer)
         return self._table, self._tokenizer
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
@@ -151,7 +154,7 @@ class StaticEmbedder(Embedder):
         faster: the tokenizer over whole chunks was most of the static model's time."""
         _, tokenizer = self._load()
         found: list[list[int]] = [[] for _ in texts]
-        pieces: list[list[bytes] | list[str]] = []
+        pieces: list[Sequence[bytes | str]] = []
         whole: list[int] = []  # texts the tokenizer reads itself
         for row, text in enumerate(texts):
             if "[" in text and self._names_a_special(text):
@@ -159,10 +162,9 @@ class StaticEmbedder(Embedder):
                 pieces.append([])
             elif text.isascii():
                 pieces.append(text.encode("ascii").translate(None, _CONTROL).lower().split())
-            else:
-                pieces.append(
-                    (_UNICODE_CONTROL.sub("", text) if _UNICODE_CONTROL.search(text) else text).split()
-                )
+            else:  # its ASCII pieces read as an ASCII text's; the others by the tokenizer
+                clean = _UNICODE_CONTROL.sub("", text) if _UNICODE_CONTROL.search(text) else text
+                pieces.append([p.lower().encode("ascii") if p.isascii() else p for p in clean.split()])
         known, pending = self._pieces, []
         for row, split in enumerate(pieces):
             try:
@@ -205,18 +207,37 @@ class StaticEmbedder(Embedder):
         ):  # new dicts: another thread keeps the ones it read
             known, words, self._kept, missing = {}, {}, 0, list(pieces)
         split = {piece: _ASCII_WORD.findall(piece) for piece in missing if isinstance(piece, bytes)}
-        unread = list({word for parts in split.values() for word in parts if word not in words})
+        for word in {word for parts in split.values() for word in parts if word not in words}:
+            words[word] = self._wordpiece(word)
         whole = [piece for piece in missing if isinstance(piece, str)]
-        texts = [word.decode("ascii") for word in unread] + whole
-        encodings = tokenizer.encode_batch(texts, add_special_tokens=False) if texts else []
-        for word, encoding in zip(unread, encodings, strict=False):
-            words[word] = encoding.ids
-        for text, encoding in zip(whole, encodings[len(unread) :], strict=True):
-            known[text] = encoding.ids
+        if whole:
+            for text, encoding in zip(
+                whole, tokenizer.encode_batch(whole, add_special_tokens=False), strict=True
+            ):
+                known[text] = encoding.ids
         for piece, parts in split.items():
             known[piece] = list(itertools.chain.from_iterable(map(words.__getitem__, parts)))
         self._pieces, self._words, self._kept = known, words, self._kept + sum(map(len, missing))
         return known
+
+    def _wordpiece(self, word: bytes) -> list[int]:
+        """An ASCII word's WordPiece ids, as the tokenizer's model cuts it: the longest piece of the
+        vocabulary first, "##" before each piece after the first, ``[UNK]`` for a word with a part no piece
+        covers or longer than the model's limit (100 characters)."""
+        vocabulary, prefix, limit = self._wordpieces
+        if len(word) > limit:
+            return [self._unknown]
+        ids, start = [], 0
+        while start < len(word):
+            for end in range(len(word), start, -1):
+                found = vocabulary.get(word[start:end] if start == 0 else prefix + word[start:end])
+                if found is not None:
+                    ids.append(found)
+                    start = end
+                    break
+            else:
+                return [self._unknown]
+        return ids
 
     def _float_table(
         self, vectors: npt.NDArray[np.int8], scales: npt.NDArray[np.float32]
@@ -231,6 +252,19 @@ class StaticEmbedder(Embedder):
 def preload() -> None:
     """The shipped table read now (the CLI's resident process does, so that its calls do not)."""
     _load_table(table_folder())
+
+
+def _wordpieces(tokenizer: Any) -> tuple[dict[bytes, int], bytes, int]:
+    """The tokenizer's WordPiece model as ``StaticEmbedder._wordpiece`` reads it (its own settings)."""
+    model = json.loads(tokenizer.to_str())["model"]
+    if model.get("type") != "WordPiece":
+        raise EmbedderUnavailable(f"the static model's tokenizer is {model.get('type')}, not WordPiece")
+    vocabulary = {piece.encode("ascii"): ids for piece, ids in model["vocab"].items() if piece.isascii()}
+    return (
+        vocabulary,
+        model["continuing_subword_prefix"].encode("ascii"),
+        int(model["max_input_chars_per_word"]),
+    )
 
 
 # One reading per process: the table is never written, and every embedder of one folder shares it.
