@@ -9,7 +9,6 @@ for hit in engine.search("how do I rotate keys?").hits:
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from retrievo.errors import (
@@ -25,6 +24,8 @@ from retrievo.errors import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from retrievo.config import Config
     from retrievo.engine import Engine
     from retrievo.models import Chunk, Filters, Hit, IndexReport, IndexStatus, Kind, SearchMode, SearchResult

@@ -28,8 +28,10 @@ import os
 import socket
 import struct
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Read-only commands that answer in a moment: served by the resident process when there is one.
 QUICK = frozenset({
@@ -82,8 +84,15 @@ def _command(argv: list[str]) -> str | None:
 
 def folder() -> Path | None:
     """This user's folder for the socket, made private if new; ``None`` if it is not private."""
+    from pathlib import Path
+
+    where = _folder()
+    return Path(where) if where else None
+
+
+def _folder() -> str | None:
     where = os.environ.get("RETRIEVO_DAEMON_DIR") or (
-        str(Path(os.environ["XDG_RUNTIME_DIR"]) / "retrievo")
+        os.path.join(os.environ["XDG_RUNTIME_DIR"], "retrievo")
         if os.environ.get("XDG_RUNTIME_DIR")
         else f"/tmp/retrievo-{os.getuid()}"
     )
@@ -93,14 +102,14 @@ def folder() -> Path | None:
     except OSError:
         return None
     private = found.st_uid == os.getuid() and not found.st_mode & 0o077 and os.path.isdir(where)
-    return Path(where) if private and not os.path.islink(where) else None
+    return where if private and not os.path.islink(where) else None
 
 
 def socket_path() -> str | None:
-    place = folder()
+    place = _folder()
     if place is None:
         return None
-    path = str(place / f"{key()}.sock")
+    path = os.path.join(place, f"{key()}.sock")
     return path if len(path.encode()) <= MAX_SOCKET_PATH else None
 
 
@@ -109,7 +118,7 @@ def key() -> str:
     (name, size, time), the installed packages' folders and the settings read at import."""
     digest = hashlib.sha256()
     digest.update(f"{sys.executable}\0{sys.version}\0{sys.path}\0".encode())
-    package = Path(__file__).resolve().parents[2]
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     for root, dirs, files in os.walk(package):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
