@@ -218,10 +218,14 @@ def test_token_ids_stay_the_tokenizers_when_the_kept_pieces_are_started_again(
     import retrievo.embed.static as static_module
 
     monkeypatch.setattr(static_module, "KEPT_BYTES", 64)  # every call starts the kept pieces again
+    static_module._wordpieces.cache_clear()  # no vocabulary made yet: a few new words go to the tokenizer
     static = StaticEmbedder()
     texts = [*HOSTILE, "def parse(self, text): return text.split(',')", "class Parser: pass"]
     tokenizer = static._load()[1]
     expected = [encoding.ids for encoding in tokenizer.encode_batch(texts, add_special_tokens=False)]
     assert static.token_ids(texts) == expected
-    assert static.token_ids(texts[::-1]) == expected[::-1]
+    assert static_module._wordpieces.cache_info().currsize == 0
+    monkeypatch.setattr(static_module, "WORDPIECE_FROM", 0)  # every new word cut here
+    assert StaticEmbedder().token_ids(texts[::-1]) == expected[::-1]
+    assert static_module._wordpieces.cache_info().currsize == 1
     assert static._kept == sum(map(len, static._pieces)) > 64  # started again, and counted right

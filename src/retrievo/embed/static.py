@@ -49,6 +49,7 @@ _CONTROL = bytes([*range(9), 11, 12, *range(14, 32), 127])
 # what str.split() takes for whitespace but the normaliser drops as control characters, and the others
 _UNICODE_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _ASCII_WORD = re.compile(rb"[a-z0-9]+|[^a-z0-9]")
+WORDPIECE_FROM = 200  # new words in one call from which they are cut here rather than by the tokenizer
 KEPT_BYTES = 32 << 20  # the pieces whose ids are kept, their text's bytes at most (then started again)
 
 
@@ -90,8 +91,6 @@ class StaticEmbedder(Embedder):
         self._kept = 0  # the pieces' length
         self._reading = threading.Lock()
         self._specials: tuple[str, ...] = ()  # the tokenizer's added tokens: [PAD], [UNK], [CLS], …
-        # its WordPiece model: the ASCII pieces of its vocabulary, the continuing prefix, the word limit
-        self._wordpieces: tuple[dict[bytes, int], bytes, int] = ({}, b"##", 100)
         self._lock = threading.Lock()
 
     @property
@@ -120,7 +119,6 @@ class StaticEmbedder(Embedder):
                 self._table, self._tokenizer, self._unknown = _load_table(self.folder)
                 decoder = self._tokenizer.get_added_tokens_decoder()
                 self._specials = tuple(token.content for token in decoder.values())
-                self._wordpieces = _wordpieces(self._tokenizer)
         return self._table, self._tokenizer
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
@@ -207,8 +205,17 @@ class StaticEmbedder(Embedder):
         ):  # new dicts: another thread keeps the ones it read
             known, words, self._kept, missing = {}, {}, 0, list(pieces)
         split = {piece: _ASCII_WORD.findall(piece) for piece in missing if isinstance(piece, bytes)}
-        for word in {word for parts in split.values() for word in parts if word not in words}:
-            words[word] = self._wordpiece(word)
+        unread = list({word for parts in split.values() for word in parts if word not in words})
+        if len(unread) < WORDPIECE_FROM and not _wordpieces.cache_info().currsize:
+            # a few words (a query): the tokenizer reads them; its vocabulary is made a dict for many
+            encodings = tokenizer.encode_batch(
+                [word.decode("ascii") for word in unread], add_special_tokens=False
+            )
+            words.update(zip(unread, (encoding.ids for encoding in encodings), strict=True))
+        else:
+            model = _wordpieces(self.folder)
+            for word in unread:
+                words[word] = _wordpiece(model, word, self._unknown)
         whole = [piece for piece in missing if isinstance(piece, str)]
         if whole:
             for text, encoding in zip(
@@ -219,25 +226,6 @@ class StaticEmbedder(Embedder):
             known[piece] = list(itertools.chain.from_iterable(map(words.__getitem__, parts)))
         self._pieces, self._words, self._kept = known, words, self._kept + sum(map(len, missing))
         return known
-
-    def _wordpiece(self, word: bytes) -> list[int]:
-        """An ASCII word's WordPiece ids, as the tokenizer's model cuts it: the longest piece of the
-        vocabulary first, "##" before each piece after the first, ``[UNK]`` for a word with a part no piece
-        covers or longer than the model's limit (100 characters)."""
-        vocabulary, prefix, limit = self._wordpieces
-        if len(word) > limit:
-            return [self._unknown]
-        ids, start = [], 0
-        while start < len(word):
-            for end in range(len(word), start, -1):
-                found = vocabulary.get(word[start:end] if start == 0 else prefix + word[start:end])
-                if found is not None:
-                    ids.append(found)
-                    start = end
-                    break
-            else:
-                return [self._unknown]
-        return ids
 
     def _float_table(
         self, vectors: npt.NDArray[np.int8], scales: npt.NDArray[np.float32]
@@ -250,13 +238,18 @@ class StaticEmbedder(Embedder):
 
 
 def preload() -> None:
-    """The shipped table read now (the CLI's resident process does, so that its calls do not)."""
+    """The shipped table and its tokenizer's vocabulary read now (the CLI's resident process does, so that
+    its calls do not)."""
     _load_table(table_folder())
+    _wordpieces(table_folder())
 
 
-def _wordpieces(tokenizer: Any) -> tuple[dict[bytes, int], bytes, int]:
-    """The tokenizer's WordPiece model as ``StaticEmbedder._wordpiece`` reads it (its own settings)."""
-    model = json.loads(tokenizer.to_str())["model"]
+@functools.cache
+def _wordpieces(folder: Path) -> tuple[dict[bytes, int], bytes, int]:
+    """The tokenizer's WordPiece model as ``_wordpiece`` reads it, from its own settings: the ASCII pieces
+    of its vocabulary, the prefix of a piece that continues a word, the longest word it cuts (once per
+    process: 50 ms)."""
+    model = json.loads(_load_table(folder)[1].to_str())["model"]
     if model.get("type") != "WordPiece":
         raise EmbedderUnavailable(f"the static model's tokenizer is {model.get('type')}, not WordPiece")
     vocabulary = {piece.encode("ascii"): ids for piece, ids in model["vocab"].items() if piece.isascii()}
@@ -265,6 +258,26 @@ def _wordpieces(tokenizer: Any) -> tuple[dict[bytes, int], bytes, int]:
         model["continuing_subword_prefix"].encode("ascii"),
         int(model["max_input_chars_per_word"]),
     )
+
+
+def _wordpiece(model: tuple[dict[bytes, int], bytes, int], word: bytes, unknown: int) -> list[int]:
+    """An ASCII word's WordPiece ids, as the tokenizer's model cuts it: the longest piece of the vocabulary
+    first, the prefix before each piece after the first, ``unknown`` for a word with a part no piece covers
+    or longer than the model's limit (100 characters)."""
+    vocabulary, prefix, limit = model
+    if len(word) > limit:
+        return [unknown]
+    ids, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            found = vocabulary.get(word[start:end] if start == 0 else prefix + word[start:end])
+            if found is not None:
+                ids.append(found)
+                start = end
+                break
+        else:
+            return [unknown]
+    return ids
 
 
 # One reading per process: the table is never written, and every embedder of one folder shares it.
