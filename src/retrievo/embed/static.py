@@ -147,9 +147,11 @@ class StaticEmbedder(Embedder):
         it over every text. A text is cleaned and split at whitespace here as the tokenizer's normaliser
         and pre-tokeniser do, and each distinct piece's ids are read once and kept (a piece's ids do not
         depend on what surrounds it; one cut short at ``MAX_TOKENS`` ends the text anyway); a new ASCII
-        piece is put together from its words' ids, each word read once too. The same ids (checked against
-        the tokenizer on real corpora and hostile text in tests/test_static_embedder.py), several times
-        faster: the tokenizer over whole chunks was most of the static model's time."""
+        piece is put together from its words' ids, each word read once too (cut by WordPiece here from
+        the tokenizer's own vocabulary when many are new; a text naming an added token such as [CLS] goes
+        to the tokenizer whole). The same ids (checked against the tokenizer on real corpora and hostile
+        text in tests/test_static_embedder.py), several times faster: the tokenizer over whole chunks was
+        most of the static model's time."""
         _, tokenizer = self._load()
         found: list[list[int]] = [[] for _ in texts]
         pieces: list[Sequence[bytes | str]] = []
