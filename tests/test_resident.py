@@ -11,9 +11,11 @@ import re
 import select
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,6 +79,7 @@ def serving(place: Path) -> dict[str, object]:
 
 def without_timings(text: str) -> str:
     text = re.sub(r'"(search_duration_ms|model_load_ms)": [0-9.]+', '"\\1": 0', text)
+    text = re.sub(r" \(\+ [0-9.]+ ms loading the model\)", "", text)  # said where loading took a while
     return re.sub(r" +", " ", re.sub(r"[0-9.]+ ms", "ms", text))  # a title centred on its figures
 
 
@@ -184,6 +187,8 @@ def test_a_call_on_a_terminal_reads_as_it_would_in_its_own_process(index: Path, 
 
 def on_terminal(command: list[str], env: dict[str, str]) -> str:
     leader, follower = pty.openpty()
+    # wide enough for the title on one line; the child reads the size from the terminal it is given
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
     process = subprocess.Popen(command, stdin=follower, stdout=follower, stderr=follower, env=env)
     os.close(follower)
     output = b""
