@@ -176,10 +176,8 @@ class StaticEmbedder(Embedder):
             for row in pending:
                 ids = itertools.chain.from_iterable(map(known.__getitem__, pieces[row]))
                 found[row] = list(ids)[:MAX_TOKENS]
-        if whole:
-            encodings = tokenizer.encode_batch([texts[row] for row in whole], add_special_tokens=False)
-            for row, encoding in zip(whole, encodings, strict=True):
-                found[row] = encoding.ids
+        for row, read in zip(whole, _encoded(tokenizer, [texts[row] for row in whole]), strict=True):
+            found[row] = read
         return found
 
     def _names_a_special(self, text: str) -> bool:
@@ -195,35 +193,29 @@ class StaticEmbedder(Embedder):
 
     def _read_pieces(self, tokenizer: Any, pieces: set[bytes | str]) -> dict[bytes | str, list[int]]:
         """The kept ids with ``pieces``' added: an ASCII piece from its words' ids (a word not met before
-        read by the tokenizer), another piece read by the tokenizer whole; one call for all."""
+        cut by ``_wordpiece``, or read by the tokenizer when only a few are new), another piece read by the
+        tokenizer whole."""
         with self._reading:  # one reader at a time: the kept dicts and their size stay in step
             return self._read_new(tokenizer, pieces)
 
     def _read_new(self, tokenizer: Any, pieces: set[bytes | str]) -> dict[bytes | str, list[int]]:
         known, words = self._pieces, self._words
         missing = [piece for piece in pieces if piece not in known]
-        if (
-            self._kept + sum(map(len, missing)) > KEPT_BYTES
-        ):  # new dicts: another thread keeps the ones it read
+        if self._kept + sum(map(len, missing)) > KEPT_BYTES:  # new dicts: another thread keeps its own
             known, words, self._kept, missing = {}, {}, 0, list(pieces)
         split = {piece: _ASCII_WORD.findall(piece) for piece in missing if isinstance(piece, bytes)}
         unread = list({word for parts in split.values() for word in parts if word not in words})
         if len(unread) < WORDPIECE_FROM and not _wordpieces.cache_info().currsize:
             # a few words (a query): the tokenizer reads them; its vocabulary is made a dict for many
-            encodings = tokenizer.encode_batch(
-                [word.decode("ascii") for word in unread], add_special_tokens=False
+            words.update(
+                zip(unread, _encoded(tokenizer, [word.decode("ascii") for word in unread]), strict=True)
             )
-            words.update(zip(unread, (encoding.ids for encoding in encodings), strict=True))
         else:
             model = _wordpieces(self.folder)
             for word in unread:
                 words[word] = _wordpiece(model, word, self._unknown)
         whole = [piece for piece in missing if isinstance(piece, str)]
-        if whole:
-            for text, encoding in zip(
-                whole, tokenizer.encode_batch(whole, add_special_tokens=False), strict=True
-            ):
-                known[text] = encoding.ids
+        known.update(zip(whole, _encoded(tokenizer, whole), strict=True))
         for piece, parts in split.items():
             known[piece] = list(itertools.chain.from_iterable(map(words.__getitem__, parts)))
         self._pieces, self._words, self._kept = known, words, self._kept + sum(map(len, missing))
@@ -244,6 +236,15 @@ def preload() -> None:
     its calls do not)."""
     _load_table(table_folder())
     _wordpieces(table_folder())
+
+
+def _encoded(tokenizer: Any, texts: list[str]) -> list[list[int]]:
+    """``texts``' ids as the tokenizer reads them (no special tokens added), in one call."""
+    return (
+        [encoding.ids for encoding in tokenizer.encode_batch(texts, add_special_tokens=False)]
+        if texts
+        else []
+    )
 
 
 @functools.cache
