@@ -18,9 +18,10 @@ The model2vec recipe (MinishLab, 2024), on our own files and NumPy only:
 4. int8 rows with one float32 scale each (max |value| / 127).
 
 Writes ``vectors.npy``, ``scales.npy`` and ``model.json`` (what made them, their sha256) into ``--out``.
-The same command on the same files writes the same bytes.
+The same command on the same files writes the same bytes. The shipped table starts here and is then
+trained on whole texts (``train.py``, which reads this table and the cached token outputs):
 
-    .venv/bin/python -m benchmarks.static_model.distill                # the shipped table
+    .venv/bin/python -m benchmarks.static_model.distill --out /tmp/static/distilled --cache /tmp/static/tok.npy
     .venv/bin/python -m benchmarks.static_model.distill --dims 64 --out /tmp/static-64 --cache /tmp/tok.npy
 """
 
@@ -39,7 +40,7 @@ from threadpoolctl import threadpool_limits
 from retrievo.embed import bert
 from retrievo.embed.local import MODEL_ID as SOURCE_MODEL_ID
 from retrievo.embed.local import MODEL_SHA256, check_model_file
-from retrievo.embed.static import MODEL_ID, table_folder
+from retrievo.embed.static import MODEL_ID
 from retrievo.embed.tokens import bundled_tokenizer_json
 from retrievo.embed.weights import bert_weights
 
@@ -128,7 +129,7 @@ def main() -> None:
     parser.add_argument("--sif", type=float, default=1e-5, help="SIF's a (default 1e-5)")
     parser.add_argument("--pooling", choices=["mean", "token"], default="token")
     parser.add_argument("--model-id", default=MODEL_ID, help="written into model.json")
-    parser.add_argument("--out", type=Path, default=table_folder(), help="default: the package's table")
+    parser.add_argument("--out", type=Path, required=True, help="train.py --start reads it")
     parser.add_argument("--cache", type=Path, help="keep step 1's outputs here (.npy) and reuse them")
     args = parser.parse_args()
 

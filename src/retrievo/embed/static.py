@@ -33,7 +33,7 @@ import numpy.typing as npt
 from retrievo.embed.base import Embedder, Vectors
 from retrievo.errors import EmbedderUnavailable
 
-MODEL_ID = "retrievo-static-minilm-v1"
+MODEL_ID = "retrievo-static-minilm-v2"
 # A text's first tokens only: a chunk is far shorter; a whole book pasted as a query is not.
 MAX_TOKENS = 512
 # Texts in one call from which the whole table is made float first (``StaticEmbedder.embed_batch``).

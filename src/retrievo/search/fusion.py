@@ -25,11 +25,11 @@ COSINE_SLOPE, COSINE_CENTRE = 6.0, 0.6
 BM25_SLOPE, BM25_CENTRE = 2.5, 3.0
 BIAS = 0.25
 # A dense model's own BIAS, where its cosines say less than MiniLM's at the same value. The static model
-# distilled from MiniLM (``embed/static.py``): its arm at MiniLM's weight pulled hybrid below keyword search
-# alone; −2 was chosen leaving out each of SciFact, the Anthropic set, CoSQA dev and semble's 12
-# repositories in turn (all four folds chose it; benchmarks/static_model/fusion_bias.py, docs/configuration.md
-# "Static model"). A model not named here takes BIAS.
-MODEL_BIAS = {"retrievo-static-minilm-v1": -2.0}
+# distilled from MiniLM and trained on whole texts (``embed/static.py``): −1 was chosen over 0.25 / 0 / −1 /
+# −2 / −3 leaving out each of SciFact, the Anthropic set, CoSQA dev and semble's 12 repositories in turn
+# (all four folds chose it; benchmarks/static_model/fusion_bias.py, docs/configuration.md "Static model").
+# A model not named here takes BIAS.
+MODEL_BIAS = {"retrievo-static-minilm-v2": -1.0}
 MAX_LOG_RATIO = 6.0
 # Adaptive fusion's consensus: a chunk both arms returned gains this many standard deviations, times how
 # even the arms' weights are (2·min/sum: 1 at equal weights, → 0 when one arm carries the query). Rank
