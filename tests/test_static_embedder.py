@@ -229,3 +229,28 @@ def test_token_ids_stay_the_tokenizers_when_the_kept_pieces_are_started_again(
     assert StaticEmbedder().token_ids(texts[::-1]) == expected[::-1]
     assert static_module._wordpieces.cache_info().currsize == 1
     assert static._kept == sum(map(len, static._pieces)) > 64  # started again, and counted right
+
+
+def test_a_collection_of_the_first_table_is_refused_saying_how_to_move_it(tmp_path: Path) -> None:
+    """The table was trained again (v2): vectors of the first one are another space, so a collection that
+    still holds them is refused by name, with the command that moves it, and the move works."""
+    import sqlite3
+
+    from retrievo.embed.pool import RETIRED_STATIC
+    from retrievo.errors import ModelMismatchError
+
+    folder = write_pages(tmp_path / "notes")
+    config = Config(db=tmp_path / "index.db", embedder="static")
+    with Engine(config) as engine:
+        engine.index([folder])
+    with sqlite3.connect(tmp_path / "index.db") as db:  # as the first table left it
+        db.execute("UPDATE collections SET model_id = ?", (RETIRED_STATIC[0],))
+        db.execute("UPDATE embeddings SET model_id = ?", (RETIRED_STATIC[0],))
+    db.close()
+    with Engine(config) as engine:
+        with pytest.raises(ModelMismatchError, match=r"regenerate --model static --collection default"):
+            engine.search("boiling noodles for dinner", mode="semantic")
+        moved = engine.regenerate(model="static")
+        assert moved.chunks_embedded > 0
+        found = engine.search("boiling noodles for dinner", mode="semantic", limit=1)
+        assert found.model_id == MODEL_ID and found.hits[0].chunk.path.endswith("pasta.md")

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from retrievo.embed.base import Embedder
-from retrievo.embed.static import StaticEmbedder
+from retrievo.embed.static import MODEL_ID, StaticEmbedder
 from retrievo.evaluation.beir import load_beir
 from retrievo.evaluation.metrics import ndcg_at_k
 from retrievo.text.hashing import embedding_input
@@ -37,6 +39,19 @@ def semantic_ndcg(embedder: Embedder, dataset_dir: Path, split: str) -> float:
     return total / len(dataset.queries)
 
 
+def served(folder: Path) -> Path:
+    """``folder`` as the engine reads a table: a start ``distill.py`` wrote (its own model id) is copied
+    under the served id into a temporary folder; the shipped table is read where it is."""
+    manifest = json.loads((folder / "model.json").read_text(encoding="utf-8"))
+    if manifest["model_id"] == MODEL_ID:
+        return folder
+    copy = Path(tempfile.mkdtemp(prefix="static-table-"))
+    for name in ("vectors.npy", "scales.npy"):
+        shutil.copyfile(folder / name, copy / name)
+    (copy / "model.json").write_text(json.dumps(manifest | {"model_id": MODEL_ID}), encoding="utf-8")
+    return copy
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -47,7 +62,7 @@ def main() -> None:
     args = parser.parse_args()
     for folder in args.tables:
         recipe = json.loads((folder / "model.json").read_text(encoding="utf-8"))["recipe"]
-        score = semantic_ndcg(StaticEmbedder(folder), args.dataset, args.split)
+        score = semantic_ndcg(StaticEmbedder(served(folder)), args.dataset, args.split)
         print(json.dumps({"table": str(folder), "dataset": args.dataset.name, "split": args.split,
                           "semantic_ndcg_10": round(score, 4), "recipe": recipe}))  # fmt: skip
 

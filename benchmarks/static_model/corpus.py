@@ -1,18 +1,20 @@
 """The corpus the static table is trained on (``train.py``), and the bundled model's vectors for it.
 
 Nothing is downloaded and no evaluation set is read: the texts are the installed distributions of this
-project's own environment (``.venv``, as ``make`` builds it from the lock file) — their code, their
+project's own environment (``.venv``, as ``make`` installs it; the versions used are recorded) — their code, their
 docstrings and their package descriptions — less every project an evaluation here uses or keeps aside
 (semble's benchmark repositories, the judged sets' sources, retrievo itself: ``EXCLUDED``). Two kinds of
 text, as the engine meets them:
 
 - **passages**: a file cut at blank lines into pieces of at most ``--lines`` lines / 1,200 characters
   (the size of a code chunk or a paragraph; minified files, with lines over 400 characters, are skipped);
-- **short texts**, as a question reads: a docstring's first sentence, a Markdown or reST heading, a
+- **short texts**, as a question reads: a docstring's first line, a Markdown or reST heading, a
   distribution's one-line summary.
 
 Each distribution gives at most ``--per-dist`` of each (chosen by the SHA-1 of the text, so a run is
-the same on the same files); duplicates are dropped. The bundled model (``embed/local.py``, the kernels
+the same on the same files); duplicates are dropped. A file is left out when a folder on its path is
+an excluded project (a vendored copy: pip's ``_vendor/requests``, jedi's ``typeshed/stubs/requests``) or
+holds tests. The bundled model (``embed/local.py``, the kernels
 the engine indexes with) then embeds every text; ``texts.jsonl`` and ``targets.npy`` (float32, one
 L2-normalised row per text) and ``corpus.json`` (distributions and versions, counts, sha256) go into
 ``--out``.
@@ -39,6 +41,7 @@ EXCLUDED = {
     "aiohttp", "fastapi", "flask", "httpx", "httpx2", "model2vec", "pydantic", "pydantic-core", "requests",
     "starlette", "sse-starlette", "click", "mkdocs-click", "retrievo", "semble",
 }  # fmt: skip
+TESTS = {"test", "tests", "testing"}
 CODE = {".py", ".pyi", ".js", ".mjs", ".ts", ".c", ".h", ".cc", ".cpp", ".hpp", ".rs", ".go", ".java",
         ".rb", ".lua", ".sh", ".sql"}  # fmt: skip
 PROSE = {".md", ".rst", ".txt"}
@@ -95,8 +98,13 @@ def collect(lines: int, per_dist: int) -> tuple[list[dict[str, str]], list[dict[
         sources = [(".md", str(description))]
         for file in sorted(dist.files or [], key=str):
             suffix = file.suffix.lower()
-            if suffix not in CODE | PROSE or "test" in str(file).lower():
-                continue
+            parts = {part.lower().replace("_", "-") for part in Path(str(file)).parts}
+            if (
+                suffix not in CODE | PROSE
+                or parts & (EXCLUDED | TESTS)
+                or Path(str(file)).name.startswith("test_")
+            ):
+                continue  # a vendored copy of an excluded project too (pip's _vendor/requests, typeshed's stubs)
             path = Path(str(dist.locate_file(file)))
             try:
                 if path.stat().st_size > 1_000_000:
@@ -110,9 +118,10 @@ def collect(lines: int, per_dist: int) -> tuple[list[dict[str, str]], list[dict[
         for suffix, body in sources:
             long.update(passages(body, lines))
             short.update(short_texts(body, suffix))
-        kept = [t for t in chosen(long, per_dist) + chosen(short, per_dist) if t not in seen]
-        seen.update(kept)
-        texts += [{"dist": name, "kind": "short" if t in short else "passage", "text": t} for t in kept]
+        kept = [(kind, t) for kind, items in (("passage", long), ("short", short - long))
+                for t in chosen(items, per_dist) if t not in seen]  # fmt: skip
+        seen.update(t for _, t in kept)
+        texts += [{"dist": name, "kind": kind, "text": t} for kind, t in kept]
         if kept:
             used.append({"name": name, "version": dist.version, "texts": len(kept)})
     return texts, used

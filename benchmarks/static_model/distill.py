@@ -40,11 +40,11 @@ from threadpoolctl import threadpool_limits
 from retrievo.embed import bert
 from retrievo.embed.local import MODEL_ID as SOURCE_MODEL_ID
 from retrievo.embed.local import MODEL_SHA256, check_model_file
-from retrievo.embed.static import MODEL_ID
 from retrievo.embed.tokens import bundled_tokenizer_json
 from retrievo.embed.weights import bert_weights
 
 Floats = npt.NDArray[np.float32]
+DISTILLED_ID = "retrievo-static-minilm-distilled"  # a start for train.py; the engine serves MODEL_ID only
 FIRST_WORD = "the"  # where the vocabulary's frequency order starts (bert-base-uncased's vocab.txt)
 BATCH = 512
 
@@ -128,7 +128,7 @@ def main() -> None:
     parser.add_argument("--prior", choices=["words", "id"], default="words", help="Zipf rank (see above)")
     parser.add_argument("--sif", type=float, default=1e-5, help="SIF's a (default 1e-5)")
     parser.add_argument("--pooling", choices=["mean", "token"], default="token")
-    parser.add_argument("--model-id", default=MODEL_ID, help="written into model.json")
+    parser.add_argument("--model-id", default=DISTILLED_ID, help="written into model.json")
     parser.add_argument("--out", type=Path, required=True, help="train.py --start reads it")
     parser.add_argument("--cache", type=Path, help="keep step 1's outputs here (.npy) and reuse them")
     args = parser.parse_args()
@@ -141,6 +141,7 @@ def main() -> None:
     else:
         outputs = token_outputs(tokens, args.pooling)
         if cache is not None:
+            cache.parent.mkdir(parents=True, exist_ok=True)
             np.save(cache.with_suffix(f".{args.pooling}.npy"), outputs)
     print(f"token outputs: {outputs.shape} in {time.perf_counter() - started:.0f}s")
     with threadpool_limits(1):

@@ -2,14 +2,14 @@
 
 Adaptive fusion's constants (``search/fusion.py``: the dense arm's weight grows with its best cosine
 around 0.6, plus a bias) were fitted on MiniLM's cosines. The static model's cosines sit on a similar
-scale but say less, so at MiniLM's bias (``fusion.BIAS``) its arm pulled hybrid below keyword search alone
-on two judged sets of three. This measures hybrid nDCG@10 with ``RETRIEVO_EMBEDDER=static`` for each bias
+scale but say less (at MiniLM's bias, ``fusion.BIAS``, the first, untrained table's arm pulled hybrid below
+keyword search alone on two judged sets of three). This measures hybrid nDCG@10 with ``RETRIEVO_EMBEDDER=static`` for each bias
 (``fusion.MODEL_BIAS`` set in this process only) on SciFact, the Anthropic set, CoSQA dev and semble's 12
 repositories (mean NDCG@10, its protocol: ``benchmarks/code_search/semble.py``), then, for each set left
 out, chooses the bias with the best mean over the other three and reports the set left out at that bias.
 
     .venv/bin/python -m benchmarks.static_model.fusion_bias --work /tmp/static-bias \\
-        [--biases 0.25 -1 -2 -3] [--json benchmarks/results/static-fusion-bias-DATE.json]
+        [--biases 0.25 0 -1 -2 -3] [--json benchmarks/results/static-v2-fusion-bias-DATE.json]
 
 Indexes are kept under ``--work`` (a second run reuses them: the static model embeds in seconds).
 """
@@ -50,7 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--biases", type=float, nargs="+", default=[fusion.BIAS, -1.0, -2.0, -3.0])
+    parser.add_argument("--biases", type=float, nargs="+", default=[fusion.BIAS, 0.0, -1.0, -2.0, -3.0])
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -78,7 +78,8 @@ def main() -> None:
         print(f"left out {left_out:20} chose {chosen:+.2f}: {row[chosen]:.4f}", flush=True)
     if args.json:
         result = {"date": time.strftime("%Y-%m-%d"), "model": MODEL_ID, "shipped": shipped, "ndcg_10": table,
-                  "folds": folds, "command": "python -m benchmarks.static_model.fusion_bias --work DIR"}  # fmt: skip
+                  "folds": folds, "command": "python -m benchmarks.static_model.fusion_bias --work DIR --biases "
+                  + " ".join(f"{b:g}" for b in args.biases)}  # fmt: skip
         args.json.write_text(json.dumps(result, indent=2, default=str) + "\n")
 
 

@@ -7,8 +7,9 @@ code, docstrings and descriptions; no evaluation set), the mean of its rows — 
 
 - The target lives where the table does: the bundled model's vector, centred on the corpus mean, on the
   distilled table's PCA axes (``distill.py`` step 2, from its cached token outputs or recomputed).
-- The table starts from the distilled one and is pulled back to it (``--decay``), so a token the corpus
-  barely uses keeps its distilled row.
+- The table starts from the distilled one (``distill.py --out``, read with its sha256 checked). A text is
+  read as the bundled model read it for its target: its first 254 tokens (the model's window less
+  ``[CLS]`` and ``[SEP]``), ``[UNK]`` left out.
 - Adam, mini-batches of 256 texts, ``--epochs`` passes; the texts of one distribution in ten (by SHA-1
   of its name) are held out, and the epoch with the lowest held-out loss is kept — no evaluation set
   chooses anything.
@@ -32,9 +33,12 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
+from tokenizers import Tokenizer
 
 from benchmarks.static_model.distill import producible, quantise, token_outputs, vocabulary
-from retrievo.embed.static import MODEL_ID, StaticEmbedder, table_folder
+from retrievo.embed.local import MAX_TOKENS as TARGET_TOKENS
+from retrievo.embed.static import MODEL_ID, table_folder
+from retrievo.embed.tokens import bundled_tokenizer_json
 
 Floats = npt.NDArray[np.float32]
 BATCH = 256
@@ -86,7 +90,6 @@ def main() -> None:
     )
     parser.add_argument("--epochs", type=int, default=15)
     parser.add_argument("--lr", type=float, default=3e-3)
-    parser.add_argument("--decay", type=float, default=0.0, help="pull towards the distilled row per step")
     parser.add_argument("--model-id", default=MODEL_ID)
     parser.add_argument("--out", type=Path, default=table_folder())
     args = parser.parse_args()
@@ -107,12 +110,20 @@ def main() -> None:
     targets = np.load(args.corpus / "targets.npy").astype(np.float32)
     targets = (targets - targets.mean(axis=0)) @ axes
 
-    embedder = StaticEmbedder(start)
-    (vectors, scales), _ = embedder._load()
-    table = (vectors.astype(np.float32) * scales[:, None]).astype(np.float32)
-    initial = table.copy()
-    unknown = embedder._unknown
-    bag = bags(embedder.token_ids([t["text"] for t in texts]), unknown, len(tokens))
+    arrays = {}
+    for name in ("vectors", "scales"):
+        data = (start / f"{name}.npy").read_bytes()
+        if hashlib.sha256(data).hexdigest() != start_manifest["sha256"][name]:
+            raise SystemExit(f"{start / name}.npy is not the file its manifest names")
+        arrays[name] = np.load(start / f"{name}.npy")
+    table = (arrays["vectors"].astype(np.float32) * arrays["scales"][:, None]).astype(np.float32)
+    unknown = tokens.index("[UNK]")
+    # The text as the bundled model read it for its target: its window less [CLS] and [SEP]
+    tokenizer = Tokenizer.from_str(bundled_tokenizer_json())
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=TARGET_TOKENS - 2)
+    encoded = tokenizer.encode_batch([t["text"] for t in texts], add_special_tokens=False)
+    bag = bags([e.ids for e in encoded], unknown, len(tokens))
     held = np.array([int(hashlib.sha1(t["dist"].encode()).hexdigest(), 16) % 10 == 0 for t in texts])
     train, test = np.flatnonzero(~held), np.flatnonzero(held)
     held_dists = {t["dist"] for t, h in zip(texts, held, strict=True) if h}
@@ -121,7 +132,12 @@ def main() -> None:
     rng = np.random.default_rng(0)
     m, v = np.zeros_like(table), np.zeros_like(table)
     beta1, beta2, step = 0.9, 0.999, 0
-    best, best_table, history = cosine_loss(table, bag[test], targets[test])[0], table.copy(), []
+    best, best_table, best_epoch, history = (
+        cosine_loss(table, bag[test], targets[test])[0],
+        table.copy(),
+        0,
+        [],
+    )
     print(f"epoch 0: held-out loss {best:.4f}")
     for epoch in range(1, args.epochs + 1):
         order = rng.permutation(train)
@@ -132,8 +148,6 @@ def main() -> None:
             m = beta1 * m + (1 - beta1) * grad
             v = beta2 * v + (1 - beta2) * grad * grad
             table -= args.lr * (m / (1 - beta1**step)) / (np.sqrt(v / (1 - beta2**step)) + 1e-8)
-            if args.decay:
-                table -= args.decay * (table - initial)
         train_loss = cosine_loss(table, bag[train[:5000]], targets[train[:5000]])[0]
         loss = cosine_loss(table, bag[test], targets[test])[0]
         history.append({"epoch": epoch, "train_loss": round(train_loss, 4), "held_out_loss": round(loss, 4)})
@@ -141,7 +155,7 @@ def main() -> None:
             f"epoch {epoch}: train {train_loss:.4f}, held out {loss:.4f} ({time.perf_counter() - started:.0f}s)"
         )
         if loss < best:
-            best, best_table = loss, table.copy()
+            best, best_table, best_epoch = loss, table.copy(), epoch
 
     quantised, row_scales = quantise(best_table)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -156,9 +170,9 @@ def main() -> None:
             "distributions": len(corpus["distributions"]),
             "target": "bundled model's vector, centred on the corpus mean, on the table's PCA axes",
             "loss": "1 - cosine of the text's mean row",
-            "optimiser": f"Adam lr {args.lr:g}, batch {BATCH}, decay {args.decay:g}, seed 0",
+            "optimiser": f"Adam lr {args.lr:g}, batch {BATCH}, seed 0",
             "epochs": args.epochs,
-            "kept_epoch": min(history, key=lambda h: h["held_out_loss"])["epoch"] if history else 0,
+            "kept_epoch": best_epoch,
             "history": history,
         }
     }
@@ -166,9 +180,7 @@ def main() -> None:
         name: hashlib.sha256((args.out / f"{name}.npy").read_bytes()).hexdigest()
         for name in ("vectors", "scales")
     }
-    manifest["command"] = (
-        f"python -m benchmarks.static_model.train --epochs {args.epochs} --lr {args.lr:g} --decay {args.decay:g}"
-    )
+    manifest["command"] = f"python -m benchmarks.static_model.train --epochs {args.epochs} --lr {args.lr:g}"
     (args.out / "model.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {args.out} ({time.perf_counter() - started:.0f}s)")
 

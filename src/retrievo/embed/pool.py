@@ -19,6 +19,23 @@ from retrievo.errors import ConfigError
 
 LOCAL_ALIASES = ("local", "minilm")
 STATIC_ALIASES = ("static",)
+# Tables of the static model this version no longer ships (their vectors are another space): a collection
+# embedded with one is moved, not served.
+RETIRED_STATIC = ("retrievo-static-minilm-v1",)
+
+
+def retired(model_id: str, collection: str) -> str | None:
+    """How to move a collection embedded with a model this version replaced; None for any other model."""
+    if model_id not in RETIRED_STATIC:
+        return None
+    from retrievo.embed.static import MODEL_ID as STATIC_MODEL_ID
+
+    return (
+        f"collection {collection!r} was embedded with {model_id}, a table of the static model that this "
+        f"version of retrievo replaced with {STATIC_MODEL_ID}; move it with `retrievo regenerate --model "
+        f"static --collection {collection}` (seconds: no transformer runs) or `--model local` (the bundled "
+        "model)"
+    )
 
 
 def build_embedder(model_id: str, config: Config) -> Embedder | None:

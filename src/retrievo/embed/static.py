@@ -1,11 +1,13 @@
 """A static embedding model distilled from the bundled MiniLM: a text is the mean of its tokens' vectors.
 
 The table (``data/static/``: ``vectors.npy``, int8, one row per WordPiece token; ``scales.npy``, one float
-scale per row; ``model.json``, what made it) was written offline by ``benchmarks/static_model/distill.py``
-(its README says from what, how and with which command): every token of the bundled tokenizer's
-vocabulary passed once through the bundled MiniLM as ``[CLS] token [SEP]``, the token's own output
-reduced by PCA and weighted by a frequency prior (SIF, Arora et al. 2017, with Zipf's law for the frequencies:
-the model2vec recipe of MinishLab, 2024). No transformer runs here: tokenising and one table look-up
+scale per row; ``model.json``, what made it) was made offline by ``benchmarks/static_model/`` (its README
+says from what, how and with which commands): every token of the bundled tokenizer's vocabulary passed
+once through the bundled MiniLM as ``[CLS] token [SEP]``, the token's own output reduced by PCA and
+weighted by a frequency prior (SIF, Arora et al. 2017, with Zipf's law for the frequencies: the model2vec
+recipe of MinishLab, 2024; ``distill.py``), then the table trained so that a text's mean row points where
+the bundled model's vector for the whole text points (model2vec's "tokenlearn"; ``train.py``, on texts of
+installed packages, no evaluation data). No transformer runs here: tokenising and one table look-up
 per token, no network, no other package than the tokenizer the bundled model already uses.
 
 Its vectors are not MiniLM's (another space, fewer dimensions): they carry their own model id, so a
@@ -298,7 +300,7 @@ def _load_table(
     if manifest.get("model_id") != MODEL_ID:
         raise EmbedderUnavailable(
             f"the static table in {folder} is {manifest.get('model_id')!r}, not {MODEL_ID!r}; reinstall "
-            "retrievo, or write it again with `python -m benchmarks.static_model.distill`"
+            "retrievo, or make it again as benchmarks/static_model/README.md says"
         )
     try:
         arrays = {}
@@ -320,6 +322,6 @@ def _load_table(
     if tokenizer.get_vocab_size() != table[0].shape[0] or unknown is None:
         raise EmbedderUnavailable(
             f"the static table has {table[0].shape[0]} rows for a vocabulary of {tokenizer.get_vocab_size()}; "
-            "write it again with `python -m benchmarks.static_model.distill`"
+            "reinstall retrievo, or make it again as benchmarks/static_model/README.md says"
         )
     return table, tokenizer, unknown

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.embed.base import Embedder
+from retrievo.embed.pool import retired
 from retrievo.engine.indexing import IndexProgress, NoProgress
 from retrievo.engine.verify import FIXABLE, VerifyReport, verify
 from retrievo.errors import (
@@ -67,6 +68,8 @@ class EmbeddingLifecycle:
         if info is None or info.model_id is None:
             return self._pool.default
         embedder = self._pool.get(info.model_id)
+        if embedder is None and (moved := retired(info.model_id, collection)) is not None:
+            raise ModelMismatchError(moved)
         if embedder is None:
             configured = self._pool.default.model_id
             raise ModelMismatchError(
