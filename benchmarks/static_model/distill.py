@@ -84,9 +84,11 @@ def producible(tokens: list[str]) -> npt.NDArray[np.bool_]:
     return np.array([not (t in ("[PAD]", "[MASK]") or t.startswith("[unused")) for t in tokens])
 
 
-def pca(vectors: Floats, fit: npt.NDArray[np.bool_], dims: int) -> tuple[Floats, float]:
-    """``vectors`` centred and projected on the top ``dims`` principal axes of the rows ``fit`` keeps
-    (float64, eigh of the covariance: deterministic); also the share of variance kept."""
+def pca_axes(
+    vectors: Floats, fit: npt.NDArray[np.bool_], dims: int
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], float]:
+    """The top ``dims`` principal axes of the rows ``fit`` keeps (float64, eigh of the covariance:
+    deterministic; each axis's largest loading positive), their mean, and the share of variance kept."""
     rows = vectors[fit].astype(np.float64)
     mean = rows.mean(axis=0)
     covariance = np.cov(rows - mean, rowvar=False)
@@ -94,8 +96,13 @@ def pca(vectors: Floats, fit: npt.NDArray[np.bool_], dims: int) -> tuple[Floats,
     order = np.argsort(values)[::-1][:dims]
     axes = axes[:, order]
     axes *= np.sign(axes[np.abs(axes).argmax(axis=0), np.arange(dims)])  # largest loading positive
-    projected = ((vectors.astype(np.float64) - mean) @ axes).astype(np.float32)
-    return projected, float(values[order].sum() / values.sum())
+    return axes, mean, float(values[order].sum() / values.sum())
+
+
+def pca(vectors: Floats, fit: npt.NDArray[np.bool_], dims: int) -> tuple[Floats, float]:
+    """``vectors`` centred and projected on ``pca_axes``; also the share of variance kept."""
+    axes, mean, kept = pca_axes(vectors, fit, dims)
+    return ((vectors.astype(np.float64) - mean) @ axes).astype(np.float32), kept
 
 
 def sif_weights(tokens: list[str], prior: str, a: float) -> Floats:

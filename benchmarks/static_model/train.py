@@ -35,23 +35,13 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 from tokenizers import Tokenizer
 
-from benchmarks.static_model.distill import producible, quantise, token_outputs, vocabulary
+from benchmarks.static_model.distill import pca_axes, producible, quantise, token_outputs, vocabulary
 from retrievo.embed.local import MAX_TOKENS as TARGET_TOKENS
-from retrievo.embed.static import MODEL_ID, table_folder
+from retrievo.embed.static import MODEL_ID, table_arrays, table_folder
 from retrievo.embed.tokens import bundled_tokenizer_json
 
 Floats = npt.NDArray[np.float32]
 BATCH = 256
-
-
-def pca_axes(outputs: Floats, fit: npt.NDArray[np.bool_], dims: int) -> Floats:
-    """``distill.pca``'s axes (the same computation, the same signs)."""
-    rows = outputs[fit].astype(np.float64)
-    values, axes = np.linalg.eigh(np.cov(rows - rows.mean(axis=0), rowvar=False))
-    order = np.argsort(values)[::-1][:dims]
-    axes = axes[:, order]
-    axes *= np.sign(axes[np.abs(axes).argmax(axis=0), np.arange(dims)])
-    return axes.astype(np.float32)
 
 
 def bags(ids: list[list[int]], unknown: int, vocabulary: int) -> sp.csr_matrix:
@@ -102,7 +92,7 @@ def main() -> None:
     cached = args.cache.with_suffix(".token.npy") if args.cache else None
     outputs = np.load(cached) if cached and cached.exists() else token_outputs(tokens, "token")
     with threadpool_limits(1):
-        axes = pca_axes(outputs, producible(tokens), dims)
+        axes = pca_axes(outputs, producible(tokens), dims)[0].astype(np.float32)
 
     texts = [
         json.loads(line) for line in (args.corpus / "texts.jsonl").read_text(encoding="utf-8").splitlines()
@@ -110,13 +100,8 @@ def main() -> None:
     targets = np.load(args.corpus / "targets.npy").astype(np.float32)
     targets = (targets - targets.mean(axis=0)) @ axes
 
-    arrays = {}
-    for name in ("vectors", "scales"):
-        data = (start / f"{name}.npy").read_bytes()
-        if hashlib.sha256(data).hexdigest() != start_manifest["sha256"][name]:
-            raise SystemExit(f"{start / name}.npy is not the file its manifest names")
-        arrays[name] = np.load(start / f"{name}.npy")
-    table = (arrays["vectors"].astype(np.float32) * arrays["scales"][:, None]).astype(np.float32)
+    vectors, scales = table_arrays(start, start_manifest)  # the start's own id: not one the engine serves
+    table = (vectors.astype(np.float32) * scales[:, None]).astype(np.float32)
     unknown = tokens.index("[UNK]")
     # The text as the bundled model read it for its target: its window less [CLS] and [SEP]
     tokenizer = Tokenizer.from_str(bundled_tokenizer_json())

@@ -285,6 +285,20 @@ def _wordpiece(model: tuple[dict[bytes, int], bytes, int], word: bytes, unknown:
     return ids
 
 
+def table_arrays(
+    folder: Path, manifest: dict[str, Any]
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
+    """A table folder's int8 rows and float32 scales, each file's bytes checked against ``manifest``'s
+    sha256 first (ValueError for a file that is not the one named; OSError, KeyError as raised)."""
+    arrays = {}
+    for name in ("vectors", "scales"):
+        data = (folder / f"{name}.npy").read_bytes()
+        if hashlib.sha256(data).hexdigest() != manifest["sha256"][name]:
+            raise ValueError(f"{name}.npy is not the file its manifest names")
+        arrays[name] = np.load(io.BytesIO(data), allow_pickle=False)
+    return arrays["vectors"].astype(np.int8, copy=False), arrays["scales"].astype(np.float32, copy=False)
+
+
 # One reading per process: the table is never written, and every embedder of one folder shares it.
 @functools.cache
 def _load_table(
@@ -303,18 +317,12 @@ def _load_table(
             "retrievo, or make it again as benchmarks/static_model/README.md says"
         )
     try:
-        arrays = {}
-        for name in ("vectors", "scales"):
-            data = (folder / f"{name}.npy").read_bytes()
-            if hashlib.sha256(data).hexdigest() != manifest["sha256"][name]:
-                raise ValueError(f"{name}.npy is not the file its manifest names")
-            arrays[name] = np.load(io.BytesIO(data), allow_pickle=False)
+        table = table_arrays(folder, manifest)
     except (OSError, ValueError, KeyError) as exc:
         raise EmbedderUnavailable(
             f"the static model's table in {folder} cannot be read ({exc}); reinstall retrievo "
             "(`pip install -e .`), or use the bundled model (RETRIEVO_EMBEDDER=local)"
         ) from exc
-    table = (arrays["vectors"].astype(np.int8, copy=False), arrays["scales"].astype(np.float32, copy=False))
     tokenizer = Tokenizer.from_str(bundled_tokenizer_json())
     tokenizer.no_padding()
     tokenizer.enable_truncation(max_length=MAX_TOKENS)
