@@ -12,7 +12,7 @@ from retrievo import Config, Engine
 from retrievo.embed import make_embedder
 from retrievo.embed.local import MODEL_ID as MINILM_ID
 from retrievo.embed.pool import build_embedder
-from retrievo.embed.static import FLOAT_TABLE_AT, MODEL_ID, StaticEmbedder, table_folder
+from retrievo.embed.static import MODEL_ID, StaticEmbedder, table_folder
 from retrievo.errors import ConfigError, EmbedderUnavailable
 
 PAGES = {
@@ -52,9 +52,12 @@ def test_the_same_text_gives_the_same_vector_alone_in_a_batch_and_as_a_query(sta
     batched = static.embed_documents(["padding text " * 40, text, "x"])[1]
     assert np.array_equal(alone, batched)
     assert np.array_equal(alone, StaticEmbedder().embed_query(text))
-    # a batch large enough to make the whole table float first (FLOAT_TABLE_AT) gives the same vector
-    large = StaticEmbedder().embed_documents([*(f"filler {n}" for n in range(FLOAT_TABLE_AT)), text])[-1]
-    assert np.array_equal(alone, large)
+    # its rows made float while other texts were read first (some of its words among them): the same vector
+    later = StaticEmbedder()
+    later.embed_documents([*(f"filler {n} table" for n in range(300)), "embeddings are static"])
+    assert later._made is not None and 0 < int(later._made.sum()) < later._made.size
+    assert np.array_equal(alone, later.embed_documents([text])[0])
+    assert later._made is not None and bool(later._made[later.token_ids([text])[0]].all())
 
 
 def test_a_text_is_closer_to_its_paraphrase_than_to_an_unrelated_text(static: StaticEmbedder) -> None:

@@ -38,8 +38,6 @@ from retrievo.errors import EmbedderUnavailable
 MODEL_ID = "retrievo-static-minilm-v2"
 # A text's first tokens only: a chunk is far shorter; a whole book pasted as a query is not.
 MAX_TOKENS = 512
-# Texts in one call from which the whole table is made float first (``StaticEmbedder.embed_batch``).
-FLOAT_TABLE_AT = 8
 # A text as BERT's normaliser and pre-tokeniser read it (``StaticEmbedder.token_ids``): control characters
 # other than tab, newline and return are dropped (not made spaces: "a\x0cb" is one word), whitespace
 # separates words, and within what whitespace separates, runs of letters and digits are words and every
@@ -82,10 +80,11 @@ class StaticEmbedder(Embedder):
 
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder or table_folder()
-        # int8 rows and one float32 scale each: a text's rows are made float when looked up (making the
-        # whole table float at load cost 0.2 s of a CLI call, for the few rows a query reads)
+        # int8 rows and one float32 scale each; a row is made float the first time a text reads it (the
+        # whole table at once cost 0.08-0.2 s, for the few hundred rows a query or a small index reads)
         self._table: tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]] | None = None
-        self._float: npt.NDArray[np.float32] | None = None  # the whole table as float, made for batches
+        self._float: npt.NDArray[np.float32] | None = None  # the rows made float so far (``_rows``)
+        self._made: npt.NDArray[np.bool_] | None = None  # which they are
         self._tokenizer: Any = None
         self._unknown = 0
         self._pieces: dict[bytes | str, list[int]] = {}  # a piece's WordPiece ids (``token_ids``)
@@ -127,18 +126,15 @@ class StaticEmbedder(Embedder):
         """The mean of each text's token vectors (``[UNK]`` left out: it says nothing; a text with no
         other token is ``[UNK]``'s vector, so no row is zero)."""
         (vectors, scales), _ = self._load()
-        encodings = self.token_ids(texts)
+        encodings = [np.asarray(encoding, dtype=np.int64) for encoding in self.token_ids(texts)]
         out = np.empty((len(encodings), vectors.shape[1]), dtype=np.float32)
-        # A batch of documents reads many rows: the whole table made float once (0.2 s) pays for itself;
-        # a query's few rows are made float as they are read. The same products either way: same vectors.
-        table = self._float_table(vectors, scales) if len(encodings) >= FLOAT_TABLE_AT else None
+        table = self._rows(vectors, scales, encodings)
         for row, encoding in enumerate(encodings):
-            ids = np.asarray(encoding, dtype=np.int64)
-            ids = ids[ids != self._unknown]
+            ids = encoding[encoding != self._unknown]
             if not ids.size:
                 ids = np.asarray([self._unknown])
             # one text's rows at a time stay in cache: 35x faster than one gather and reduceat per batch
-            rows = table[ids] if table is not None else vectors[ids].astype(np.float32) * scales[ids, None]
+            rows = table[ids]
             # the mean, as ndarray.mean computes it (a float32 sum, divided by the count) without its
             # Python-level wrapper: the same bits, a sixth of the time here
             np.divide(np.add.reduce(rows, axis=0), len(ids), out=out[row])
@@ -223,14 +219,24 @@ class StaticEmbedder(Embedder):
         self._pieces, self._words, self._kept = known, words, self._kept + sum(map(len, missing))
         return known
 
-    def _float_table(
-        self, vectors: npt.NDArray[np.int8], scales: npt.NDArray[np.float32]
+    def _rows(
+        self,
+        vectors: npt.NDArray[np.int8],
+        scales: npt.NDArray[np.float32],
+        encodings: list[npt.NDArray[np.int64]],
     ) -> npt.NDArray[np.float32]:
-        if self._float is None:
-            with self._lock:
-                if self._float is None:
-                    self._float = (vectors.astype(np.float32) * scales[:, None]).astype(np.float32)
-        return self._float
+        """The table as float, with at least the rows ``encodings`` read made: each row once per process,
+        the first time a text reads it (the same products as making them all at once: the same vectors)."""
+        with self._lock:
+            if self._float is None or self._made is None:
+                self._float = np.empty(vectors.shape, dtype=np.float32)  # pages taken as rows are made
+                self._made = np.zeros(vectors.shape[0], dtype=np.bool_)
+            used = np.concatenate([*encodings, np.asarray([self._unknown], dtype=np.int64)])
+            new = np.unique(used[~self._made[used]])
+            if new.size:
+                self._float[new] = vectors[new].astype(np.float32) * scales[new, None]
+                self._made[new] = True
+            return self._float
 
 
 def preload() -> None:

@@ -13,6 +13,7 @@ time, and a file whose reader dies while it is read alone is skipped with that r
 
 from __future__ import annotations
 
+import itertools
 import logging
 import multiprocessing
 import os
@@ -158,6 +159,10 @@ class PreparePool:
             yield prepare(job)
             if count >= self.serial_first:
                 break
+        following = next(given, None)
+        if following is None:  # all read here: a small run starts no workers
+            return
+        given = itertools.chain([following], given)
         pool = self._executor() if self.workers > 1 else None
         if pool is None:
             yield from (prepare(job) for job in given)
