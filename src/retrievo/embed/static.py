@@ -231,8 +231,9 @@ class StaticEmbedder(Embedder):
             if self._float is None or self._made is None:
                 self._float = np.empty(vectors.shape, dtype=np.float32)  # pages taken as rows are made
                 self._made = np.zeros(vectors.shape[0], dtype=np.bool_)
-            used = np.concatenate([*encodings, np.asarray([self._unknown], dtype=np.int64)])
-            new = np.unique(used[~self._made[used]])
+            wanted = np.zeros_like(self._made)
+            wanted[np.concatenate([*encodings, np.asarray([self._unknown], dtype=np.int64)])] = True
+            new = np.flatnonzero(wanted & ~self._made)  # no sort: a mark per row of the vocabulary
             if new.size:
                 self._float[new] = vectors[new].astype(np.float32) * scales[new, None]
                 self._made[new] = True

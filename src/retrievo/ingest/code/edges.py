@@ -6,6 +6,7 @@ its last identifier is what resolves against symbol names at query time.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,12 @@ class EdgeRules:
     definers: frozenset[str] = frozenset()
     # Callees that import their first argument (Elixir's ``alias``, Ruby's ``require``, the shell's ``source``).
     import_calls: frozenset[str] = frozenset()
+
+    @functools.cached_property
+    def kinds(self) -> frozenset[str]:
+        """The node types that can make an edge (``edges_of`` is asked of these only: most nodes are not)."""
+        bases = {key.partition("@")[0] for key in self.bases}
+        return frozenset({*self.calls, *self.imports, *self.types, *bases})
 
 
 _C_FAMILY_CALLS = {"call_expression": "function"}

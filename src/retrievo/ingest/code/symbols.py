@@ -108,7 +108,7 @@ def parse_code(text: str, language: str, module: str) -> tuple[list[CodeSymbol],
     stack: list[tuple[Any, int | None]] = [(tree.root_node, None)]
     while stack:
         node, parent = stack.pop()
-        if rules is not None:
+        if rules is not None and node.type in rules.kinds:
             source = module if parent is None else symbols[parent].qualified_name
             edges.extend(RawEdge(source, k, t, ln, col) for k, t, ln, col in edges_of(node, rules, data))
         if node.type not in grammar.symbols and node.type not in _MAYBE_DEFINITIONS:
