@@ -120,7 +120,10 @@ def test_the_bundled_model_loaded_once_by_the_resident_process_gives_its_childre
     subprocess.run(
         [RETRIEVO, "index", str(HANDBOOK), "--db", str(db)], env=env, check=True, capture_output=True
     )
-    assert serving(place)["served"] == 0  # `index` starts one as it starts: the searches after it are served
+    returned = time.time()
+    started = serving(place)
+    assert started["served"] == 0  # `index` starts one as it starts: the searches after it are served
+    assert float(started["started"]) < returned  # loading while the index was made, not after
     alone = call(dict(env, RETRIEVO_DAEMON="off"), "search", QUERY, "--db", str(db), "--json", "--explain")
     served = [call(env, "search", QUERY, "--db", str(db), "--json", "--explain") for _ in range(2)]
     assert serving(place)["served"] == 2

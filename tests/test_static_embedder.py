@@ -55,9 +55,9 @@ def test_the_same_text_gives_the_same_vector_alone_in_a_batch_and_as_a_query(sta
     # its rows made float while other texts were read first (some of its words among them): the same vector
     later = StaticEmbedder()
     later.embed_documents([*(f"filler {n} table" for n in range(300)), "embeddings are static"])
-    assert later._sums is not None and 0 < int(later._sums.made.sum()) < later._sums.made.size
+    assert later._made is not None and 0 < int(later._made.sum()) < later._made.size
     assert np.array_equal(alone, later.embed_documents([text])[0])
-    assert bool(later._sums.made[later.token_ids([text])[0]].all())
+    assert later._made is not None and bool(later._made[later.token_ids([text])[0]].all())
 
 
 def test_a_text_is_closer_to_its_paraphrase_than_to_an_unrelated_text(static: StaticEmbedder) -> None:
@@ -259,29 +259,21 @@ def test_a_collection_of_the_first_table_is_refused_saying_how_to_move_it(tmp_pa
         assert found.model_id == MODEL_ID and found.hits[0].chunk.path.endswith("pasta.md")
 
 
-def test_texts_summed_piece_by_piece_are_their_tokens_mean_and_depend_on_nothing_else(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Each distinct piece's rows are summed once and kept (StaticEmbedder._piece_rows): a text's vector
-    is still the mean of its tokens' rows (to float32 rounding), whatever text it is; and the same bits
-    whatever was read before it, alone or in a batch, with the kept rows started again at every batch."""
+def test_wordpiece_cuts_long_words_as_the_tokenizer_does() -> None:
+    """``_wordpiece`` tries no piece longer than the vocabulary's longest: the same ids as the tokenizer
+    on long and odd words (identifiers run together, digits, repeats, the 100-character limit)."""
+    import random
+
     import retrievo.embed.static as static_module
 
-    texts = [*real_texts()[::12], *HOSTILE, "héllo-wörld-" * 9, "a_b.c_d.e_f.g_h.i_j.k_l.m_n.o_p"]
     static = StaticEmbedder()
-    (vectors, scales), _ = static._load()
-    table = vectors.astype(np.float32) * scales[:, None]
-    got = static.embed_documents(texts)
-    for text, ids, vector in zip(texts, static.token_ids(texts), got, strict=True):
-        kept = [i for i in ids if i != static._unknown] or [static._unknown]
-        mean = table[kept].astype(np.float64).mean(axis=0)
-        assert np.allclose(vector, mean / np.linalg.norm(mean), atol=2e-6), text[:60]
-    rows = static._sums
-    assert rows is not None and rows.used > rows.made.size  # pieces of several tokens summed and kept
-    assert any(len(ids) > static_module.GROUPED_UP_TO for ids in static._pieces.values())  # long ones too
-    monkeypatch.setattr(static_module, "PIECE_ROWS", 2)  # full after every batch: started again
-    again = StaticEmbedder()
-    again.batch_size = 64
-    assert np.array_equal(again.embed_documents(texts[::-1]), got[::-1])
-    assert again._sums is not None and again._sums.used - again._sums.made.size < rows.used - rows.made.size
-    assert np.array_equal(np.vstack([again.embed_query(text) for text in texts[:50]]), got[:50])
+    tokenizer = static._load()[1]
+    unknown = static._unknown
+    model = static_module._wordpieces(static.folder)
+    assert model[3] == max(map(len, model[0])) >= 12
+    draw = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+    words = ["getelementsbytagname", "internationalization" * 3, "x" * 100, "x" * 101, "qqqqzzzz" * 5]
+    words += ["".join(draw.choice(letters) for _ in range(draw.randint(12, 60))) for _ in range(2000)]
+    expected = [e.ids for e in tokenizer.encode_batch(words, add_special_tokens=False)]
+    assert [static_module._wordpiece(model, w.encode("ascii"), unknown) for w in words] == expected

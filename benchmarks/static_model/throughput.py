@@ -8,6 +8,7 @@ empty) and the best of ``--repeat`` runs are kept, as wall-clock chunks/s and as
 the process (all its threads: the figure other work on the machine leaves alone).
 
     .venv/bin/python -m benchmarks.static_model.throughput [--data ../shared/data/anthropic_codebase | --index DB]
+        [--static-only]
         --json benchmarks/results/static-model-throughput-2026-11-29.json
 """
 
@@ -21,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import retrievo
 from retrievo.embed.base import Embedder
 from retrievo.embed.kernels import cpu_identity
 from retrievo.embed.local import MiniLMEmbedder
@@ -32,8 +34,9 @@ SCIFACT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "scif
 
 
 def measure(embedder: Embedder, texts: list[str], queries: list[str], repeat: int) -> dict[str, Any]:
-    embedder.embed_documents(["load and warm up"] * 64)  # not the texts: the first pass meets them first
-    embedder.embed_query("warm up")
+    # loaded, and one query: not the texts (the first pass meets them first), nor a batch (the static
+    # model's float rows are made in the first pass, as in a process's first index)
+    embedder.embed_query("load and warm up")
     seconds, cpu_seconds = [], []
     for _ in range(repeat):
         started, cpu_started = time.perf_counter(), time.process_time()
@@ -74,6 +77,12 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--static-only",
+        action="store_true",
+        help="the static model alone (no MiniLM run, no ratios): for a before/after of the static model, "
+        "run again with PYTHONPATH=OLD/src",
+    )
     args = parser.parse_args()
     dataset = load_beir(args.data, "test")
     texts = [embedding_input(doc.title, doc.text or doc.title) for doc in dataset.corpus[: args.chunks]]
@@ -88,22 +97,25 @@ def main() -> None:
         texts = [embedding_input(context or "", text) for context, text in rows]
         source = f"{args.index.name}: {len(texts)} chunks of a retrievo index"
     load_before = os.getloadavg()[0]
-    results = [
-        measure(StaticEmbedder(), texts, queries, args.repeat),
-        measure(MiniLMEmbedder(), texts, queries, 1),  # ~a minute a run on 2 cores
-    ]
-    static, minilm = results
-    report = {
+    results = [measure(StaticEmbedder(), texts, queries, args.repeat)]
+    if not args.static_only:
+        results.append(measure(MiniLMEmbedder(), texts, queries, 1))  # ~a minute a run on 2 cores
+    report: dict[str, Any] = {
         "data": f"{source}; {len(queries)} test queries of {args.data.name}",
         "machine": f"{cpu_identity()[0]}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
+        "source": str(Path(retrievo.__file__).parent),  # which checkout's code ran
         "models": results,
         # other work on the machine slows both models; read figures taken under load with care
         "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
-        "speed_up": round(static["chunks_per_second"] / minilm["chunks_per_second"], 1),
-        "cpu_speed_up": round(static["chunks_per_cpu_second"] / minilm["chunks_per_cpu_second"], 1),
-        "query_speed_up": round(minilm["query_ms"] / static["query_ms"], 1),
     }
+    if len(results) == 2:
+        static, minilm = results
+        report |= {
+            "speed_up": round(static["chunks_per_second"] / minilm["chunks_per_second"], 1),
+            "cpu_speed_up": round(static["chunks_per_cpu_second"] / minilm["chunks_per_cpu_second"], 1),
+            "query_speed_up": round(minilm["query_ms"] / static["query_ms"], 1),
+        }
     print(json.dumps(report, indent=2))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -50,7 +50,7 @@ MAX_SOCKET_PATH = 100  # AF_UNIX paths stop at 108 bytes
 def run() -> None:
     """The `retrievo` command: handed to the resident process where it may be, else run here (and then
     a resident process started, after a short call; as an `index` starts, so that it is ready by the
-    time the index is: the searches that follow are served)."""
+    time the index is, and as it ends: the searches that follow are served)."""
     argv = sys.argv[1:]
     command = _command(argv)
     path = socket_path() if command in {*QUICK, "index"} and enabled() else None
@@ -59,8 +59,7 @@ def run() -> None:
         if code is not None:
             sys.exit(code)
     if path is not None and command == "index":  # loading beside the indexing: ready for the first search
-        start(path)
-        path = None
+        start(path)  # (and again after: one that left idle during a long index is back; else it stops at once)
     from retrievo.surfaces.cli.app import main
 
     try:
