@@ -59,7 +59,9 @@ def run() -> None:
         if code is not None:
             sys.exit(code)
     if path is not None and command == "index":  # loading beside the indexing: ready for the first search
-        start(path)  # (and again after: one that left idle during a long index is back; else it stops at once)
+        start(
+            path
+        )  # (and again after: one that left idle during a long index is back; else it stops at once)
     from retrievo.surfaces.cli.app import main
 
     try:
