@@ -221,16 +221,13 @@ def test_token_ids_stay_the_tokenizers_when_the_kept_pieces_are_started_again(
     import retrievo.embed.static as static_module
 
     monkeypatch.setattr(static_module, "KEPT_BYTES", 64)  # every call starts the kept pieces again
-    static_module._wordpieces.cache_clear()  # no vocabulary made yet: a few new words go to the tokenizer
     static = StaticEmbedder()
     texts = [*HOSTILE, "def parse(self, text): return text.split(',')", "class Parser: pass"]
     tokenizer = static._load()[1]
     expected = [encoding.ids for encoding in tokenizer.encode_batch(texts, add_special_tokens=False)]
     assert static.token_ids(texts) == expected
-    assert static_module._wordpieces.cache_info().currsize == 0
-    monkeypatch.setattr(static_module, "WORDPIECE_FROM", 0)  # every new word cut here
     assert StaticEmbedder().token_ids(texts[::-1]) == expected[::-1]
-    assert static_module._wordpieces.cache_info().currsize == 1
+    assert [static.token_ids([text])[0] for text in texts] == expected  # one call each: started each time
     assert static._kept == sum(map(len, static._pieces)) > 64  # started again, and counted right
 
 
@@ -259,21 +256,19 @@ def test_a_collection_of_the_first_table_is_refused_saying_how_to_move_it(tmp_pa
         assert found.model_id == MODEL_ID and found.hits[0].chunk.path.endswith("pasta.md")
 
 
-def test_wordpiece_cuts_long_words_as_the_tokenizer_does() -> None:
-    """``_wordpiece`` tries no piece longer than the vocabulary's longest: the same ids as the tokenizer
-    on long and odd words (identifiers run together, digits, repeats, the 100-character limit)."""
+def test_long_and_odd_words_are_cut_as_the_tokenizer_cuts_them() -> None:
+    """A word not met before is cut by the tokenizer's WordPiece model alone (after the normalising and
+    splitting done here): the same ids as the whole tokenizer on long identifiers run together, digits,
+    repeats and words past WordPiece's 100-character limit, alone and run into one another."""
     import random
-
-    import retrievo.embed.static as static_module
 
     static = StaticEmbedder()
     tokenizer = static._load()[1]
-    unknown = static._unknown
-    model = static_module._wordpieces(static.folder)
-    assert model[3] == max(map(len, model[0])) >= 12
     draw = random.Random(7)
     letters = "abcdefghijklmnopqrstuvwxyz0123456789"
-    words = ["getelementsbytagname", "internationalization" * 3, "x" * 100, "x" * 101, "qqqqzzzz" * 5]
+    words = ["getElementsByTagName", "internationalization" * 3, "x" * 100, "x" * 101, "QqqqZZZZ" * 5]
     words += ["".join(draw.choice(letters) for _ in range(draw.randint(12, 60))) for _ in range(2000)]
-    expected = [e.ids for e in tokenizer.encode_batch(words, add_special_tokens=False)]
-    assert [static_module._wordpiece(model, w.encode("ascii"), unknown) for w in words] == expected
+    texts = [*words, " ".join(words[:300]), "_".join(words[300:400]) + "(x)"]
+    expected = [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
+    assert static.token_ids(texts) == expected
+    assert any(ids == [static._unknown] for ids in expected)  # the word past the limit

@@ -49,7 +49,6 @@ _CONTROL = bytes([*range(9), 11, 12, *range(14, 32), 127])
 # what str.split() takes for whitespace but the normaliser drops as control characters, and the others
 _UNICODE_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _ASCII_WORD = re.compile(rb"[a-z0-9]+|[^a-z0-9]")
-WORDPIECE_FROM = 200  # new words in one call from which they are cut here rather than by the tokenizer
 KEPT_BYTES = 32 << 20  # the pieces whose ids are kept, their text's bytes at most (then started again)
 
 
@@ -145,9 +144,8 @@ class StaticEmbedder(Embedder):
         it over every text. A text is cleaned and split at whitespace here as the tokenizer's normaliser
         and pre-tokeniser do, and each distinct piece's ids are read once and kept (a piece's ids do not
         depend on what surrounds it; one cut short at ``MAX_TOKENS`` ends the text anyway); a new ASCII
-        piece is put together from its words' ids, each word read once too (cut by WordPiece here from
-        the tokenizer's own vocabulary when many are new; a text naming an added token such as [CLS] goes
-        to the tokenizer whole). The same ids (checked against the tokenizer on real corpora and hostile
+        piece is put together from its words' ids, each word read once too (cut by the tokenizer's own
+        WordPiece model; a text naming an added token such as [CLS] goes to the tokenizer whole). The same ids (checked against the tokenizer on real corpora and hostile
         text in tests/test_static_embedder.py), several times faster: the tokenizer over whole chunks was
         most of the static model's time."""
         _, tokenizer = self._load()
@@ -191,8 +189,7 @@ class StaticEmbedder(Embedder):
 
     def _read_pieces(self, tokenizer: Any, pieces: set[bytes | str]) -> dict[bytes | str, list[int]]:
         """The kept ids with ``pieces``' added: an ASCII piece from its words' ids (a word not met before
-        cut by ``_wordpiece``, or read by the tokenizer when only a few are new), another piece read by the
-        tokenizer whole."""
+        cut by the tokenizer's own WordPiece model), another piece read by the tokenizer whole."""
         with self._reading:  # one reader at a time: the kept dicts and their size stay in step
             return self._read_new(tokenizer, pieces)
 
@@ -203,15 +200,12 @@ class StaticEmbedder(Embedder):
             known, words, self._kept, missing = {}, {}, 0, list(pieces)
         split = {piece: _ASCII_WORD.findall(piece) for piece in missing if isinstance(piece, bytes)}
         unread = list({word for parts in split.values() for word in parts if word not in words})
-        if len(unread) < WORDPIECE_FROM and not _wordpieces.cache_info().currsize:
-            # a few words (a query): the tokenizer reads them; its vocabulary is made a dict for many
-            words.update(
-                zip(unread, _encoded(tokenizer, [word.decode("ascii") for word in unread]), strict=True)
-            )
-        else:
-            model = _wordpieces(self.folder)
-            for word in unread:
-                words[word] = _wordpiece(model, word, self._unknown)
+        # What the tokenizer does to a word once its normaliser and pre-tokeniser have (here, above):
+        # its WordPiece model, one word at a time (3.5 us a word; the whole tokenizer over them, 10 us;
+        # WordPiece written in Python, 7 us and a 50 ms dict of the vocabulary per process).
+        cut = tokenizer.model.tokenize
+        for word in unread:
+            words[word] = [token.id for token in cut(word.decode("ascii"))]
         whole = [piece for piece in missing if isinstance(piece, str)]
         known.update(zip(whole, _encoded(tokenizer, whole), strict=True))
         for piece, parts in split.items():
@@ -241,10 +235,9 @@ class StaticEmbedder(Embedder):
 
 
 def preload() -> None:
-    """The shipped table and its tokenizer's vocabulary read now (the CLI's resident process does, so that
-    its calls do not)."""
+    """The shipped table and its tokenizer read now (the CLI's resident process does, so that its calls do
+    not)."""
     _load_table(table_folder())
-    _wordpieces(table_folder())
 
 
 def _encoded(tokenizer: Any, texts: list[str]) -> list[list[int]]:
@@ -254,44 +247,6 @@ def _encoded(tokenizer: Any, texts: list[str]) -> list[list[int]]:
         if texts
         else []
     )
-
-
-@functools.cache
-def _wordpieces(folder: Path) -> tuple[dict[bytes, int], bytes, int, int]:
-    """The tokenizer's WordPiece model as ``_wordpiece`` reads it, from its own settings: the ASCII pieces
-    of its vocabulary, the prefix of a piece that continues a word, the longest word it cuts, and the
-    longest piece (once per process: 50 ms)."""
-    model = json.loads(_load_table(folder)[1].to_str())["model"]
-    if model.get("type") != "WordPiece":
-        raise EmbedderUnavailable(f"the static model's tokenizer is {model.get('type')}, not WordPiece")
-    vocabulary = {piece.encode("ascii"): ids for piece, ids in model["vocab"].items() if piece.isascii()}
-    return (
-        vocabulary,
-        model["continuing_subword_prefix"].encode("ascii"),
-        int(model["max_input_chars_per_word"]),
-        max(map(len, vocabulary)),
-    )
-
-
-def _wordpiece(model: tuple[dict[bytes, int], bytes, int, int], word: bytes, unknown: int) -> list[int]:
-    """An ASCII word's WordPiece ids, as the tokenizer's model cuts it: the longest piece of the vocabulary
-    first, the prefix before each piece after the first, ``unknown`` for a word with a part no piece covers
-    or longer than the model's limit (100 characters). No piece is tried that is longer than the longest
-    of the vocabulary (the same cut, without a lookup per shorter end of a long word)."""
-    vocabulary, prefix, limit, longest = model
-    if len(word) > limit:
-        return [unknown]
-    ids, start = [], 0
-    while start < len(word):
-        for end in range(min(len(word), start + longest), start, -1):
-            found = vocabulary.get(word[start:end] if start == 0 else prefix + word[start:end])
-            if found is not None:
-                ids.append(found)
-                start = end
-                break
-        else:
-            return [unknown]
-    return ids
 
 
 def table_arrays(
