@@ -125,13 +125,19 @@ class StaticEmbedder(Embedder):
         """The mean of each text's token vectors (``[UNK]`` left out: it says nothing; a text with no
         other token is ``[UNK]``'s vector, so no row is zero)."""
         (vectors, scales), _ = self._load()
-        encodings = [np.asarray(encoding, dtype=np.int64) for encoding in self.token_ids(texts)]
+        encodings = self.token_ids(texts)
+        # every text's ids in one array, [UNK] left out once for the batch; a text is a slice of it
+        flat = np.fromiter(itertools.chain.from_iterable(encodings), np.intp, sum(map(len, encodings)))
+        known = flat != self._unknown
+        ends = np.zeros(len(encodings) + 1, dtype=np.intp)
+        np.cumsum([len(encoding) for encoding in encodings], out=ends[1:])
+        ends = np.concatenate([[0], np.cumsum(known)])[ends]  # the same places once [UNK] is out
+        flat = flat[known]
+        table = self._rows(vectors, scales, [flat])
         out = np.empty((len(encodings), vectors.shape[1]), dtype=np.float32)
-        table = self._rows(vectors, scales, encodings)
-        for row, encoding in enumerate(encodings):
-            ids = encoding[encoding != self._unknown]
-            if not ids.size:
-                ids = np.asarray([self._unknown])
+        alone = np.asarray([self._unknown], dtype=np.intp)
+        for row, (start, end) in enumerate(zip(ends[:-1].tolist(), ends[1:].tolist(), strict=True)):
+            ids = flat[start:end] if end > start else alone
             # one text's rows at a time stay in cache: 35x faster than one gather and reduceat per batch
             rows = table[ids]
             # the mean, as ndarray.mean computes it (a float32 sum, divided by the count) without its
@@ -217,7 +223,7 @@ class StaticEmbedder(Embedder):
         self,
         vectors: npt.NDArray[np.int8],
         scales: npt.NDArray[np.float32],
-        encodings: list[npt.NDArray[np.int64]],
+        encodings: list[npt.NDArray[np.intp]],
     ) -> npt.NDArray[np.float32]:
         """The table as float, with at least the rows ``encodings`` read made: each row once per process,
         the first time a text reads it (the same products as making them all at once: the same vectors)."""
@@ -226,7 +232,7 @@ class StaticEmbedder(Embedder):
                 self._float = np.empty(vectors.shape, dtype=np.float32)  # pages taken as rows are made
                 self._made = np.zeros(vectors.shape[0], dtype=np.bool_)
             wanted = np.zeros_like(self._made)
-            wanted[np.concatenate([*encodings, np.asarray([self._unknown], dtype=np.int64)])] = True
+            wanted[np.concatenate([*encodings, np.asarray([self._unknown], dtype=np.intp)])] = True
             new = np.flatnonzero(wanted & ~self._made)  # no sort: a mark per row of the vocabulary
             if new.size:
                 self._float[new] = vectors[new].astype(np.float32) * scales[new, None]
