@@ -8,7 +8,7 @@ empty) and the best of ``--repeat`` runs are kept, as wall-clock chunks/s and as
 the process (all its threads: the figure other work on the machine leaves alone).
 
     .venv/bin/python -m benchmarks.static_model.throughput [--data ../shared/data/anthropic_codebase | --index DB]
-        [--static-only]
+        [--static-only | --vs OLD/src [--runs 5]]
         --json benchmarks/results/static-model-throughput-2026-11-29.json
 """
 
@@ -83,7 +83,17 @@ def main() -> None:
         help="the static model alone (no MiniLM run, no ratios): for a before/after of the static model, "
         "run again with PYTHONPATH=OLD/src",
     )
+    parser.add_argument(
+        "--vs",
+        type=Path,
+        help="another checkout's src/: the static model alone, this checkout and that one in turn, "
+        "each run a fresh process (--runs pairs); medians and their ratios",
+    )
+    parser.add_argument("--runs", type=int, default=5, help="with --vs: pairs of fresh processes")
     args = parser.parse_args()
+    if args.vs:
+        compare(args)
+        return
     dataset = load_beir(args.data, "test")
     texts = [embedding_input(doc.title, doc.text or doc.title) for doc in dataset.corpus[: args.chunks]]
     queries = list(dataset.queries.values())
@@ -116,6 +126,48 @@ def main() -> None:
             "cpu_speed_up": round(static["chunks_per_cpu_second"] / minilm["chunks_per_cpu_second"], 1),
             "query_speed_up": round(minilm["query_ms"] / static["query_ms"], 1),
         }
+    print(json.dumps(report, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
+def compare(args: argparse.Namespace) -> None:
+    """``--vs``: this checkout's static model against another's, on the same texts, each side a fresh
+    process in turn (A B A B …, so that the machine's drift touches both); medians of each figure."""
+    import statistics
+    import subprocess
+    import sys
+    import tempfile
+
+    forwarded = ["--data", str(args.data), "--chunks", str(args.chunks), "--repeat", str(args.repeat)]
+    forwarded += ["--index", str(args.index)] if args.index else []
+    sides: dict[str, list[dict[str, Any]]] = {"here": [], "vs": []}
+    with tempfile.TemporaryDirectory() as scratch:
+        for run in range(args.runs):
+            for side, runs in sides.items():
+                out = Path(scratch) / f"{side}-{run}.json"
+                env = dict(os.environ)
+                if side == "vs":
+                    env["PYTHONPATH"] = str(args.vs.resolve())
+                command = [sys.executable, "-m", "benchmarks.static_model.throughput", *forwarded]
+                subprocess.run([*command, "--static-only", "--json", str(out)], env=env, check=True,
+                               stdout=subprocess.DEVNULL)  # fmt: skip
+                runs.append(json.loads(out.read_text(encoding="utf-8")))
+    figures = ("chunks_per_second", "first_pass_chunks_per_second", "chunks_per_cpu_second", "query_ms")
+    medians = {
+        side: {f: statistics.median(r["models"][0][f] for r in runs) for f in figures}
+        for side, runs in sides.items()
+    }
+    report = {
+        "data": sides["here"][0]["data"],
+        "machine": sides["here"][0]["machine"],
+        "date": time.strftime("%Y-%m-%d"),
+        "runs": args.runs,
+        "sources": {side: runs[0]["source"] for side, runs in sides.items()},
+        "medians": medians,
+        "ratio_here_to_vs": {f: round(medians["here"][f] / medians["vs"][f], 2) for f in figures},
+        "load_average_1min": [r["load_average_1min"] for runs in sides.values() for r in runs],
+    }
     print(json.dumps(report, indent=2))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -49,6 +49,7 @@ _CONTROL = bytes([*range(9), 11, 12, *range(14, 32), 127])
 # what str.split() takes for whitespace but the normaliser drops as control characters, and the others
 _UNICODE_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _ASCII_WORD = re.compile(rb"[a-z0-9]+|[^a-z0-9]")
+SORTED_BELOW = 4096  # ids from which the rows to make are found by a mark per row rather than a sort
 KEPT_BYTES = 32 << 20  # the pieces whose ids are kept, their text's bytes at most (then started again)
 
 
@@ -132,7 +133,7 @@ class StaticEmbedder(Embedder):
         np.cumsum(lengths, out=ends[1:])
         ends = np.concatenate([[0], np.cumsum(known)])[ends]  # the same places once [UNK] is out
         flat = flat[known]
-        table = self._rows(vectors, scales, [flat])
+        table = self._rows(vectors, scales, flat)
         out = np.empty((len(lengths), vectors.shape[1]), dtype=np.float32)
         alone = np.asarray([self._unknown], dtype=np.intp)
         for row, (start, end) in enumerate(zip(ends[:-1].tolist(), ends[1:].tolist(), strict=True)):
@@ -237,17 +238,22 @@ class StaticEmbedder(Embedder):
         self,
         vectors: npt.NDArray[np.int8],
         scales: npt.NDArray[np.float32],
-        encodings: list[npt.NDArray[np.intp]],
+        ids: npt.NDArray[np.intp],
     ) -> npt.NDArray[np.float32]:
-        """The table as float, with at least the rows ``encodings`` read made: each row once per process,
-        the first time a text reads it (the same products as making them all at once: the same vectors)."""
+        """The table as float, with at least the rows ``ids`` read (and ``[UNK]``'s) made: each row once
+        per process, the first time a text reads it (the same products as making them all at once: the
+        same vectors)."""
         with self._lock:
             if self._float is None or self._made is None:
                 self._float = np.empty(vectors.shape, dtype=np.float32)  # pages taken as rows are made
                 self._made = np.zeros(vectors.shape[0], dtype=np.bool_)
-            wanted = np.zeros_like(self._made)
-            wanted[np.concatenate([*encodings, np.asarray([self._unknown], dtype=np.intp)])] = True
-            new = np.flatnonzero(wanted & ~self._made)  # no sort: a mark per row of the vocabulary
+            ids = np.append(ids, self._unknown)
+            if ids.size < SORTED_BELOW:  # a query's few ids: sorted
+                new = np.unique(ids[~self._made[ids]])
+            else:  # a batch's: a mark per row of the vocabulary, no sort
+                wanted = np.zeros_like(self._made)
+                wanted[ids] = True
+                new = np.flatnonzero(wanted & ~self._made)
             if new.size:
                 self._float[new] = vectors[new].astype(np.float32) * scales[new, None]
                 self._made[new] = True
