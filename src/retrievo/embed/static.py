@@ -24,7 +24,7 @@ import itertools
 import json
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -126,15 +126,16 @@ class StaticEmbedder(Embedder):
         """The mean of each text's token vectors (``[UNK]`` left out: it says nothing; a text with no
         other token is ``[UNK]``'s vector, so no row is zero)."""
         (vectors, scales), _ = self._load()
-        flat, lengths = self._ids(texts)
-        # [UNK] left out once for the batch; a text is a slice of what is left
+        encodings = self.token_ids(texts)
+        # every text's ids in one array, [UNK] left out once for the batch; a text is a slice of it
+        flat = np.fromiter(itertools.chain.from_iterable(encodings), np.intp, sum(map(len, encodings)))
         known = flat != self._unknown
-        ends = np.zeros(len(lengths) + 1, dtype=np.intp)
-        np.cumsum(lengths, out=ends[1:])
+        ends = np.zeros(len(encodings) + 1, dtype=np.intp)
+        np.cumsum([len(encoding) for encoding in encodings], out=ends[1:])
         ends = np.concatenate([[0], np.cumsum(known)])[ends]  # the same places once [UNK] is out
         flat = flat[known]
         table = self._rows(vectors, scales, flat)
-        out = np.empty((len(lengths), vectors.shape[1]), dtype=np.float32)
+        out = np.empty((len(encodings), vectors.shape[1]), dtype=np.float32)
         alone = np.asarray([self._unknown], dtype=np.intp)
         for row, (start, end) in enumerate(zip(ends[:-1].tolist(), ends[1:].tolist(), strict=True)):
             ids = flat[start:end] if end > start else alone
@@ -147,25 +148,15 @@ class StaticEmbedder(Embedder):
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's WordPiece ids (its first ``MAX_TOKENS``): the bundled tokenizer's, without running
-        it over every text (``_ids``)."""
-        flat, lengths = self._ids(texts)
-        every = flat.tolist()
-        return [
-            every[start:end] for start, end in itertools.pairwise(itertools.accumulate(lengths, initial=0))
-        ]
-
-    def _ids(self, texts: Sequence[str]) -> tuple[npt.NDArray[np.intp], list[int]]:
-        """Every text's WordPiece ids (its first ``MAX_TOKENS``) in one array, and how many each has.
-
-        A text is cleaned and split at whitespace here as the tokenizer's normaliser and pre-tokeniser
-        do, and each distinct piece's ids are read once and kept (a piece's ids do not depend on what
-        surrounds it; one cut short at ``MAX_TOKENS`` ends the text anyway); a new ASCII piece is put
-        together from its words' ids, each word read once too (cut by the tokenizer's own WordPiece
-        model; a text naming an added token such as [CLS] goes to the tokenizer whole). The same ids
-        (checked against the tokenizer on real corpora and hostile text in tests/test_static_embedder.py),
-        several times faster: the tokenizer over whole chunks was most of the static model's time. The
-        ids go straight into the array, no list made per text."""
+        it over every text. A text is cleaned and split at whitespace here as the tokenizer's normaliser
+        and pre-tokeniser do, and each distinct piece's ids are read once and kept (a piece's ids do not
+        depend on what surrounds it; one cut short at ``MAX_TOKENS`` ends the text anyway); a new ASCII
+        piece is put together from its words' ids, each word read once too (cut by the tokenizer's own
+        WordPiece model; a text naming an added token such as [CLS] goes to the tokenizer whole). The same ids (checked against the tokenizer on real corpora and hostile
+        text in tests/test_static_embedder.py), several times faster: the tokenizer over whole chunks was
+        most of the static model's time."""
         _, tokenizer = self._load()
+        found: list[list[int]] = [[] for _ in texts]
         pieces: list[Sequence[bytes | str]] = []
         whole: list[int] = []  # texts the tokenizer reads itself
         for row, text in enumerate(texts):
@@ -177,25 +168,20 @@ class StaticEmbedder(Embedder):
             else:  # its ASCII pieces read as an ASCII text's; the others by the tokenizer
                 clean = _UNICODE_CONTROL.sub("", text) if _UNICODE_CONTROL.search(text) else text
                 pieces.append([p.lower().encode("ascii") if p.isascii() else p for p in clean.split()])
-        known = self._pieces
-        try:
-            lengths = [sum(map(len, map(known.__getitem__, split))) for split in pieces]
-        except KeyError:  # a piece not met before: read with every other new one (those kept with them)
-            known = self._read_pieces(tokenizer, {piece for split in pieces for piece in split})
-            lengths = [sum(map(len, map(known.__getitem__, split))) for split in pieces]
-        read = dict(zip(whole, _encoded(tokenizer, [texts[row] for row in whole]), strict=True))
-        for row, ids in read.items():
-            lengths[row] = len(ids)
-        lengths = [min(length, MAX_TOKENS) for length in lengths]
-        piece_ids = known.__getitem__
-
-        def each(row: int) -> Iterable[int]:
-            if row in read:
-                return read[row]
-            return itertools.islice(itertools.chain.from_iterable(map(piece_ids, pieces[row])), MAX_TOKENS)
-
-        every = itertools.chain.from_iterable(map(each, range(len(pieces))))
-        return np.fromiter(every, dtype=np.intp, count=sum(lengths)), lengths
+        known, pending = self._pieces, []
+        for row, split in enumerate(pieces):
+            try:
+                found[row] = list(itertools.chain.from_iterable(map(known.__getitem__, split)))[:MAX_TOKENS]
+            except KeyError:  # a piece not met before: read below, with every other new one
+                pending.append(row)
+        if pending:
+            known = self._read_pieces(tokenizer, {piece for row in pending for piece in pieces[row]})
+            for row in pending:
+                ids = itertools.chain.from_iterable(map(known.__getitem__, pieces[row]))
+                found[row] = list(ids)[:MAX_TOKENS]
+        for row, read in zip(whole, _encoded(tokenizer, [texts[row] for row in whole]), strict=True):
+            found[row] = read
+        return found
 
     def _names_a_special(self, text: str) -> bool:
         """Whether the tokenizer would match one of its added tokens ([CLS], [UNK], …: matched in the raw
