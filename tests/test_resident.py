@@ -322,3 +322,24 @@ def test_an_idle_process_leaves_and_daemon_stop_stops_it(index: Path, place: Pat
     while any(place.glob("*.sock")) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(place.glob("*.sock"))
+
+
+def test_index_starts_the_resident_process_before_it_indexes_and_again_after(
+    monkeypatch: pytest.MonkeyPatch, place: Path
+) -> None:
+    """`retrievo index` starts one as it starts (loaded by the time the index returns) and once more as
+    it ends (one that left idle during a long index is back); a short call only after it ran here."""
+    from retrievo.surfaces.cli import app
+
+    calls: list[str] = []
+    monkeypatch.setenv("RETRIEVO_DAEMON", "on")
+    monkeypatch.setenv("RETRIEVO_DAEMON_DIR", str(place))
+    monkeypatch.setattr(resident, "start", lambda path: calls.append("start"))
+    monkeypatch.setattr(app, "main", lambda **_: calls.append("main"))
+    monkeypatch.setattr(sys, "argv", ["retrievo", "index", str(HANDBOOK)])
+    resident.run()
+    assert calls == ["start", "main", "start"]
+    calls.clear()
+    monkeypatch.setattr(sys, "argv", ["retrievo", "status"])  # nothing listening: run here, then start
+    resident.run()
+    assert calls == ["main", "start"]

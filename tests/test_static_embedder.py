@@ -272,3 +272,19 @@ def test_long_and_odd_words_are_cut_as_the_tokenizer_cuts_them() -> None:
     expected = [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
     assert static.token_ids(texts) == expected
     assert any(ids == [static._unknown] for ids in expected)  # the word past the limit
+
+
+def test_rows_found_by_a_sort_or_by_a_mark_give_the_same_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table's rows still to make are found by a sort for a query's few ids and by a mark per row for a
+    batch's (``SORTED_BELOW``): either way the same vectors, and every row read is made."""
+    import retrievo.embed.static as static_module
+
+    texts = [*real_texts()[::40], *HOSTILE]
+    vectors = {}
+    for below in (0, 10**9):
+        monkeypatch.setattr(static_module, "SORTED_BELOW", below)
+        static = StaticEmbedder()
+        vectors[below] = static.embed_documents(texts)
+        read = np.asarray([i for ids in static.token_ids(texts) for i in ids], dtype=np.intp)
+        assert static._made is not None and bool(static._made[read].all())
+    assert np.array_equal(vectors[0], vectors[10**9])

@@ -10,8 +10,8 @@ switches. The older checkout embeds every chunk with the bundled model before it
         [--json out.json]
 
 With ``--resident`` this checkout's calls go through the `retrievo` script, its resident process on (a
-private folder of this run): `index` starts it as it returns; ``served_search_s`` is one more search once it
-listens.
+private folder of this run): `index` starts it as it starts (and again as it ends), so that it serves the
+first search; ``served_search_s`` is one more search once it listens.
 """
 
 from __future__ import annotations

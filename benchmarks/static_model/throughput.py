@@ -34,9 +34,12 @@ SCIFACT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "scif
 
 
 def measure(embedder: Embedder, texts: list[str], queries: list[str], repeat: int) -> dict[str, Any]:
-    # loaded, and one query: not the texts (the first pass meets them first), nor a batch (the static
-    # model's float rows are made in the first pass, as in a process's first index)
+    # Loaded, and one query: not the texts (the first pass meets them first). Not a batch for the static
+    # model (its float rows are made in the first pass, as in a process's first index); a batch for
+    # MiniLM (timed once: its figure is not its warm-up's).
     embedder.embed_query("load and warm up")
+    if not isinstance(embedder, StaticEmbedder):
+        embedder.embed_documents(["load and warm up"] * 64)
     seconds, cpu_seconds = [], []
     for _ in range(repeat):
         started, cpu_started = time.perf_counter(), time.process_time()
@@ -86,7 +89,7 @@ def main() -> None:
     parser.add_argument(
         "--vs",
         type=Path,
-        help="another checkout's src/: the static model alone, this checkout and that one in turn, "
+        help="another checkout (or its src/): the static model alone, this checkout and that one in turn, "
         "each run a fresh process (--runs pairs); medians and their ratios",
     )
     parser.add_argument("--runs", type=int, default=5, help="with --vs: pairs of fresh processes")
@@ -133,7 +136,7 @@ def main() -> None:
 
 def compare(args: argparse.Namespace) -> None:
     """``--vs``: this checkout's static model against another's, on the same texts, each side a fresh
-    process in turn (A B A B …, so that the machine's drift touches both); medians of each figure."""
+    process in turn (A B B A …, so that the machine's drift touches both); medians of each figure."""
     import statistics
     import subprocess
     import sys
@@ -141,18 +144,24 @@ def compare(args: argparse.Namespace) -> None:
 
     forwarded = ["--data", str(args.data), "--chunks", str(args.chunks), "--repeat", str(args.repeat)]
     forwarded += ["--index", str(args.index)] if args.index else []
+    vs = args.vs.resolve()
+    vs = vs / "src" if (vs / "src" / "retrievo").is_dir() else vs  # a checkout or its src/
+    if not (vs / "retrievo").is_dir():
+        raise SystemExit(f"--vs {args.vs}: no retrievo package there (give a checkout or its src/)")
+    paths = {"here": str(Path(retrievo.__file__).resolve().parents[1]), "vs": str(vs)}
     sides: dict[str, list[dict[str, Any]]] = {"here": [], "vs": []}
     with tempfile.TemporaryDirectory() as scratch:
         for run in range(args.runs):
-            for side, runs in sides.items():
+            order = ["here", "vs"] if run % 2 == 0 else ["vs", "here"]  # A B B A …: drift touches both
+            for side in order:
                 out = Path(scratch) / f"{side}-{run}.json"
-                env = dict(os.environ)
-                if side == "vs":
-                    env["PYTHONPATH"] = str(args.vs.resolve())
+                env = dict(os.environ, PYTHONPATH=paths[side])
                 command = [sys.executable, "-m", "benchmarks.static_model.throughput", *forwarded]
                 subprocess.run([*command, "--static-only", "--json", str(out)], env=env, check=True,
                                stdout=subprocess.DEVNULL)  # fmt: skip
-                runs.append(json.loads(out.read_text(encoding="utf-8")))
+                sides[side].append(json.loads(out.read_text(encoding="utf-8")))
+    if sides["here"][0]["source"] == sides["vs"][0]["source"]:
+        raise SystemExit(f"both sides ran {sides['here'][0]['source']}: nothing compared")
     figures = ("chunks_per_second", "first_pass_chunks_per_second", "chunks_per_cpu_second", "query_ms")
     medians = {
         side: {f: statistics.median(r["models"][0][f] for r in runs) for f in figures}
@@ -165,6 +174,7 @@ def compare(args: argparse.Namespace) -> None:
         "runs": args.runs,
         "sources": {side: runs[0]["source"] for side, runs in sides.items()},
         "medians": medians,
+        # here ÷ vs: above 1 is faster for the rates, slower for query_ms
         "ratio_here_to_vs": {f: round(medians["here"][f] / medians["vs"][f], 2) for f in figures},
         "load_average_1min": [r["load_average_1min"] for runs in sides.values() for r in runs],
     }

@@ -74,7 +74,7 @@ class StaticEmbedder(Embedder):
     """Token vectors looked up and averaged; loaded at first use, once, and shared by every thread."""
 
     model_id = MODEL_ID
-    # Tokenising a batch runs on every core already (the tokenizer's own threads); one batch at a time.
+    # One batch at a time: its Python work holds the interpreter's lock, so a second thread adds nothing.
     batch_size = 256
     parallel_batches = 1
 
@@ -152,9 +152,10 @@ class StaticEmbedder(Embedder):
         and pre-tokeniser do, and each distinct piece's ids are read once and kept (a piece's ids do not
         depend on what surrounds it; one cut short at ``MAX_TOKENS`` ends the text anyway); a new ASCII
         piece is put together from its words' ids, each word read once too (cut by the tokenizer's own
-        WordPiece model; a text naming an added token such as [CLS] goes to the tokenizer whole). The same ids (checked against the tokenizer on real corpora and hostile
-        text in tests/test_static_embedder.py), several times faster: the tokenizer over whole chunks was
-        most of the static model's time."""
+        WordPiece model; a text naming an added token such as [CLS] goes to the tokenizer whole). The
+        same ids (checked against the tokenizer on real corpora and hostile text in
+        tests/test_static_embedder.py), several times faster: the tokenizer over whole chunks was most of
+        the static model's time."""
         _, tokenizer = self._load()
         found: list[list[int]] = [[] for _ in texts]
         pieces: list[Sequence[bytes | str]] = []
@@ -229,6 +230,9 @@ class StaticEmbedder(Embedder):
         """The table as float, with at least the rows ``ids`` read (and ``[UNK]``'s) made: each row once
         per process, the first time a text reads it (the same products as making them all at once: the
         same vectors)."""
+        made = self._made
+        if made is not None and self._float is not None and made[ids].all() and made[self._unknown]:
+            return self._float  # every row made already (a row is written before it is marked)
         with self._lock:
             if self._float is None or self._made is None:
                 self._float = np.empty(vectors.shape, dtype=np.float32)  # pages taken as rows are made

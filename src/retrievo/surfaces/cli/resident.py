@@ -58,10 +58,10 @@ def run() -> None:
         code = _relay(path, argv)
         if code is not None:
             sys.exit(code)
-    if path is not None and command == "index":  # loading beside the indexing: ready for the first search
-        start(
-            path
-        )  # (and again after: one that left idle during a long index is back; else it stops at once)
+    if path is not None and command == "index":
+        # Loading beside the indexing: ready for the first search. Started again after (below): one that
+        # left idle during a long index is back; else that one stops at once.
+        start(path)
     from retrievo.surfaces.cli.app import main
 
     try:
@@ -142,10 +142,11 @@ def key() -> str:
 def _relay(path: str, argv: list[str]) -> int | None:
     """The call served by the resident process at ``path``: its exit status; ``None`` where none took it
     (nothing listening, or it refused), so the call runs here."""
+    link = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        link = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         link.connect(path)
-    except OSError:
+    except OSError:  # nothing listening
+        link.close()
         return None
     umask = os.umask(0o022)
     os.umask(umask)
