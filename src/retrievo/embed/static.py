@@ -231,13 +231,13 @@ class StaticEmbedder(Embedder):
         per process, the first time a text reads it (the same products as making them all at once: the
         same vectors)."""
         made = self._made
-        if made is not None and self._float is not None and made[ids].all() and made[self._unknown]:
+        if made is not None and self._float is not None and made[ids].all():
             return self._float  # every row made already (a row is written before it is marked)
         with self._lock:
             if self._float is None or self._made is None:
                 self._float = np.empty(vectors.shape, dtype=np.float32)  # pages taken as rows are made
                 self._made = np.zeros(vectors.shape[0], dtype=np.bool_)
-            ids = np.append(ids, self._unknown)
+                ids = np.append(ids, self._unknown)  # [UNK]'s row too, once: an empty text's vector
             if ids.size < SORTED_BELOW:  # a query's few ids: sorted
                 new = np.unique(ids[~self._made[ids]])
             else:  # a batch's: a mark per row of the vocabulary, no sort
