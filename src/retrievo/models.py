@@ -188,6 +188,9 @@ class Hit:
     why: tuple[
         str, ...
     ] = ()  # a code question's file evidence: "file 1", "defines X", … (search/code/intent.py)
+    # The model whose vector ranked it in the dense arm, where the answer read more than one (a collection
+    # moving to another model: search/migrating.py); None otherwise (the answer's ``model_id``).
+    model_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -218,6 +221,9 @@ class SearchResult:
     )
     fusion_weights: dict[str, float] | None = None  # with explain: each arm's weight for this query
     model_id: str | None = None  # the model whose vectors the dense arm read (None: no dense arm answered)
+    # Every model whose vectors the dense arm read, where more than one did (a collection moving to
+    # ``model_id``, whose scale the scores are on: search/migrating.py); empty otherwise.
+    models: tuple[str, ...] = ()
     coverage: float | None = None  # share of the collection's chunks the semantic arm could see (1.0: all)
     # The estimated probability that the collection answers the query (search/answer/answerability.py); None: not read.
     answerability: float | None = None

@@ -33,6 +33,7 @@ from retrievo.errors import (
 )
 from retrievo.models import IndexReport, Kind, RegenerateReport
 from retrievo.search.answer.coverage import unavailable_reason
+from retrievo.search.migrating import MigratingQuery
 from retrievo.search.query import EmbedQuery
 from retrievo.store.base import SharesEmbedding, Store
 
@@ -106,7 +107,19 @@ class EmbeddingLifecycle:
             assert queries is not None
             return queries.embed(query)
 
+        shadow = self._shadow_queries(store, collection) if reason is None else None
+        if shadow is not None:  # moving to another model: each chunk ranked by the best vector it has
+            return MigratingQuery(embed, shadow[0], shadow[1].embed), reason
         return embed, reason
+
+    def _shadow_queries(self, store: Store, collection: str) -> tuple[str, QueryEmbedder] | None:
+        """The query embedder of the model ``collection`` is moving to, where this configuration reaches
+        it; None when it is not moving or the model is out of reach (the served model answers alone)."""
+        info = store.get_collection(collection)
+        if info is None or info.shadow_model_id is None:
+            return None
+        queries = self._pool.queries(info.shadow_model_id)
+        return (info.shadow_model_id, queries) if queries is not None else None
 
     # Embedding what is missing ----------------------------------------------------------------
 

@@ -37,6 +37,7 @@ from retrievo.search.fusion import (
     zscore_fusion,
     zscore_relevance,
 )
+from retrievo.search.migrating import DenseArm, dense_arm
 from retrievo.search.query import MAX_EMBED_QUERY_CHARS, EmbedQuery, Query
 from retrievo.search.rerank import DEFAULT_DEPTH, Reranker, rerank
 from retrievo.search.threads import limit_blas
@@ -174,13 +175,21 @@ def _run_search(
         if semantic and options.mode == SearchMode.HYBRID and arms_on_another_thread
         else None
     )
-    served: str | None = None  # the dense arm's model
+    served: str | None = None  # the dense arm's model (the one moved to, where it read two)
+    dense = DenseArm([], "", {}, model_bias(None))
     if semantic:
         assert embed_query is not None
         try:
-            model_id, vector = embed_query(query.text[:MAX_EMBED_QUERY_CHARS])
-            served = model_id
-            arms[SEMANTIC] = store.vector_search(collection, model_id, vector, options.filters, depth)
+            dense = dense_arm(
+                store,
+                collection,
+                embed_query,
+                query.text[:MAX_EMBED_QUERY_CHARS],
+                options.filters,
+                depth,
+                model_bias,
+            )
+            served, arms[SEMANTIC] = dense.model_id, dense.hits
         except EmbedderUnavailable as exc:
             reason = str(exc)
         except BaseException:
@@ -214,7 +223,7 @@ def _run_search(
             return min(1.0, score / ceiling) if ceiling else 0.0
     else:
         if adaptive:
-            fused, weights = adaptive_fusion(arms, held.words, held.evidence, model_bias(served))
+            fused, weights = adaptive_fusion(arms, held.words, held.evidence, dense.bias)
         else:
             fused = zscore_fusion(arms, weights=weights)
         fused = _with_structure(fused, structural)
@@ -260,6 +269,7 @@ def _run_search(
             explain={arm: by_id[chunk_id] for arm, by_id in ranks.items() if chunk_id in by_id}
             if options.explain
             else None,
+            model_id=dense.models.get(chunk_id),
         )
         for chunk_id, score, relevance in selected
         if chunk_id in chunks
@@ -276,6 +286,7 @@ def _run_search(
         if options.explain and len(arms) > 1
         else None,
         model_id=served if arms.get(SEMANTIC) else None,
+        models=tuple(sorted(set(dense.models.values()))) if arms.get(SEMANTIC) else (),
         signals=AnswerSignals(
             top_cosine=max((h.score for h in arms[SEMANTIC]), default=None) if SEMANTIC in arms else None,
             keyword_ids=frozenset(h.chunk_id for h in arms.get(KEYWORD, ())),

@@ -273,7 +273,14 @@ class Store(Protocol):
 
     def vector_search(
         self, collection: str, model_id: str, vector: npt.NDArray[np.float32], filters: Filters, limit: int
-    ) -> list[ArmHit]: ...
+    ) -> list[ArmHit]:
+        """The chunks nearest ``vector`` among those with a ``model_id`` vector: the served model's, or
+        another's (a model the collection is moving to, read exactly where no side index keeps it)."""
+        ...
+
+    def chunks_with_vector(self, chunk_ids: Sequence[int], model_id: str) -> frozenset[int]:
+        """Those of ``chunk_ids`` that have a ``model_id`` vector."""
+        ...
 
     def get_chunks(self, chunk_ids: Sequence[int]) -> dict[int, Chunk]: ...
 

@@ -40,6 +40,8 @@ def hit_to_dict(hit: Hit) -> dict[str, Any]:
     data["score"], data["relevance"] = round(hit.score, 6), round(hit.relevance, 4)
     if hit.embedding_status is not None:
         data["embedding_status"] = hit.embedding_status
+    if hit.model_id is not None:
+        data["model_id"] = hit.model_id
     if hit.explain is not None:
         data["explain"] = explain_to_dict(hit)
         if hit.why:
@@ -83,6 +85,8 @@ def result_to_dict(result: SearchResult) -> dict[str, Any]:
         data["fusion_weights"] = {arm: round(w, 4) for arm, w in result.fusion_weights.items()}
     if result.model_id is not None:
         data["model_id"] = result.model_id
+    if result.models:
+        data["models"] = list(result.models)
     return data
 
 

@@ -85,6 +85,16 @@ class PostgresReads:
             return np.zeros((0, dimensions), dtype=np.float32)
         return np.stack([transfer.as_array(row[0]) for row in rows])
 
+    def chunks_with_vector(self, chunk_ids: Sequence[int], model_id: str) -> frozenset[int]:
+        if not chunk_ids:
+            return frozenset()
+        rows = self._rows(
+            """SELECT c.id FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = %s
+               WHERE c.id = ANY(%s)""",
+            (model_id, [int(i) for i in chunk_ids]),
+        )
+        return frozenset(int(row[0]) for row in rows)
+
     def list_documents(
         self, collection: str | None = None, limit: int = 1000, offset: int = 0
     ) -> list[DocumentSummary]:

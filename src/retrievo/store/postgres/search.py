@@ -211,7 +211,10 @@ def vector_search(
     filters: Filters,
     limit: int,
     ef_search: int,
+    model_id: str | None = None,
 ) -> list[ArmHit]:
+    """The served model's vectors (``chunks.vector``, its HNSW index); with ``model_id``, that model's
+    rows of the embeddings table, read exactly."""
     if limit <= 0:
         return []
     where, params = filter_sql(filters)
@@ -219,18 +222,22 @@ def vector_search(
     validity, point = (
         ("c.superseded_at IS NULL", []) if filters.as_of is None else (VALID_AT, [filters.as_of] * 2)
     )
-    cast = f"c.vector::vector({int(dimensions)})"
+    column, join, model = "c.vector", "", []
+    if model_id is not None:
+        column, model = "e.vector", [model_id]
+        join = " JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = %s"
+    cast = f"{column}::vector({int(dimensions)})"
     with conn.transaction():
         # Iterative scans keep filtered HNSW searches from coming back short (pgvector >= 0.8).
         conn.execute(f"SET LOCAL hnsw.ef_search = {max(int(ef_search), limit)}")
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         rows = conn.execute(
             f"""SELECT c.id, 1 - ({cast} <=> %s) AS score
-                FROM chunks c JOIN documents d ON d.id = c.document_id
-                WHERE c.collection_id = %s AND {validity} AND c.vector IS NOT NULL
-                  AND vector_dims(c.vector) = {int(dimensions)}{where}
+                FROM chunks c JOIN documents d ON d.id = c.document_id{join}
+                WHERE c.collection_id = %s AND {validity} AND {column} IS NOT NULL
+                  AND vector_dims({column}) = {int(dimensions)}{where}
                 ORDER BY {cast} <=> %s LIMIT %s""",
-            [query, collection_id, *point, *params, query, limit],
+            [query, *model, collection_id, *point, *params, query, limit],
         ).fetchall()
     # relaxed_order may return neighbours slightly out of order: sort by the exact distance.
     ordered = sorted(rows, key=lambda row: (-float(row[1]), int(row[0])))

@@ -38,7 +38,13 @@ class PostgresSearch(PostgresSideIndexes):
         with self._conn() as conn:
             state = self._search_state(conn, collection)
             collection_id, served, dimensions = int(state[0]), state[1], state[2]
-            if served != model_id or dimensions is None:
+            if served is not None and served != model_id:
+                # Another model's vectors (one the collection is moving to): exact, from the embeddings
+                # table (no index keeps them; read only during a migration).
+                return search.vector_search(
+                    conn, collection_id, len(vector), vector, filters, limit, self.ef_search, model_id
+                )
+            if dimensions is None:
                 return []
             if filters.as_of is None and not filter_sql(filters)[0]:
                 found = self.side_vector_search(conn, collection_id, model_id, vector, limit, state[3:])

@@ -362,6 +362,16 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
         with self._lock:
             return documents.chunk_vectors(self._db, chunk_ids, model_id, dimensions)
 
+    def chunks_with_vector(self, chunk_ids: Sequence[int], model_id: str) -> frozenset[int]:
+        if not chunk_ids:
+            return frozenset()
+        rows = self._read(
+            """SELECT c.id FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
+               WHERE c.id IN (SELECT value FROM json_each(?))""",
+            (model_id, json.dumps([int(i) for i in chunk_ids])),
+        )
+        return frozenset(int(row[0]) for row in rows)
+
     def list_documents(
         self, collection: str | None = None, limit: int = 1000, offset: int = 0
     ) -> list[DocumentSummary]:

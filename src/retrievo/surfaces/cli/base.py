@@ -132,7 +132,10 @@ def _print_result(
         if result.fusion_weights
         else ""
     )
-    if explain and result.model_id:
+    if explain and result.models:  # a collection on the move: each chunk read by the best vector it has
+        read = {model: sum(h.model_id == model for h in result.hits) for model in result.models}
+        weights += " · meaning read by " + ", ".join(f"{m} ({n} hit(s))" for m, n in read.items())
+    elif explain and result.model_id:
         weights += f" · meaning read by {result.model_id}"
     files: dict[str, list[Hit]] = {}
     for hit in result.hits:

@@ -1,0 +1,122 @@
+"""Search quality while a collection moves from the static model to the bundled one, chunk by chunk.
+
+The second stage of indexing (``operations/staged.py``) makes the bundled model's vectors beside the
+static ones in the order of the chunks' keys. While it runs, a hybrid search ranks each chunk by the best
+vector it has (``search/migrating.py``). This measures hybrid nDCG@10 on judged sets when the bundled model
+has reached a share of the chunks (0, 25, 50, 75, 100 %, its first keys, as the migration takes them),
+beside the static model alone until the switch (what searches read before, at every share but the last)
+and the bundled model alone (after the switch).
+
+Each set's bundled index is made once under ``--work`` (``retrievo eval``'s own index: whole documents,
+``eval-NAME``); each share is a copy of it where the served model is the static one, every chunk has a
+static vector, the bundled model is the shadow and only the first share of keys keep its vectors.
+
+    .venv/bin/python -m benchmarks.static_model.migration --work /tmp/migration \\
+        [--sets scifact anthropic_codebase cosqa_dev] [--json benchmarks/results/migration-DATE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrievo.embed.local import MODEL_ID as TRANSFORMER
+from retrievo.embed.static import MODEL_ID as STATIC
+from retrievo.embed.static import StaticEmbedder
+from retrievo.engine import embedding as engine_embedding
+from retrievo.evaluation.runner import evaluate
+from retrievo.store.sqlite.vectors import encode_vector
+from retrievo.text.hashing import embedding_input
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+SPLITS = {"scifact": "test", "anthropic_codebase": "test", "cosqa_dev": "dev"}
+SHARES = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def hybrid(name: str, db: Path) -> float:
+    report = evaluate(DATA / name, db=db, modes=["hybrid"], split=SPLITS[name])
+    return round(report.modes[0].ndcg_10, 4)
+
+
+def moving_copy(base: Path, out: Path, share: float, static: StaticEmbedder) -> None:
+    """``base`` (served by the bundled model) copied to ``out``, served by the static model and moving
+    to the bundled one, which holds only the first ``share`` of the keys."""
+    out.unlink(missing_ok=True)
+    shutil.copyfile(base, out)
+    db = sqlite3.connect(out)
+    rows = db.execute(
+        "SELECT embed_key, MIN(context), MIN(text) FROM chunks GROUP BY embed_key ORDER BY embed_key"
+    ).fetchall()
+    vectors = np.asarray(
+        static.embed_documents([embedding_input(r[1], r[2]) for r in rows]), dtype=np.float32
+    )
+    kept = rows[round(share * len(rows)) :]
+    with db:
+        db.executemany(
+            "INSERT OR REPLACE INTO embeddings (embed_key, model_id, vector) VALUES (?, ?, ?)",
+            [(r[0], STATIC, encode_vector(v)) for r, v in zip(rows, vectors, strict=True)],
+        )
+        db.executemany(
+            "DELETE FROM embeddings WHERE embed_key = ? AND model_id = ?", [(r[0], TRANSFORMER) for r in kept]
+        )
+        db.execute(
+            "UPDATE collections SET model_id = ?, dimensions = ?, shadow_model_id = ?, shadow_dimensions = ?",
+            (STATIC, static.dimensions, TRANSFORMER, 384),
+        )
+        db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+    db.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--sets", nargs="+", default=list(SPLITS))
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    static = StaticEmbedder()
+    table: dict[str, dict[str, Any]] = {}
+    for name in args.sets:
+        base = args.work / f"{name}.db"
+        row: dict[str, Any] = {"bundled": hybrid(name, base)}  # made on the first run, reused after
+        blended, alone = {}, {}
+        for share in SHARES:
+            moving = args.work / f"{name}-moving.db"
+            moving_copy(base, moving, share, static)
+            blended[share] = hybrid(name, moving)
+            shadow = engine_embedding.EmbeddingLifecycle._shadow_queries
+            engine_embedding.EmbeddingLifecycle._shadow_queries = lambda *a: None  # type: ignore[method-assign]
+            try:
+                alone[share] = hybrid(name, moving)
+            finally:
+                engine_embedding.EmbeddingLifecycle._shadow_queries = shadow  # type: ignore[method-assign]
+            print(
+                f"{name:20} {share:4.0%}  blended {blended[share]:.4f}  static alone {alone[share]:.4f}",
+                flush=True,
+            )
+        row |= {"blended": blended, "static_alone": alone}
+        table[name] = row
+        print(f"{name:20} bundled alone {row['bundled']:.4f}", flush=True)
+    if args.json:
+        result = {
+            "date": time.strftime("%Y-%m-%d"),
+            "machine": f"{platform.processor() or platform.machine()}, {platform.python_version()}",
+            "command": "python -m benchmarks.static_model.migration "
+            + " ".join(f"--sets {s}" for s in args.sets),
+            "hybrid_ndcg_10": table,
+        }
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""The dense arm of a collection moving to another model: each chunk ranked by the best vector it has.
+
+While a collection migrates (the second stage of indexing, ``operations/staged.py``, or `retrievo
+regenerate --model NEW`), NEW's vectors are made chunk by chunk beside the served model's. A search then
+reads both: NEW's vectors rank the chunks that have one, the served model's rank the rest, so every chunk
+the migration has reached is scored by NEW at once, not only after the switch.
+
+The two lists are on different scales (each model its own cosines) and over different chunks, so they
+are merged by where each hit would stand among all the collection's chunks:
+
+- the served model's list covers every chunk: a hit's place there is its rank;
+- NEW's list covers only the share ``p`` of chunks it has reached, and the migration takes chunks in the
+  order of their keys (hashes), a sample that knows nothing of the query: NEW's ``r``-th hit would stand
+  about ``r / p``-th among all. ``p`` is read off the served list itself (the share of its hits NEW holds),
+  so it costs no count.
+
+A chunk NEW holds keeps only NEW's reading (where the served list has it below NEW's depth, NEW ranked it
+lower: it is left out). The merged list is cut to the depth; its scores are on NEW's scale (a hit the
+served model ranked takes NEW's score at the same place), so adaptive fusion and calibrated relevance
+read one scale, NEW's, which is the collection's after the switch. At ``p = 0`` the arm is the served
+model's alone, as before; when NEW holds every chunk, NEW's alone. No parameter is fitted.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from retrievo.errors import EmbedderUnavailable
+from retrievo.models import ArmHit, Filters
+from retrievo.search.query import EmbedQuery
+from retrievo.store.base import Store
+
+# The hits of the merged list whose models set the adaptive fusion's bias (as its agreement is read).
+BIAS_TOP = 10
+
+
+@dataclass(frozen=True)
+class MigratingQuery:
+    """How a search of a collection on the move embeds its query. Called, the served model's reading:
+    every reader of one model (locate, re-scorers, similar) takes it as before. ``shadow`` embeds the
+    query for ``shadow_model``, the model the collection is moving to; the hybrid search's dense arm
+    reads both."""
+
+    served: EmbedQuery
+    shadow_model: str
+    shadow: EmbedQuery
+
+    def __call__(self, text: str) -> tuple[str, npt.NDArray[np.float32]]:
+        return self.served(text)
+
+
+@dataclass(frozen=True)
+class DenseArm:
+    """The dense arm's hits; the model whose scale their scores are on; which model's vector ranked each
+    hit (empty when one model served them all); the adaptive fusion's bias for this arm."""
+
+    hits: list[ArmHit]
+    model_id: str
+    models: dict[int, str]
+    bias: float
+
+
+def dense_arm(
+    store: Store,
+    collection: str,
+    embed_query: EmbedQuery,
+    text: str,
+    filters: Filters,
+    depth: int,
+    bias_of: Callable[[str], float],
+) -> DenseArm:
+    """The dense arm for ``text``: one model's list, or both models' merged while the collection moves
+    (``MigratingQuery``) and the move has reached some of the served list's chunks (before, NEW's hits
+    would all stand below the depth: the query is not embedded by NEW, whose model need not load). Where
+    NEW cannot embed the query now, the served model answers alone, as before the move; where the served
+    one cannot, EmbedderUnavailable (the search is lexical-only)."""
+    old_model, old_vector = embed_query(text)
+    old = store.vector_search(collection, old_model, old_vector, filters, depth)
+    alone = DenseArm(old, old_model, {}, bias_of(old_model))
+    if not isinstance(embed_query, MigratingQuery) or not old:
+        return alone
+    reached = store.chunks_with_vector([hit.chunk_id for hit in old], embed_query.shadow_model)
+    if not reached:
+        return alone
+    try:
+        new_model, new_vector = embed_query.shadow(text)
+    except EmbedderUnavailable:
+        return alone
+    new = store.vector_search(collection, new_model, new_vector, filters, depth)
+    return blended_arm(old, old_model, new, new_model, reached, depth, bias_of)
+
+
+def blended_arm(
+    old: list[ArmHit],
+    old_model: str,
+    new: list[ArmHit],
+    new_model: str,
+    reached: frozenset[int],
+    depth: int,
+    bias_of: Callable[[str], float],
+) -> DenseArm:
+    """Both models' lists merged by their estimated place among all chunks (the module's docstring);
+    ``reached``: the served list's chunks that have a NEW vector."""
+    if not new:
+        return DenseArm(old, old_model, {}, bias_of(old_model))
+    # The share NEW holds, smoothed so that neither end divides by zero or claims certainty.
+    share = (len(reached) + 0.5) / (len(old) + 1)
+    placed: list[tuple[float, int, int, str]] = [
+        (hit.rank / share, 0, hit.chunk_id, new_model) for hit in new
+    ]
+    placed += [(float(hit.rank), 1, hit.chunk_id, old_model) for hit in old if hit.chunk_id not in reached]
+    placed.sort()
+    placed = placed[:depth]
+    if all(model == new_model for *_, model in placed):
+        return DenseArm(new[: len(placed)], new_model, {}, bias_of(new_model))
+    # NEW's scores by place among all chunks, for the hits the served model ranked.
+    places = [hit.rank / share for hit in new]
+    scores = [hit.score for hit in new]
+
+    def score_at(place: float) -> float:
+        at = bisect.bisect_left(places, place)
+        if at == 0:
+            return scores[0]
+        if at >= len(places):
+            return scores[-1]
+        left, right = places[at - 1], places[at]
+        weight = (place - left) / (right - left) if right > left else 0.0
+        return scores[at - 1] + weight * (scores[at] - scores[at - 1])
+
+    own = {hit.chunk_id: hit.score for hit in new}
+    hits, models = [], {}
+    for rank, (place, _, chunk_id, model) in enumerate(placed, start=1):
+        hits.append(ArmHit(chunk_id, rank, own[chunk_id] if model == new_model else score_at(place)))
+        models[chunk_id] = model
+    top = [models[hit.chunk_id] for hit in hits[:BIAS_TOP]]
+    bias = sum(bias_of(model) for model in top) / len(top)
+    return DenseArm(hits, new_model, models, bias)

@@ -1,0 +1,99 @@
+"""A collection on the move (search/migrating.py): each chunk ranked by the best vector it has, the models
+that served the answer named, on both stores; the merge itself on lists made by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from retrievo import Config, Engine
+from retrievo.embed.local import MODEL_ID as MINILM_ID
+from retrievo.embed.local import MiniLMEmbedder
+from retrievo.embed.static import MODEL_ID as STATIC_ID
+from retrievo.models import ArmHit, Filters
+from retrievo.operations.staged import index_in_stages
+from retrievo.search.migrating import BIAS_TOP, blended_arm
+from retrievo.surfaces.serialize import result_to_dict
+from test_staged_index import Queued
+from test_static_embedder import write_pages
+
+
+def bias_of(model: str) -> float:
+    return {"old": -1.0, "new": 0.5}[model]
+
+
+def ranked(ids: list[int], top: float, step: float) -> list[ArmHit]:
+    return [ArmHit(chunk_id, rank, top - step * rank) for rank, chunk_id in enumerate(ids, start=1)]
+
+
+def test_a_chunk_the_move_reached_is_ranked_by_the_new_model_alone_the_rest_by_the_old() -> None:
+    old = ranked(list(range(1, 11)), top=0.9, step=0.05)  # the served model's list over every chunk
+    reached = frozenset({2, 4, 6, 8, 10})  # half of them have a new vector
+    new = ranked([10, 4, 20, 8, 30], top=0.7, step=0.1)  # the new model's, over the chunks it reached
+    arm = blended_arm(old, "old", new, "new", reached, 10, bias_of)
+    ids = [hit.chunk_id for hit in arm.hits]
+    assert len(ids) == len(set(ids)) == 10  # each chunk once, cut to the depth
+    assert not (set(ids) & (reached - {10, 4, 8}))  # reached, but the new model ranked them below: left out
+    assert {arm.models[i] for i in (10, 4, 20, 8, 30) if i in arm.models} == {"new"}
+    assert {arm.models[i] for i in ids if i not in reached and i < 20} == {"old"}
+    # The new model's r-th hit stands about r / share among all (share 5.5/11 = 0.5): 10 at 2, 4 at 4.
+    assert ids[:4] == [1, 10, 3, 4]
+    assert arm.model_id == "new" and [h.rank for h in arm.hits] == list(range(1, 11))
+    scores = [hit.score for hit in arm.hits]
+    assert scores == sorted(scores, reverse=True)  # one scale, the new model's, in the merged order
+    assert {hit.chunk_id: hit.score for hit in arm.hits}[10] == new[0].score  # its own cosine, kept
+    top = [arm.models[h.chunk_id] for h in arm.hits[:BIAS_TOP]]
+    assert arm.bias == pytest.approx(sum(bias_of(m) for m in top) / len(top))
+
+
+def test_at_either_end_of_the_move_one_model_answers_alone() -> None:
+    old = ranked([1, 2, 3], top=0.8, step=0.1)
+    alone = blended_arm(old, "old", [], "new", frozenset(), 10, bias_of)
+    assert alone.hits == old and alone.model_id == "old" and alone.models == {} and alone.bias == -1.0
+    new = ranked([3, 1, 2], top=0.6, step=0.1)  # every chunk reached
+    done = blended_arm(old, "old", new, "new", frozenset({1, 2, 3}), 10, bias_of)
+    assert done.hits == new and done.model_id == "new" and done.models == {} and done.bias == 0.5
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_search_during_the_move_reads_both_models_and_says_which_ranked_each_hit(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
+    store_url = request.getfixturevalue("postgres_url") if kind == "postgres" else None
+    config = Config(db=tmp_path / "i.db", store=store_url, staged="on", cache_dir=tmp_path / "cache")
+    question = "boiling noodles for dinner"
+    with Engine(config) as engine:
+        index_in_stages(engine, [str(write_pages(tmp_path / "notes"))], None, jobs=Queued(engine))
+        store = engine.open_store(create=False, collection=config.collection)
+        before = engine.search(question, explain=True)
+        assert before.model_id == STATIC_ID and before.models == ()
+        assert all(hit.model_id is None for hit in before.hits)
+        # No chunk moved yet: the bundled model is not even loaded to read the query.
+        assert isinstance(engine.embedder, MiniLMEmbedder) and engine.embedder._session is None
+        # The move reaches the pasta page first (what the worker does a batch at a time).
+        work = dict(store.embedding_work(config.collection, MINILM_ID, only_missing=True))
+        pasta = next(key for key, text in work.items() if "spaghetti" in text)
+        bundled = engine.require_model("local")
+        store.put_embeddings(MINILM_ID, [pasta], bundled.embed_documents([work[pasta]]))
+        during = engine.search(question, explain=True)
+        assert during.model_id == MINILM_ID and set(during.models) == {STATIC_ID, MINILM_ID}
+        by_model = {hit.chunk.path.rsplit("/", 1)[-1]: hit.model_id for hit in during.hits}
+        assert by_model["pasta.md"] == MINILM_ID and during.hits[0].chunk.path.endswith("pasta.md")
+        assert {m for page, m in by_model.items() if page != "pasta.md"} <= {STATIC_ID}
+        held = store.chunks_with_vector([hit.chunk.chunk_id for hit in during.hits], MINILM_ID)
+        assert {hit.chunk.chunk_id for hit in during.hits if hit.model_id == MINILM_ID} == held
+        shown = result_to_dict(during)
+        assert shown["models"] == sorted([STATIC_ID, MINILM_ID])
+        assert {r["path"].rsplit("/", 1)[-1]: r["model_id"] for r in shown["results"]} == by_model
+        json.dumps(shown)
+        # The other model's own list: only the chunks it reached, on both stores.
+        vector = bundled.embed_query(question)
+        only = store.vector_search(config.collection, MINILM_ID, vector, Filters(), 10)
+        assert [hit.chunk_id for hit in only] == sorted(held)
+        moved = engine.regenerate(model="local", drop_old=True)  # the rest, then the switch
+        assert moved.switched
+        after = engine.search(question, explain=True)
+        assert after.model_id == MINILM_ID and after.models == ()
+        assert all(hit.model_id is None for hit in after.hits)
