@@ -146,7 +146,7 @@ def test_the_package_has_no_import_circle_and_nothing_imports_a_floor_above() ->
 # ``MAX_LOOSE`` modules: the reading, the fusion and its arms.
 SEARCH_ROOMS: list[tuple[str, ...]] = [
     ("query", "threads", "rewrite", "rerank", "grouping"),
-    ("exact", "rescore", "fusion"),
+    ("exact", "rescore", "fusion", "migrating"),
     ("answer", "code"),
     ("hybrid", "context"),
     ("documents",),

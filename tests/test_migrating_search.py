@@ -15,6 +15,7 @@ from retrievo.embed.static import MODEL_ID as STATIC_ID
 from retrievo.models import ArmHit, Filters
 from retrievo.operations.staged import index_in_stages
 from retrievo.search.migrating import BIAS_TOP, blended_arm
+from retrievo.store.postgres import searching
 from retrievo.surfaces.serialize import result_to_dict
 from test_staged_index import Queued
 from test_static_embedder import write_pages
@@ -97,3 +98,22 @@ def test_a_search_during_the_move_reads_both_models_and_says_which_ranked_each_h
         after = engine.search(question, explain=True)
         assert after.model_id == MINILM_ID and after.models == ()
         assert all(hit.model_id is None for hit in after.hits)
+
+
+def test_on_postgresql_a_collection_past_the_exact_bound_reads_its_serving_model_alone(
+    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = Config(db=tmp_path / "i.db", store=postgres_url, staged="on", cache_dir=tmp_path / "cache")
+    with Engine(config) as engine:
+        index_in_stages(engine, [str(write_pages(tmp_path / "notes"))], None, jobs=Queued(engine))
+        store = engine.open_store(create=False, collection=config.collection)
+        work = store.embedding_work(config.collection, MINILM_ID, only_missing=True)
+        bundled = engine.require_model("local")
+        store.put_embeddings(MINILM_ID, [k for k, _ in work], bundled.embed_documents([t for _, t in work]))
+        every = engine.search("boiling noodles for dinner")  # every chunk reached: the new model alone
+        assert every.model_id == MINILM_ID and every.models == ()
+        monkeypatch.setattr(searching, "SHADOW_EXACT_MAX", 2)  # the collection has 3 chunks
+        vector = bundled.embed_query("boiling noodles for dinner")
+        assert store.vector_search(config.collection, MINILM_ID, vector, Filters(), 10) == []
+        found = engine.search("boiling noodles for dinner", explain=True)
+        assert found.model_id == STATIC_ID and found.models == () and found.hits

@@ -111,8 +111,7 @@ def main() -> None:
         result = {
             "date": time.strftime("%Y-%m-%d"),
             "machine": f"{platform.processor() or platform.machine()}, {platform.python_version()}",
-            "command": "python -m benchmarks.static_model.migration "
-            + " ".join(f"--sets {s}" for s in args.sets),
+            "command": "python -m benchmarks.static_model.migration --work DIR --sets " + " ".join(args.sets),
             "hybrid_ndcg_10": table,
         }
         args.json.write_text(json.dumps(result, indent=2) + "\n")

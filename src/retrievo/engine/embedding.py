@@ -2,7 +2,7 @@
 
 A model migration (``regenerate(model=NEW)``) never stops searches or writes: NEW is recorded as the
 collection's shadow model, its vectors are made beside the old ones without the writer lock (searches
-keep using the old model, indexing goes on), then — under the writer lock, so nothing new slips in —
+rank each chunk by the best vector it has, ``search/migrating.py``; indexing goes on), then — under the writer lock, so nothing new slips in —
 the last missing vectors are made and the store switches the served model in one transaction. An
 interrupted migration resumes where it stopped: made vectors are kept by (embed_key, model).
 """
@@ -331,7 +331,7 @@ class EmbeddingLifecycle:
         report = RegenerateReport(name, target.model_id, previous_model_id=previous)
         try:
             store.set_shadow_model(name, target.model_id, target.dimensions)  # asks an HTTP model its size
-            # Without the writer lock: searches use the old model and indexing goes on meanwhile.
+            # Without the writer lock: searches read both models and indexing goes on meanwhile.
             total = store.count_embedding_work(name, target.model_id, only_missing=True, history=True)
             work = store.embedding_work_pages(name, target.model_id, only_missing=True, history=True)
             report.chunks_embedded = _embed_into(store, target, work, total, progress)

@@ -9,13 +9,13 @@ index` goes in two stages:
    static model distilled from the transformer (``embed/static.py``, about a hundred times faster): the
    collection is served by it when the command returns;
 2. a background job (``operations/jobs.py``, `retrievo job ID --follow`) migrates the collection to the
-   transformer (``Engine.regenerate(model=...)``): its vectors are made beside the static ones while
-   searches go on with the static model, and the collection switches in one transaction when every chunk
-   has one (an interrupted or failed job resumes with `retrievo job resume ID`; `retrievo status` shows
+   transformer (``Engine.regenerate(model=...)``): its vectors are made beside the static ones, a search
+   meanwhile ranks each chunk by the best vector it has (``search/migrating.py``), and the collection
+   switches in one transaction when every chunk has one (an interrupted or failed job resumes with `retrievo job resume ID`; `retrievo status` shows
    the migration); the static vectors are then deleted, unless another collection uses the static model.
 
-Every search reads one model's vectors, the one serving the collection at that moment, and says which
-(``--explain``, `retrievo status`); adaptive fusion weighs each model's arm by its own fitted bias
+A search says which models' vectors it read (``model_id``, and during the move ``models`` and each hit's
+``model_id``; `retrievo status` shows the move); adaptive fusion weighs each model's arm by its own fitted bias
 (``search/fusion.py``). A collection that has vectors already, another model, ``--no-embed`` or
 ``RETRIEVO_STAGED=off`` (``--no-staged``) index in one stage, as before.
 """

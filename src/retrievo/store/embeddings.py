@@ -2,7 +2,8 @@
 
 A collection serves one model (``collections.model_id``). ``retrievo regenerate --model NEW`` records
 NEW as the collection's *shadow* model, fills NEW's vectors beside the old ones (rows of the same
-``embeddings`` table, keyed by (embed_key, model_id)) while searches go on with the old, and then
+``embeddings`` table, keyed by (embed_key, model_id)) while searches read both (each chunk by the best
+vector it has: ``search/migrating.py``), and then
 ``switch_model`` makes NEW the served model in one transaction — refused while any current chunk
 lacks a NEW vector. The old model's vectors stay until ``drop_model_vectors`` is asked for.
 Statements use ``?`` placeholders; the PostgreSQL store converts them.

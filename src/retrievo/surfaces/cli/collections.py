@@ -163,7 +163,8 @@ def status(db: Path | None, store: str | None, as_json: bool) -> None:
         for name, (model_id, missing) in moving.items():
             out.print(
                 f"'{name}' is moving to {model_id}: {missing:,} chunk text(s) still without its vector; searches "
-                "use the model above until every one has it (`retrievo jobs`)",
+                "rank the chunks that have one by it and the rest by the model above until every one has it "
+                "(`retrievo jobs`)",
                 highlight=False, markup=False, soft_wrap=True,
             )  # fmt: skip
         for name, stats in code.items():
