@@ -39,14 +39,31 @@ def test_a_chunk_the_move_reached_is_ranked_by_the_new_model_alone_the_rest_by_t
     assert not (set(ids) & (reached - {10, 4, 8}))  # reached, but the new model ranked them below: left out
     assert {arm.models[i] for i in (10, 4, 20, 8, 30) if i in arm.models} == {"new"}
     assert {arm.models[i] for i in ids if i not in reached and i < 20} == {"old"}
-    # The new model's r-th hit stands about r / share among all (share 5.5/11 = 0.5): 10 at 2, 4 at 4.
+    # The new model's r-th hit stands about r (n + 1) / (k + 1) among all (11/6): 10 at 1.8, 4 at 3.7.
     assert ids[:4] == [1, 10, 3, 4]
     assert arm.model_id == "new" and [h.rank for h in arm.hits] == list(range(1, 11))
     scores = [hit.score for hit in arm.hits]
-    assert scores == sorted(scores, reverse=True)  # one scale, the new model's, in the merged order
+    assert all(a > b for a, b in zip(scores, scores[1:], strict=False))  # one scale, strictly by place
     assert {hit.chunk_id: hit.score for hit in arm.hits}[10] == new[0].score  # its own cosine, kept
+    # Above the new model's first hit, its top score moved as the old model's moves (0.85 - 0.808).
+    assert scores[0] == pytest.approx(new[0].score + 0.05 * (11 / 6 - 1))
     top = [arm.models[h.chunk_id] for h in arm.hits[:BIAS_TOP]]
     assert arm.bias == pytest.approx(sum(bias_of(m) for m in top) / len(top))
+
+
+def test_a_chunk_both_lists_hold_is_the_new_models_and_no_two_hits_tie() -> None:
+    old = ranked([1, 2, 3, 4], top=0.8, step=0.1)
+    # 2 got its new vector after ``reached`` was read (a batch of the move landed meanwhile): listed once.
+    new = ranked([2, 4], top=0.7, step=0.1)
+    arm = blended_arm(old, "old", new, "new", frozenset({4}), 10, bias_of)
+    ids = [hit.chunk_id for hit in arm.hits]
+    assert sorted(ids) == [1, 2, 3, 4] and arm.models[2] == arm.models[4] == "new"
+    # share 2/5: new hits at 2.5 and 5; 1 and 3 before and between; one new hit alone still orders them.
+    assert ids == [1, 2, 3, 4]
+    single = blended_arm(old, "old", new[:1], "new", frozenset({2}), 10, bias_of)
+    scores = [hit.score for hit in single.hits]
+    assert [h.chunk_id for h in single.hits] == [1, 2, 3, 4]  # 2 at (4 + 1) / 2 = 2.5
+    assert all(a > b for a, b in zip(scores, scores[1:], strict=False))
 
 
 def test_at_either_end_of_the_move_one_model_answers_alone() -> None:
@@ -83,6 +100,9 @@ def test_a_search_during_the_move_reads_both_models_and_says_which_ranked_each_h
         by_model = {hit.chunk.path.rsplit("/", 1)[-1]: hit.model_id for hit in during.hits}
         assert by_model["pasta.md"] == MINILM_ID and during.hits[0].chunk.path.endswith("pasta.md")
         assert {m for page, m in by_model.items() if page != "pasta.md"} <= {STATIC_ID}
+        meaning = engine.search(question, mode="semantic")  # the dense arm alone: its order, not flat
+        assert meaning.hits[0].chunk.path.endswith("pasta.md") and meaning.hits[0].model_id == MINILM_ID
+        assert len({hit.score for hit in meaning.hits}) == len(meaning.hits) == 3
         held = store.chunks_with_vector([hit.chunk.chunk_id for hit in during.hits], MINILM_ID)
         assert {hit.chunk.chunk_id for hit in during.hits if hit.model_id == MINILM_ID} == held
         shown = result_to_dict(during)
@@ -93,6 +113,14 @@ def test_a_search_during_the_move_reads_both_models_and_says_which_ranked_each_h
         vector = bundled.embed_query(question)
         only = store.vector_search(config.collection, MINILM_ID, vector, Filters(), 10)
         assert [hit.chunk_id for hit in only] == sorted(held)
+        # NEW failed lately (its server down, say): left alone for a while, the serving model answers.
+        queries = engine._pool.queries(MINILM_ID)
+        assert queries is not None
+        queries.failed("the model's server is down")
+        cooled = engine.search("noodles boiled for supper", explain=True)
+        assert cooled.model_id == STATIC_ID and cooled.models == () and cooled.hits
+        assert (MINILM_ID, "noodles boiled for supper") not in queries._cache
+        queries._failed_at = None  # (its retry time passed)
         moved = engine.regenerate(model="local", drop_old=True)  # the rest, then the switch
         assert moved.switched
         after = engine.search(question, explain=True)
@@ -112,8 +140,11 @@ def test_on_postgresql_a_collection_past_the_exact_bound_reads_its_serving_model
         store.put_embeddings(MINILM_ID, [k for k, _ in work], bundled.embed_documents([t for _, t in work]))
         every = engine.search("boiling noodles for dinner")  # every chunk reached: the new model alone
         assert every.model_id == MINILM_ID and every.models == ()
-        monkeypatch.setattr(searching, "SHADOW_EXACT_MAX", 2)  # the collection has 3 chunks
+        monkeypatch.setattr(searching.PostgresSearch, "unserved_search_max", 2)  # it has 3 chunks
         vector = bundled.embed_query("boiling noodles for dinner")
         assert store.vector_search(config.collection, MINILM_ID, vector, Filters(), 10) == []
-        found = engine.search("boiling noodles for dinner", explain=True)
+        asked = "noodles boiled for supper"
+        found = engine.search(asked, explain=True)
         assert found.model_id == STATIC_ID and found.models == () and found.hits
+        queries = engine._pool.queries(MINILM_ID)
+        assert queries is not None and (MINILM_ID, asked) not in queries._cache  # NEW never read it

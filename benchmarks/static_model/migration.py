@@ -49,7 +49,8 @@ def hybrid(name: str, db: Path) -> float:
 def moving_copy(base: Path, out: Path, share: float, static: StaticEmbedder) -> None:
     """``base`` (served by the bundled model) copied to ``out``, served by the static model and moving
     to the bundled one, which holds only the first ``share`` of the keys."""
-    out.unlink(missing_ok=True)
+    for stale in out.parent.glob(f"{out.name}*"):  # the last share's copy and its side indexes
+        shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     shutil.copyfile(base, out)
     db = sqlite3.connect(out)
     rows = db.execute(

@@ -32,7 +32,7 @@ from retrievo.errors import (
     RetrievoError,
 )
 from retrievo.models import IndexReport, Kind, RegenerateReport
-from retrievo.search.answer.coverage import unavailable_reason
+from retrievo.search.answer.coverage import Coverage, unavailable_reason
 from retrievo.search.migrating import MigratingQuery
 from retrievo.search.query import EmbedQuery
 from retrievo.store.base import SharesEmbedding, Store
@@ -51,6 +51,7 @@ SWITCH_WAIT_S = 600.0  # how long a migration waits for another writer before it
 class EmbeddingLifecycle:
     config: Config
     _pool: ModelPool
+    _coverage: Coverage
 
     @abstractmethod
     def _open_store(self, create: bool, collection: str | None = None) -> Store: ...
@@ -118,8 +119,13 @@ class EmbeddingLifecycle:
         info = store.get_collection(collection)
         if info is None or info.shadow_model_id is None:
             return None
+        bound = store.unserved_search_max  # a store that reads NEW exactly, up to so many chunks
+        if bound is not None and self._coverage.counts(store, collection)[0] > bound:
+            return None
         queries = self._pool.queries(info.shadow_model_id)
-        return (info.shadow_model_id, queries) if queries is not None else None
+        if queries is None or queries.cooling_down() is not None:  # failed lately: not asked each search
+            return None
+        return info.shadow_model_id, queries
 
     # Embedding what is missing ----------------------------------------------------------------
 

@@ -167,7 +167,8 @@ class Routes:
         first = answers[0]
         reasons = "; ".join(f"{name}: {a.degraded_reason}" for name, a in zip(collections, answers, strict=True)
                             if a.degraded_reason)  # fmt: skip
-        return replace(first, hits=tuple(hits), degraded_reason=reasons or None,
+        models = tuple(sorted({m for a in answers for m in a.models}))
+        return replace(first, hits=tuple(hits), degraded_reason=reasons or None, models=models,
                        search_duration_ms=round(sum(a.search_duration_ms for a in answers), 3),
                        baseline_id=None if len(answers) > 1 else first.baseline_id,
                        answerability=max((a.answerability for a in answers if a.answerability is not None),

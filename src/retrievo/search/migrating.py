@@ -24,6 +24,7 @@ model's alone, as before; when NEW holds every chunk, NEW's alone. No parameter 
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -108,35 +109,60 @@ def blended_arm(
     ``reached``: the served list's chunks that have a NEW vector."""
     if not new:
         return DenseArm(old, old_model, {}, bias_of(old_model))
-    # The share NEW holds, smoothed so that neither end divides by zero or claims certainty.
-    share = (len(reached) + 0.5) / (len(old) + 1)
+    # The share NEW holds: k of the served list's n hits reached, the r-th best of k chunks drawn at
+    # random from n stands r (n + 1) / (k + 1)-th among them, on average (exact when the served list
+    # holds every chunk; never zero).
+    share = (len(reached) + 1) / (len(old) + 1)
+    own = {hit.chunk_id: hit.score for hit in new}
     placed: list[tuple[float, int, int, str]] = [
         (hit.rank / share, 0, hit.chunk_id, new_model) for hit in new
     ]
-    placed += [(float(hit.rank), 1, hit.chunk_id, old_model) for hit in old if hit.chunk_id not in reached]
+    # A served hit NEW reached (or listed: a batch of the move may have landed since ``reached`` was read)
+    # is NEW's to rank.
+    placed += [
+        (float(hit.rank), 1, hit.chunk_id, old_model)
+        for hit in old
+        if hit.chunk_id not in reached and hit.chunk_id not in own
+    ]
     placed.sort()
     placed = placed[:depth]
     if all(model == new_model for *_, model in placed):
         return DenseArm(new[: len(placed)], new_model, {}, bias_of(new_model))
-    # NEW's scores by place among all chunks, for the hits the served model ranked.
-    places = [hit.rank / share for hit in new]
-    scores = [hit.score for hit in new]
-
-    def score_at(place: float) -> float:
-        at = bisect.bisect_left(places, place)
-        if at == 0:
-            return scores[0]
-        if at >= len(places):
-            return scores[-1]
-        left, right = places[at - 1], places[at]
-        weight = (place - left) / (right - left) if right > left else 0.0
-        return scores[at - 1] + weight * (scores[at] - scores[at - 1])
-
-    own = {hit.chunk_id: hit.score for hit in new}
-    hits, models = [], {}
+    score_at = _new_scale([hit.rank / share for hit in new], [h.score for h in new], old)
+    hits, models, last = [], {}, float("inf")
     for rank, (place, _, chunk_id, model) in enumerate(placed, start=1):
-        hits.append(ArmHit(chunk_id, rank, own[chunk_id] if model == new_model else score_at(place)))
+        score = own[chunk_id] if model == new_model else score_at(place)
+        # Strictly falling, so that whatever sorts by score keeps this order (two hits at one place).
+        last = min(score, math.nextafter(last, -math.inf))
+        hits.append(ArmHit(chunk_id, rank, last))
         models[chunk_id] = model
     top = [models[hit.chunk_id] for hit in hits[:BIAS_TOP]]
     bias = sum(bias_of(model) for model in top) / len(top)
     return DenseArm(hits, new_model, models, bias)
+
+
+def _new_scale(places: list[float], scores: list[float], old: list[ArmHit]) -> Callable[[float], float]:
+    """NEW's score at a place among all chunks: between two of NEW's hits, on the line joining them;
+    before NEW's first or past its last, NEW's end score moved as the served model's score moves between
+    the two places (so a served hit ranked above all of NEW's scores above them, and below, below)."""
+
+    def curve(xs: list[float], ys: list[float], x: float) -> float:
+        at = bisect.bisect_left(xs, x)
+        if at == 0:
+            return ys[0]
+        if at >= len(xs):
+            return ys[-1]
+        left, right = xs[at - 1], xs[at]
+        weight = (x - left) / (right - left) if right > left else 0.0
+        return ys[at - 1] + weight * (ys[at] - ys[at - 1])
+
+    ranks, served = [float(h.rank) for h in old], [h.score for h in old]
+
+    def score_at(place: float) -> float:
+        if place < places[0]:
+            return scores[0] + curve(ranks, served, place) - curve(ranks, served, places[0])
+        if place > places[-1]:
+            return scores[-1] + curve(ranks, served, place) - curve(ranks, served, places[-1])
+        return curve(places, scores, place)
+
+    return score_at

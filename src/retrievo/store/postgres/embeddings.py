@@ -2,7 +2,8 @@
 
 Here the served vectors also live in ``chunks.vector`` (under one HNSW index per dimension), so the
 switch to a new model rewrites that column for the collection in the same transaction that changes
-its model: a search sees the old model's vectors or the new one's, never a mix.
+its model: ``chunks.vector`` holds the old model's vectors or the new one's, never a mix. During the
+move a search also reads the new model's rows of ``embeddings`` exactly (``search/migrating.py``).
 """
 
 from __future__ import annotations

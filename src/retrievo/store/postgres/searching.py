@@ -16,7 +16,6 @@ from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.rows import chunk_from_row
 from retrievo.store.postgres.vector_source import PostgresSideIndexes
 
-
 # The most current chunks of a collection whose moving-to model's vectors a search reads, exactly: at
 # 100,000 a search reads them in ~120 ms on 2 cores (pgvector's exact scan, 384 dimensions, 2026-11-29).
 SHADOW_EXACT_MAX = 200_000
@@ -24,6 +23,7 @@ SHADOW_EXACT_MAX = 200_000
 
 class PostgresSearch(PostgresSideIndexes):
     ef_search: int
+    unserved_search_max: int | None = SHADOW_EXACT_MAX
 
     def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
         with self._conn() as conn:
@@ -47,7 +47,7 @@ class PostgresSearch(PostgresSideIndexes):
                 # Another model's vectors (one the collection is moving to): exact, from the embeddings
                 # table (no index keeps them; read only during a migration), up to SHADOW_EXACT_MAX
                 # chunks; above, none (the caller reads the served model alone until the switch).
-                if int(state[5]) > SHADOW_EXACT_MAX:
+                if self.unserved_search_max is not None and int(state[5]) > self.unserved_search_max:
                     return []
                 return search.vector_search(
                     conn, collection_id, len(vector), vector, filters, limit, self.ef_search, model_id

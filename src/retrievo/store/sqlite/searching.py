@@ -159,8 +159,13 @@ class SQLiteSearch:
             with self._lock:
                 generation = self.generation()
                 key = (collection_id, model_id, filters.as_of, generation)
-                if key not in self._history_vectors:
-                    self._history_vectors = {key: history.vectors_at(self._db, *key[:3])}  # one point cached
+                if key not in self._history_vectors:  # one point cached per model (two during a move)
+                    kept = {
+                        k: v
+                        for k, v in self._history_vectors.items()
+                        if k[1] != model_id and k[3] == generation
+                    }
+                    self._history_vectors = kept | {key: history.vectors_at(self._db, *key[:3])}
                 matrix = self._history_vectors[key]
                 return vector_search(self._db, matrix, collection_id, vector, filters, limit)
         db = self._reader()

@@ -52,6 +52,8 @@ def now_iso() -> str:
 class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbeddings, SQLiteSearch):
     """One file, WAL; writes serialised by a lock (batched inside ``bulk_load``, see ``writing``)."""
 
+    unserved_search_max: int | None = None  # another model's vectors: the side index or the table, any size
+
     def __init__(self, path: Path, create: bool = False) -> None:
         self.path = str(path)
         self._db = connect(path, create)

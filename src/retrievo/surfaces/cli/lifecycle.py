@@ -53,8 +53,9 @@ def regenerate(
 ) -> None:
     """Re-embed a collection's chunks, or with --model move it to another model while it keeps serving.
 
-    A migration builds the new model's vectors beside the old ones (searches use the old model meanwhile),
-    switches atomically when every chunk has one, and resumes where it stopped if interrupted.
+    A migration builds the new model's vectors beside the old ones (meanwhile searches rank each chunk by
+    the new model's vector where it has one, by the old one's where not), switches atomically when every
+    chunk has one, and resumes where it stopped if interrupted.
     """
     options = {
         "only_missing": only_missing, "stale": stale, "kinds": list(kinds), "limit": limit, "offset": offset,
