@@ -3,12 +3,13 @@ that served the answer named, on both stores; the merge itself on lists made by 
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import pytest
 
-from retrievo import Config, Engine
+from retrievo import Engine
 from retrievo.embed.local import MODEL_ID as MINILM_ID
 from retrievo.embed.local import MiniLMEmbedder
 from retrievo.embed.static import MODEL_ID as STATIC_ID
@@ -17,7 +18,7 @@ from retrievo.operations.staged import index_in_stages
 from retrievo.search.migrating import BIAS_TOP, blended_arm
 from retrievo.store.postgres import searching
 from retrievo.surfaces.serialize import result_to_dict
-from test_staged_index import Queued
+from test_staged_index import Queued, staged_config
 from test_static_embedder import write_pages
 
 
@@ -43,7 +44,7 @@ def test_a_chunk_the_move_reached_is_ranked_by_the_new_model_alone_the_rest_by_t
     assert ids[:4] == [1, 10, 3, 4]
     assert arm.model_id == "new" and [h.rank for h in arm.hits] == list(range(1, 11))
     scores = [hit.score for hit in arm.hits]
-    assert all(a > b for a, b in zip(scores, scores[1:], strict=False))  # one scale, strictly by place
+    assert all(a > b for a, b in itertools.pairwise(scores))  # one scale, strictly by place
     assert {hit.chunk_id: hit.score for hit in arm.hits}[10] == new[0].score  # its own cosine, kept
     # Above the new model's first hit, its top score moved as the old model's moves (0.85 - 0.808).
     assert scores[0] == pytest.approx(new[0].score + 0.05 * (11 / 6 - 1))
@@ -63,7 +64,7 @@ def test_a_chunk_both_lists_hold_is_the_new_models_and_no_two_hits_tie() -> None
     single = blended_arm(old, "old", new[:1], "new", frozenset({2}), 10, bias_of)
     scores = [hit.score for hit in single.hits]
     assert [h.chunk_id for h in single.hits] == [1, 2, 3, 4]  # 2 at (4 + 1) / 2 = 2.5
-    assert all(a > b for a, b in zip(scores, scores[1:], strict=False))
+    assert all(a > b for a, b in itertools.pairwise(scores))
 
 
 def test_at_either_end_of_the_move_one_model_answers_alone() -> None:
@@ -79,8 +80,7 @@ def test_at_either_end_of_the_move_one_model_answers_alone() -> None:
 def test_a_search_during_the_move_reads_both_models_and_says_which_ranked_each_hit(
     tmp_path: Path, kind: str, request: pytest.FixtureRequest
 ) -> None:
-    store_url = request.getfixturevalue("postgres_url") if kind == "postgres" else None
-    config = Config(db=tmp_path / "i.db", store=store_url, staged="on", cache_dir=tmp_path / "cache")
+    config = staged_config(tmp_path, kind, request)
     question = "boiling noodles for dinner"
     with Engine(config) as engine:
         index_in_stages(engine, [str(write_pages(tmp_path / "notes"))], None, jobs=Queued(engine))
@@ -129,9 +129,9 @@ def test_a_search_during_the_move_reads_both_models_and_says_which_ranked_each_h
 
 
 def test_on_postgresql_a_collection_past_the_exact_bound_reads_its_serving_model_alone(
-    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    config = Config(db=tmp_path / "i.db", store=postgres_url, staged="on", cache_dir=tmp_path / "cache")
+    config = staged_config(tmp_path, "postgres", request)
     with Engine(config) as engine:
         index_in_stages(engine, [str(write_pages(tmp_path / "notes"))], None, jobs=Queued(engine))
         store = engine.open_store(create=False, collection=config.collection)

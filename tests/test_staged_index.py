@@ -61,12 +61,17 @@ class Queued(Jobs):
         super().__init__(engine, spawn=lambda job: None)
 
 
+def staged_config(tmp_path: Path, kind: str, request: pytest.FixtureRequest) -> Config:
+    """Indexing in stages into a fresh index of ``kind`` (sqlite, or postgres: a real server's new database)."""
+    store = request.getfixturevalue("postgres_url") if kind == "postgres" else None
+    return Config(db=tmp_path / "i.db", store=store, staged="on", cache_dir=tmp_path / "cache")
+
+
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 def test_between_the_stages_searches_read_the_static_model_and_say_so(
     tmp_path: Path, kind: str, request: pytest.FixtureRequest
 ) -> None:
-    store = request.getfixturevalue("postgres_url") if kind == "postgres" else None
-    config = Config(db=tmp_path / "i.db", store=store, staged="on", cache_dir=tmp_path / "cache")
+    config = staged_config(tmp_path, kind, request)
     with Engine(config) as engine:
         assert in_stages(engine, None, embed=True)
         done = index_in_stages(engine, [str(write_pages(tmp_path / "notes"))], None, jobs=Queued(engine))
