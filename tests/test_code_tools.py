@@ -14,6 +14,7 @@ from mcp import Client, StdioServerParameters
 from conftest import SHARED_DATA
 from retrievo import Config, Engine
 from retrievo.errors import ConfigError, DocumentNotFound
+from retrievo.search.query import MAX_COMPOUNDS, compound_names
 from test_mcp import call, run_client
 
 CLICK = SHARED_DATA / "code" / "click"
@@ -55,6 +56,26 @@ def test_the_structural_arm_lifts_the_named_symbol(click_db: Path) -> None:
         top = engine.search("what does `Context.invoke` do", mode="hybrid", limit=3, explain=True).hits[0]
         assert top.chunk.metadata["symbol"] == "core.Context.invoke"
         assert top.explain is not None and "structure" in top.explain
+
+
+def test_names_adjacent_words_spell_are_read_without_common_words_or_names_spelled_already() -> None:
+    assert compound_names("JSON object with named fields") == [
+        "JsonObject", "JSONObject", "jsonObject", "json_object",
+        "NamedFields", "namedFields", "named_fields",
+    ]  # fmt: skip
+    assert compound_names("the parseArgs of a bad parameter", ["parseArgs"])[:3] == [
+        "BadParameter", "badParameter", "bad_parameter",
+    ]  # fmt: skip
+    assert compound_names("how is it done") == [] and compound_names("x" * 10_000 + " y") == []
+    assert len(compound_names(" ".join(f"word{i} thing{i}" for i in range(200)))) == MAX_COMPOUNDS
+
+
+def test_the_structural_arm_lifts_a_symbol_the_querys_words_spell(click_db: Path) -> None:
+    with Engine(Config(db=click_db, embedder="none")) as engine:
+        found = engine.search("raise a bad parameter error", mode="hybrid", limit=5, explain=True).hits
+        spelled = [h for h in found if h.explain is not None and "structure" in h.explain]
+        assert spelled and spelled[0].chunk.metadata["symbol"].endswith("BadParameter")
+        assert found[0].chunk.path.endswith("exceptions.py")
 
 
 def test_cli_symbols_deps_and_tests_for_print_file_line_citations(click_db: Path) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +59,9 @@ COMMON_WORDS = frozenset(
 _MARKED = re.compile(r"[^\W_]+", re.UNICODE)  # a word as the highlighter reads it
 _SURFACE = re.compile(r"\w+")  # a word as typed
 MAX_NAMES = 20  # names read of one query
+MAX_COMPOUNDS = 48  # names its adjacent words may spell, read of one query (``compound_names``)
+MAX_COMPOUND_TEXT = 400  # of a query, its first characters only
+COMPOUND_WORDS = 30  # a query of more words (an issue's text) spells no compounds: it says too much else
 _BACKTICKED = re.compile(r"`([^`\s]{2,200})`")
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 _SCOPED = re.compile(r"\b[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+\b")  # Ruby's, C++'s, Rust's, PHP's ``A::B``
@@ -93,6 +96,9 @@ class Query:
         str
     ]  # the stems that matter to a reader (``COMMON_WORDS`` left out): highlighted, counted
     identifiers: tuple[str, ...]  # names it spells as code (``query_identifiers``)
+    # names its adjacent words may spell ("JSON object": JsonObject, JSONObject, jsonObject, json_object;
+    # ``compound_names``), a query of at most ``COMPOUND_WORDS`` words
+    compounds: tuple[str, ...]
     names_only: bool  # nothing but names spelled as code (``Command.parse_args``, ``parse_args()``)
 
     @property
@@ -150,6 +156,7 @@ def _read(text: str) -> Query:
         looked=looked,
         marked=marked - _common_stems(),
         identifiers=identifiers,
+        compounds=tuple(compound_names(text, identifiers)) if len(tokens) <= COMPOUND_WORDS else (),
         names_only=_names_only(text, identifiers),
     )
 
@@ -192,6 +199,28 @@ def query_identifiers(text: str) -> list[str]:
     for match in _SNAKE.finditer(text):
         found.setdefault(match.group(0).strip("()"), None)
     return list(found)[:MAX_NAMES]
+
+
+def compound_names(text: str, identifiers: Sequence[str] = ()) -> list[str]:
+    """Names that two or three adjacent words of ``text`` may spell ("JSON object": ``JsonObject``,
+    ``JSONObject``, ``jsonObject``, ``json_object``), words of letters and digits that are not ``COMMON_WORDS``
+    (at most ``MAX_COMPOUNDS`` names; none that ``identifiers`` holds already)."""
+    words = [w for w in _WORD.findall(text[:MAX_COMPOUND_TEXT]) if _ALNUM.fullmatch(w)]
+    found: dict[str, None] = {}
+    for size in (2, 3):
+        for start in range(len(words) - size + 1):
+            run = words[start : start + size]
+            if any(w.lower() in COMMON_WORDS or w.isdigit() for w in run):
+                continue
+            for name in (
+                "".join(w[0].upper() + w[1:].lower() for w in run),
+                "".join(w[0].upper() + w[1:] for w in run),
+                run[0].lower() + "".join(w[0].upper() + w[1:].lower() for w in run[1:]),
+                "_".join(w.lower() for w in run),
+            ):
+                found.setdefault(name, None)
+    held = set(identifiers)
+    return [name for name in found if name not in held][:MAX_COMPOUNDS]
 
 
 def _camel(word: str) -> bool:

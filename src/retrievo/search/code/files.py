@@ -11,9 +11,9 @@ are ranked, each from its evidence:
   whitespace in DatasetGroupBy text representation") are not drowned by its example code and environment.
 - **Modules named**: a dotted name the text spells (``sphinx.ext.viewcode``, ``xarray.core.groupby``) or a
   file name with its folder (``pylint/lint/run.py``) that is a file of the repository adds ``MODULE``.
-- **Identifiers defined**: names the text spells as code (``query_identifiers``: backticked, dotted,
-  CamelCase, snake_case) that a file *defines* (the structure index) add ``DEFINES`` each (at most three):
-  a symbol's defining file outranks the files that merely mention it.
+- **Identifiers defined**: names the text spells as code (backticked, dotted, CamelCase, snake_case; a short
+  question's adjacent words: "JSON object", ``JsonObject``) that a file *defines* (the structure index) add
+  ``DEFINES`` each (at most three): a symbol's defining file outranks the files that merely mention it.
 - **Meaning**: the dense arm's chunks at depth (when the collection has vectors), for the text and, for an
   issue, its title line alone (the model reads 256 tokens: the title says what the issue is about in ten
   words): a file adds ``SEMANTIC`` × the sum of its best ``TOP_CHUNKS`` similarities (min-max over the depth
@@ -299,7 +299,7 @@ def file_signals(
         if chunk.path not in scores and len(best[chunk.path]) < 2:
             best[chunk.path].append(_evidence(chunk))
     index = store.code_index()
-    spelled = set(name.split(".")[-1] for name in question.identifiers)
+    spelled = question.spelled
     functions = {f for _, f in question.frames if f.isidentifier()}  # libraries' too: they only place frames
     defined: dict[str, set[str]] = defaultdict(set)  # file → the names it defines that the text spells
     defining: dict[str, set[str]] = defaultdict(set)  # name → the files defining it

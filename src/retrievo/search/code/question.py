@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from retrievo.search.query import Query, query_identifiers
+from retrievo.search.query import Query, compound_names, query_identifiers
 
 SHORT_WORDS = 30  # a question up to this many words is short (file names count); an issue's text is longer
 
@@ -68,6 +68,13 @@ class CodeQuestion:
     words: frozenset[str]  # the word stems of a short question (file names match them); empty for long text
     messages: tuple[str, ...] = ()  # the words of the messages it quotes (``_said``), at most ``MESSAGES``
     length: int = 0  # its words (of three letters or more)
+    # a short question's names its adjacent words may spell (``compound_names``); none for an issue's text
+    compounds: tuple[str, ...] = ()
+
+    @property
+    def spelled(self) -> set[str]:
+        """The names it spells as code (a dotted one's last part) and those its adjacent words spell."""
+        return {name.split(".")[-1] for name in self.identifiers} | set(self.compounds)
 
 
 def read_question(query: Query) -> CodeQuestion:
@@ -90,6 +97,9 @@ def read_question(query: Query) -> CodeQuestion:
         words=short if len(words) <= SHORT_WORDS else frozenset(),
         messages=_said(text),
         length=len(words),
+        compounds=(query.compounds if text == query.text else tuple(compound_names(text)))
+        if len(words) <= SHORT_WORDS
+        else (),
     )
 
 

@@ -250,6 +250,28 @@ def _graph_edge(edge: EdgeHit, resolved: Iterable[SymbolHit], depth: int) -> Gra
     )  # fmt: skip
 
 
+def _definitions(index: CodeIndex, collection: str, names: Sequence[str]) -> list[SymbolHit]:
+    """The definitions of the names a query spells as code (a dotted name: the one so qualified, where
+    one is), at most 10, in ``_definition_order``."""
+    direct = index.symbols_named(collection, sorted({n.split(".")[-1] for n in names}))
+    dotted = [n for n in names if "." in n]
+    if dotted:
+        exact = [
+            s
+            for s in direct
+            if any(s.qualified_name == d or s.qualified_name.endswith("." + d) for d in dotted)
+        ]
+        direct = exact or direct
+    return sorted(direct, key=_definition_order)[:10]
+
+
+def _definition_order(symbol: SymbolHit) -> tuple[bool, int, int]:
+    """A name's definitions, the type first ("Engine": gin's ``type Engine struct`` before a validator's
+    ``Engine()`` method), then the shortest qualified name ("Channel": ``Phoenix.Channel`` before
+    ``Mix.Tasks.Phx.Gen.Channel``); the answer keeps this order."""
+    return symbol.is_test, _FIRST.get(symbol.kind, 3), len(symbol.qualified_name)
+
+
 def _lead(head: float, place: int | None) -> float:
     """A definition's first chunk: ``head`` for the first of the name's definitions (``direct``'s order), the
     others ``DIRECT`` — the type a bare name asks for leads the fusion, not only this arm's list."""
@@ -269,27 +291,23 @@ def structural_arm(
     ``entities``: more names, from a query rewriter.
     """
     names = list(dict.fromkeys([*query.identifiers, *entities]))[:MAX_NAMES]
-    if not names:
+    if not names and not query.compounds:
         return []
     index = store.code_index()
-    plain = [n.split(".")[-1] for n in names]
-    direct = index.symbols_named(collection, sorted(set(plain)))
-    dotted = [n for n in names if "." in n]
-    if dotted:
-        exact = [
-            s
-            for s in direct
-            if any(s.qualified_name == d or s.qualified_name.endswith("." + d) for d in dotted)
-        ]
-        direct = exact or direct
-    # a name's definitions, the type first ("Engine": gin's ``type Engine struct`` before a validator's
-    # ``Engine()`` method), then the shortest qualified name ("Channel": ``Phoenix.Channel`` before
-    # ``Mix.Tasks.Phx.Gen.Channel``); the answer keeps this order
-    direct = sorted(direct, key=lambda s: (s.is_test, _FIRST.get(s.kind, 3), len(s.qualified_name)))[:10]
-    if not direct:
+    direct = _definitions(index, collection, names) if names else []
+    # Names its adjacent words spell ("JSON object": gson's ``JsonObject``): their definitions, after the
+    # names it spells as code, without their callees and tests.
+    known = {s.qualified_name for s in direct}
+    spelled = [
+        s
+        for s in index.symbols_named(collection, list(query.compounds))
+        if s.qualified_name not in known
+    ] if query.compounds and not query.names_only else []  # fmt: skip
+    spelled = sorted(spelled, key=_definition_order)[: 10 - len(direct)]
+    if not direct and not spelled:
         return []
-    order = {s.qualified_name: place for place, s in enumerate(direct)}
-    weights: dict[str, tuple[float, SymbolHit]] = {s.qualified_name: (DIRECT, s) for s in direct}
+    order = {s.qualified_name: place for place, s in enumerate([*direct, *spelled])}
+    weights: dict[str, tuple[float, SymbolHit]] = {s.qualified_name: (DIRECT, s) for s in [*direct, *spelled]}
     for symbol in direct[:5]:
         graph = dependencies(index, collection, symbol, 1, kinds=("calls", "inherits", "implements"))
         for target in list(graph.symbols.values())[:10]:
