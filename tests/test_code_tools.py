@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters
 from conftest import SHARED_DATA
 from retrievo import Config, Engine
 from retrievo.errors import ConfigError, DocumentNotFound
-from retrievo.search.query import MAX_COMPOUNDS, compound_names
+from retrievo.search.query import MAX_COMPOUNDS, compound_names, read_query
 from test_mcp import call, run_client
 
 CLICK = SHARED_DATA / "code" / "click"
@@ -63,11 +63,16 @@ def test_names_adjacent_words_spell_are_read_without_common_words_or_names_spell
         "JsonObject", "JSONObject", "jsonObject", "json_object",
         "NamedFields", "namedFields", "named_fields",
     ]  # fmt: skip
-    assert compound_names("the parseArgs of a bad parameter", ["parseArgs"])[:3] == [
-        "BadParameter", "badParameter", "bad_parameter",
-    ]  # fmt: skip
+    assert compound_names("bad parameter", ["BadParameter"]) == ["badParameter", "bad_parameter"]
+    assert compound_names("content-type header")[:3] == ["ContentType", "contentType", "content_type"]
+    # Only adjacent ASCII words join: punctuation, a snake_case name, "für" or a common word ends a run.
+    for apart in ("bad parse_args parameter", "JSON für object", "bad. Parameter", "bad (parameter)"):
+        assert compound_names(apart) == [], apart
     assert compound_names("how is it done") == [] and compound_names("x" * 10_000 + " y") == []
-    assert len(compound_names(" ".join(f"word{i} thing{i}" for i in range(200)))) == MAX_COMPOUNDS
+    assert compound_names(" ".join(["json object"] * 16)) == []  # 32 words: an issue's text spells none
+    many = compound_names(" ".join(f"word{i}" for i in range(30)))
+    assert len(many) == len(set(many)) == 3 * (29 + 28) <= MAX_COMPOUNDS  # every pair, triple (3 forms)
+    assert read_query("Foo.Bar").compounds == () and read_query("parse args").compounds[0] == "ParseArgs"
 
 
 def test_the_structural_arm_lifts_a_symbol_the_querys_words_spell(click_db: Path) -> None:

@@ -17,6 +17,7 @@ and one over each distinct word, and regular expressions that do not backtrack (
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -59,7 +60,7 @@ COMMON_WORDS = frozenset(
 _MARKED = re.compile(r"[^\W_]+", re.UNICODE)  # a word as the highlighter reads it
 _SURFACE = re.compile(r"\w+")  # a word as typed
 MAX_NAMES = 20  # names read of one query
-MAX_COMPOUNDS = 48  # names its adjacent words may spell, read of one query (``compound_names``)
+MAX_COMPOUNDS = 240  # names its adjacent words may spell (``compound_names``): every pair and triple of 30 words
 MAX_COMPOUND_TEXT = 400  # of a query, its first characters only
 COMPOUND_WORDS = 30  # a query of more words (an issue's text) spells no compounds: it says too much else
 _BACKTICKED = re.compile(r"`([^`\s]{2,200})`")
@@ -68,6 +69,7 @@ _SCOPED = re.compile(r"\b[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+\b")  # Ruby's, C++'s, R
 _ONE_NAME = re.compile(r"\s*([A-Z][A-Za-z0-9_]+)\s*")  # a query that is one capitalised word: a type's name
 _WORD = re.compile(r"\w+")
 _ALNUM = re.compile(r"[A-Za-z0-9]+")
+_RUN_PARTS = re.compile(r"\w+|-|[^\w\s]")  # words, hyphens and other punctuation, in order
 _SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b|\b_[A-Za-z0-9_]+\b")
 _NAME_PUNCTUATION = re.compile(r"[\s`().,:;]+")
 
@@ -97,7 +99,7 @@ class Query:
     ]  # the stems that matter to a reader (``COMMON_WORDS`` left out): highlighted, counted
     identifiers: tuple[str, ...]  # names it spells as code (``query_identifiers``)
     # names its adjacent words may spell ("JSON object": JsonObject, JSONObject, jsonObject, json_object;
-    # ``compound_names``), a query of at most ``COMPOUND_WORDS`` words
+    # ``compound_names``), a query of at most ``COMPOUND_WORDS`` words that is not only names
     compounds: tuple[str, ...]
     names_only: bool  # nothing but names spelled as code (``Command.parse_args``, ``parse_args()``)
 
@@ -156,7 +158,7 @@ def _read(text: str) -> Query:
         looked=looked,
         marked=marked - _common_stems(),
         identifiers=identifiers,
-        compounds=tuple(compound_names(text, identifiers)) if len(tokens) <= COMPOUND_WORDS else (),
+        compounds=() if _names_only(text, identifiers) else tuple(compound_names(text, identifiers)),
         names_only=_names_only(text, identifiers),
     )
 
@@ -203,24 +205,41 @@ def query_identifiers(text: str) -> list[str]:
 
 def compound_names(text: str, identifiers: Sequence[str] = ()) -> list[str]:
     """Names that two or three adjacent words of ``text`` may spell ("JSON object": ``JsonObject``,
-    ``JSONObject``, ``jsonObject``, ``json_object``), words of letters and digits that are not ``COMMON_WORDS``
-    (at most ``MAX_COMPOUNDS`` names; none that ``identifiers`` holds already)."""
-    words = [w for w in _WORD.findall(text[:MAX_COMPOUND_TEXT]) if _ALNUM.fullmatch(w)]
+    ``JSONObject``, ``jsonObject``, ``json_object``; "content-type": ``ContentType``, …), for a text of at most
+    ``COMPOUND_WORDS`` words. Only words of ASCII letters and digits join, and only across spaces or a hyphen
+    (punctuation, a word such as ``parse_args`` or "für", a ``COMMON_WORDS`` word or a number ends a run); at
+    most ``MAX_COMPOUNDS`` names, each start's pair then its triple; none that ``identifiers`` holds."""
+    if sum(1 for _ in itertools.islice(_WORD.finditer(text), COMPOUND_WORDS + 1)) > COMPOUND_WORDS:
+        return []
+    parts = _RUN_PARTS.findall(text[:MAX_COMPOUND_TEXT])
+    runs: list[list[str]] = [[]]
+    for part in parts:
+        if part == "-":
+            continue
+        if _ALNUM.fullmatch(part) and not part.isdigit() and part.lower() not in COMMON_WORDS:
+            runs[-1].append(part)
+        elif runs[-1]:
+            runs.append([])
     found: dict[str, None] = {}
-    for size in (2, 3):
-        for start in range(len(words) - size + 1):
-            run = words[start : start + size]
-            if any(w.lower() in COMMON_WORDS or w.isdigit() for w in run):
-                continue
-            for name in (
-                "".join(w[0].upper() + w[1:].lower() for w in run),
-                "".join(w[0].upper() + w[1:] for w in run),
-                run[0].lower() + "".join(w[0].upper() + w[1:].lower() for w in run[1:]),
-                "_".join(w.lower() for w in run),
-            ):
-                found.setdefault(name, None)
+    for words in runs:
+        for start in range(len(words) - 1):
+            for run in (words[start : start + 2], words[start : start + 3]):
+                if len(run) < 2 or (len(run) == 3 and start + 3 > len(words)):
+                    continue
+                for name in (
+                    "".join(w[0].upper() + w[1:].lower() for w in run),
+                    "".join(w[0].upper() + w[1:] for w in run),
+                    run[0].lower() + "".join(w[0].upper() + w[1:].lower() for w in run[1:]),
+                    "_".join(w.lower() for w in run),
+                ):
+                    found.setdefault(name, None)
     held = set(identifiers)
     return [name for name in found if name not in held][:MAX_COMPOUNDS]
+
+
+def name_key(name: str) -> str:
+    """One key for a name's spellings (``JsonObject``, ``JSONObject``, ``json_object``: ``jsonobject``)."""
+    return name.replace("_", "").casefold()
 
 
 def _camel(word: str) -> bool:

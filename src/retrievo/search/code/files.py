@@ -54,7 +54,7 @@ from retrievo.models import ArmHit, Chunk, Filters
 from retrievo.search.code import ranker
 from retrievo.search.code.question import CodeQuestion, stem
 from retrievo.search.code.role import reads_text, relative_path, role
-from retrievo.search.query import ASKS, MAX_EMBED_QUERY_CHARS, EmbedQuery
+from retrievo.search.query import ASKS, MAX_EMBED_QUERY_CHARS, EmbedQuery, name_key
 from retrievo.store.base import Store
 
 DEPTH = 1000  # chunks the keyword arm returns for the aggregation
@@ -325,7 +325,7 @@ def file_signals(
             why.append("meaning")
         rare = 0.0
         if defined.get(path):  # a name few files define says more (``__init__`` says nothing)
-            rare = sum(sorted((1 / len(defining[n]) for n in defined[path]), reverse=True)[:3])
+            rare = sum(sorted({name_key(n): 1 / len(defining[n]) for n in defined[path]}.values())[-3:])
             why.append("defines " + ", ".join(sorted(defined[path], key=lambda n: len(defining[n]))[:3]))
         if path in named:
             why.append("module named")

@@ -68,7 +68,7 @@ class CodeQuestion:
     words: frozenset[str]  # the word stems of a short question (file names match them); empty for long text
     messages: tuple[str, ...] = ()  # the words of the messages it quotes (``_said``), at most ``MESSAGES``
     length: int = 0  # its words (of three letters or more)
-    # a short question's names its adjacent words may spell (``compound_names``); none for an issue's text
+    # names its adjacent words may spell (``compound_names``: a text of at most 30 words, not only names)
     compounds: tuple[str, ...] = ()
 
     @property
@@ -97,9 +97,7 @@ def read_question(query: Query) -> CodeQuestion:
         words=short if len(words) <= SHORT_WORDS else frozenset(),
         messages=_said(text),
         length=len(words),
-        compounds=(query.compounds if text == query.text else tuple(compound_names(text)))
-        if len(words) <= SHORT_WORDS
-        else (),
+        compounds=query.compounds if text == query.text else tuple(compound_names(text)),
     )
 
 
