@@ -175,8 +175,7 @@ def _run_search(
         if semantic and options.mode == SearchMode.HYBRID and arms_on_another_thread
         else None
     )
-    served: str | None = None  # the dense arm's model (the one moved to, where it read two)
-    dense = DenseArm([], "", {}, model_bias(None))
+    dense = DenseArm([], "", {}, model_bias(None))  # its model: the one moved to, where it read two
     if semantic:
         assert embed_query is not None
         try:
@@ -189,7 +188,7 @@ def _run_search(
                 depth,
                 model_bias,
             )
-            served, arms[SEMANTIC] = dense.model_id, dense.hits
+            arms[SEMANTIC] = dense.hits
         except EmbedderUnavailable as exc:
             reason = str(exc)
         except BaseException:
@@ -285,7 +284,7 @@ def _run_search(
         fusion_weights=dict(weights or dict.fromkeys(arms, 1.0))
         if options.explain and len(arms) > 1
         else None,
-        model_id=served if arms.get(SEMANTIC) else None,
+        model_id=dense.model_id if arms.get(SEMANTIC) else None,
         models=tuple(sorted(set(dense.models.values()))) if arms.get(SEMANTIC) else (),
         signals=AnswerSignals(
             top_cosine=max((h.score for h in arms[SEMANTIC]), default=None) if SEMANTIC in arms else None,

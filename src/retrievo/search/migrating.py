@@ -23,7 +23,6 @@ model's alone, as before; when NEW holds every chunk, NEW's alone. No parameter 
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -147,14 +146,7 @@ def _new_scale(places: list[float], scores: list[float], old: list[ArmHit]) -> C
     the two places (so a served hit ranked above all of NEW's scores above them, and below, below)."""
 
     def curve(xs: list[float], ys: list[float], x: float) -> float:
-        at = bisect.bisect_left(xs, x)
-        if at == 0:
-            return ys[0]
-        if at >= len(xs):
-            return ys[-1]
-        left, right = xs[at - 1], xs[at]
-        weight = (x - left) / (right - left) if right > left else 0.0
-        return ys[at - 1] + weight * (ys[at] - ys[at - 1])
+        return float(np.interp(x, xs, ys))  # on the line between two points, the end's value past them
 
     ranks, served = [float(h.rank) for h in old], [h.score for h in old]
 
