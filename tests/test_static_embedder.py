@@ -288,3 +288,45 @@ def test_rows_found_by_a_sort_or_by_a_mark_give_the_same_vectors(monkeypatch: py
         read = np.asarray([i for ids in static.token_ids(texts) for i in ids], dtype=np.intp)
         assert static._made is not None and bool(static._made[read].all())
     assert np.array_equal(vectors[0], vectors[10**9])
+
+
+def test_token_ids_stay_the_tokenizers_when_the_word_table_grows_and_starts_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The kept words (``embed/words.py``) start in a table of 4 slots that doubles many times, and start
+    again past 300 words: the tokenizer's ids all along, in one batch and one text at a time."""
+    import retrievo.embed.words as words_module
+
+    monkeypatch.setattr(words_module, "FIRST_BITS", 2)
+    monkeypatch.setattr(words_module, "MAX_WORDS", 300)
+    static = StaticEmbedder()
+    texts = [*real_texts(40), *HOSTILE]
+    tokenizer = static._load()[1]
+    expected = [encoding.ids for encoding in tokenizer.encode_batch(texts, add_special_tokens=False)]
+    assert static.token_ids(texts) == expected  # more than 300 words in the batch: kept past the bound
+    assert [static.token_ids([text])[0] for text in texts] == expected  # started again many times
+    reader = static._words
+    assert reader is not None and reader._first.size > 300  # no new word since: nothing to bound yet
+    fresh = " ".join(f"qqzx{n}" for n in range(10))
+    assert static.token_ids([fresh]) == [tokenizer.encode(fresh, add_special_tokens=False).ids]
+    assert reader._first.size == 1 + 10  # started again: the too-long row, then the ten new words
+
+
+def test_threads_reading_at_once_get_the_tokenizers_ids() -> None:
+    """Batches read from four threads at once into one embedder (the word table grows under them): each
+    text's ids are the tokenizer's, and its vector is the one it has alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = real_texts(200)
+    tokenizer = StaticEmbedder()._load()[1]
+    expected = [encoding.ids for encoding in tokenizer.encode_batch(texts, add_special_tokens=False)]
+    alone = StaticEmbedder().embed_documents(texts)
+    static = StaticEmbedder()
+    slices = [slice(start, start + 50) for start in range(0, len(texts), 50)]
+    with ThreadPoolExecutor(4) as pool:
+        read = list(pool.map(lambda part: static.token_ids(texts[part]), slices))
+    assert [ids for part in read for ids in part] == expected
+    shared = StaticEmbedder()
+    with ThreadPoolExecutor(4) as pool:
+        vectors = list(pool.map(lambda part: shared.embed_documents(texts[part]), slices))
+    assert np.array_equal(np.concatenate(vectors), alone)

@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.embed.base import Embedder, Vectors
+from retrievo.embed.words import WordReader
 from retrievo.errors import EmbedderUnavailable
 
 MODEL_ID = "retrievo-static-minilm-v2"
@@ -41,16 +42,17 @@ MAX_TOKENS = 512
 # A text as BERT's normaliser and pre-tokeniser read it (``StaticEmbedder.token_ids``): control characters
 # other than tab, newline and return are dropped (not made spaces: "a\x0cb" is one word), whitespace
 # separates words, and within what whitespace separates, runs of letters and digits are words and every
-# other character (punctuation, in ASCII) a word of its own. A piece between whitespace is read the same
-# whatever surrounds it (the normaliser works character by character), so its ids can be read once and
-# kept. ASCII is lower-cased here; other text is left to the tokenizer's own lower-casing (Python's is not
-# Rust's for a final sigma).
+# other character (punctuation, in ASCII) a word of its own. ASCII text is read here a batch at a time
+# (``embed/words.py``); a piece between whitespace that is not ASCII is read the same whatever surrounds it
+# (the normaliser works character by character), so its ids are read by the tokenizer once and kept.
+# Python's lower-casing is not Rust's for a final sigma: only ASCII is lower-cased here.
 _CONTROL = bytes([*range(9), 11, 12, *range(14, 32), 127])
 # what str.split() takes for whitespace but the normaliser drops as control characters, and the others
 _UNICODE_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_ASCII_WORD = re.compile(rb"[a-z0-9]+|[^a-z0-9]")
 SORTED_BELOW = 4096  # ids from which the rows to make are found by a mark per row rather than a sort
-KEPT_BYTES = 32 << 20  # the pieces whose ids are kept, their text's bytes at most (then started again)
+KEPT_BYTES = (
+    32 << 20
+)  # the non-ASCII pieces whose ids are kept, their text's bytes at most (then started again)
 
 
 def table_folder() -> Path:
@@ -87,9 +89,9 @@ class StaticEmbedder(Embedder):
         self._made: npt.NDArray[np.bool_] | None = None  # which they are
         self._tokenizer: Any = None
         self._unknown = 0
-        self._pieces: dict[bytes | str, list[int]] = {}  # a piece's WordPiece ids (``token_ids``)
-        self._words: dict[bytes, list[int]] = {}  # an ASCII word's
-        self._kept = 0  # the pieces' length
+        self._words: WordReader | None = None  # ASCII text's words, read a batch at a time
+        self._pieces: dict[str, list[int]] = {}  # a non-ASCII piece's WordPiece ids (``token_ids``)
+        self._kept = 0  # their length
         self._reading = threading.Lock()
         self._specials: tuple[str, ...] = ()  # the tokenizer's added tokens: [PAD], [UNK], [CLS], …
         self._lock = threading.Lock()
@@ -117,72 +119,102 @@ class StaticEmbedder(Embedder):
             return self._table, self._tokenizer
         with self._lock:
             if self._table is None:
-                self._table, self._tokenizer, self._unknown = _load_table(self.folder)
-                decoder = self._tokenizer.get_added_tokens_decoder()
+                table, tokenizer, self._unknown = _load_table(self.folder)
+                decoder = tokenizer.get_added_tokens_decoder()
                 self._specials = tuple(token.content for token in decoder.values())
+                model = tokenizer.model
+                # What the tokenizer does to a word once its normaliser and pre-tokeniser have: its
+                # WordPiece model, one word at a time (3.5 us a word; the whole tokenizer, 10 us)
+                self._words = WordReader(
+                    lambda word: [token.id for token in model.tokenize(word)],
+                    self._unknown,
+                    getattr(model, "max_input_chars_per_word", 100),
+                )
+                self._tokenizer, self._table = tokenizer, table
         return self._table, self._tokenizer
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         """The mean of each text's token vectors (``[UNK]`` left out: it says nothing; a text with no
         other token is ``[UNK]``'s vector, so no row is zero)."""
         (vectors, scales), _ = self._load()
-        encodings = self.token_ids(texts)
-        # every text's ids in one array, [UNK] left out once for the batch; a text is a slice of it
-        flat = np.fromiter(itertools.chain.from_iterable(encodings), np.intp, sum(map(len, encodings)))
-        known = flat != self._unknown
-        ends = np.zeros(len(encodings) + 1, dtype=np.intp)
-        np.cumsum([len(encoding) for encoding in encodings], out=ends[1:])
-        ends = np.concatenate([[0], np.cumsum(known)])[ends]  # the same places once [UNK] is out
+        flat, ends = self._read(texts)
+        known = flat != self._unknown  # [UNK] left out once for the batch; a text is a slice of the rest
+        ends = np.concatenate([[0], np.cumsum(known)])[ends]
         flat = flat[known]
         table = self._rows(vectors, scales, flat)
-        out = np.empty((len(encodings), vectors.shape[1]), dtype=np.float32)
-        alone = np.asarray([self._unknown], dtype=np.intp)
+        out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+        take, add = np.take, np.add.reduce
         for row, (start, end) in enumerate(zip(ends[:-1].tolist(), ends[1:].tolist(), strict=True)):
-            ids = flat[start:end] if end > start else alone
-            # one text's rows at a time stay in cache: 35x faster than one gather and reduceat per batch
-            rows = table[ids]
-            # the mean, as ndarray.mean computes it (a float32 sum, divided by the count) without its
-            # Python-level wrapper: the same bits, a sixth of the time here
-            np.divide(np.add.reduce(rows, axis=0), len(ids), out=out[row])
+            # one text's rows at a time stay in cache (numpy's reduceat over a batch is 8x slower here); a
+            # float32 sum, row after row, divided by the count below: ndarray.mean's bits
+            add(take(table, flat[start:end], axis=0), axis=0, out=out[row])
+        sizes = np.diff(ends)
+        out[sizes == 0] = table[self._unknown]
+        out /= np.maximum(sizes, 1).astype(np.float32)[:, None]
         return out
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's WordPiece ids (its first ``MAX_TOKENS``): the bundled tokenizer's, without running
-        it over every text. A text is cleaned and split at whitespace here as the tokenizer's normaliser
-        and pre-tokeniser do, and each distinct piece's ids are read once and kept (a piece's ids do not
-        depend on what surrounds it; one cut short at ``MAX_TOKENS`` ends the text anyway); a new ASCII
-        piece is put together from its words' ids, each word read once too (cut by the tokenizer's own
-        WordPiece model; a text naming an added token such as [CLS] goes to the tokenizer whole). The
-        same ids (checked against the tokenizer on real corpora and hostile text in
-        tests/test_static_embedder.py), several times faster: the tokenizer over whole chunks was most of
-        the static model's time."""
+        it over every text (``_read``; checked against the tokenizer on real corpora and hostile text in
+        tests/test_static_embedder.py)."""
+        flat, ends = self._read(texts)
+        return [flat[start:end].tolist() for start, end in itertools.pairwise(ends.tolist())]
+
+    def _read(self, texts: Sequence[str]) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.intp]]:
+        """Every text's ids in one array, and where each text's begin (``token_ids``). ASCII text is
+        cleaned here as the tokenizer's normaliser does and read a batch at a time (``WordReader``, each
+        word cut once by the tokenizer's own WordPiece model); a text with other characters is split at
+        whitespace, its runs of ASCII pieces read the same way and each other piece by the tokenizer, once
+        (then kept); a text naming an added token such as [CLS] goes to the tokenizer whole. The same ids,
+        several times faster: the tokenizer over whole chunks was most of the static model's time."""
         _, tokenizer = self._load()
-        found: list[list[int]] = [[] for _ in texts]
-        pieces: list[Sequence[bytes | str]] = []
+        assert self._words is not None  # made by _load
+        plain: list[bytes] = []  # ASCII text and runs, read by the word reader in one batch
+        # each text: the index of its one ASCII run in ``plain``, or its parts (run indexes and pieces' ids)
+        parts: list[int | list[int | list[int]]] = []
         whole: list[int] = []  # texts the tokenizer reads itself
+        split: dict[int, list[str]] = {}
         for row, text in enumerate(texts):
             if "[" in text and self._names_a_special(text):
                 whole.append(row)
-                pieces.append([])
+                parts.append([])
             elif text.isascii():
-                pieces.append(text.encode("ascii").translate(None, _CONTROL).lower().split())
-            else:  # its ASCII pieces read as an ASCII text's; the others by the tokenizer
+                parts.append(len(plain))
+                plain.append(text.encode("ascii").translate(None, _CONTROL))
+            else:
                 clean = _UNICODE_CONTROL.sub("", text) if _UNICODE_CONTROL.search(text) else text
-                pieces.append([p.lower().encode("ascii") if p.isascii() else p for p in clean.split()])
-        known, pending = self._pieces, []
-        for row, split in enumerate(pieces):
-            try:
-                found[row] = list(itertools.chain.from_iterable(map(known.__getitem__, split)))[:MAX_TOKENS]
-            except KeyError:  # a piece not met before: read below, with every other new one
-                pending.append(row)
-        if pending:
-            known = self._read_pieces(tokenizer, {piece for row in pending for piece in pieces[row]})
-            for row in pending:
-                ids = itertools.chain.from_iterable(map(known.__getitem__, pieces[row]))
-                found[row] = list(ids)[:MAX_TOKENS]
-        for row, read in zip(whole, _encoded(tokenizer, [texts[row] for row in whole]), strict=True):
-            found[row] = read
-        return found
+                split[row] = clean.split()
+                parts.append([])
+        if not whole and not split:
+            return self._words.read(plain, MAX_TOKENS)
+        known = self._read_pieces(
+            tokenizer, {p for pieces in split.values() for p in pieces if not p.isascii()}
+        )
+        for row, pieces in split.items():
+            mine: list[int | list[int]] = []
+            for ascii_run, run in itertools.groupby(pieces, str.isascii):
+                if ascii_run:
+                    mine.append(len(plain))
+                    plain.append(" ".join(run).encode("ascii"))
+                else:
+                    mine.extend(known[piece] for piece in run)
+            parts[row] = mine
+        read, ends = self._words.read(plain, MAX_TOKENS)
+        runs = [read[start:end] for start, end in itertools.pairwise(ends.tolist())]
+        alone = _encoded(tokenizer, [texts[row] for row in whole])
+        whole_ids = {row: np.asarray(ids, dtype=np.int32) for row, ids in zip(whole, alone, strict=True)}
+        each: list[npt.NDArray[np.int32]] = []
+        for row, part in enumerate(parts):
+            if isinstance(part, int):
+                each.append(runs[part])
+            elif row in whole_ids:
+                each.append(whole_ids[row][:MAX_TOKENS])
+            else:
+                read_parts = [runs[p] if isinstance(p, int) else np.asarray(p, dtype=np.int32) for p in part]
+                each.append(np.concatenate(read_parts)[:MAX_TOKENS] if read_parts else np.zeros(0, np.int32))
+        bounds = np.zeros(len(each) + 1, dtype=np.intp)
+        np.cumsum([ids.size for ids in each], out=bounds[1:])
+        return (np.concatenate(each) if each else np.zeros(0, dtype=np.int32)), bounds
 
     def _names_a_special(self, text: str) -> bool:
         """Whether the tokenizer would match one of its added tokens ([CLS], [UNK], …: matched in the raw
@@ -195,37 +227,24 @@ class StaticEmbedder(Embedder):
         clean = _UNICODE_CONTROL.sub("", text)
         return any(special in clean for special in self._specials)
 
-    def _read_pieces(self, tokenizer: Any, pieces: set[bytes | str]) -> dict[bytes | str, list[int]]:
-        """The kept ids with ``pieces``' added: an ASCII piece from its words' ids (a word not met before
-        cut by the tokenizer's own WordPiece model), another piece read by the tokenizer whole."""
-        with self._reading:  # one reader at a time: the kept dicts and their size stay in step
-            return self._read_new(tokenizer, pieces)
-
-    def _read_new(self, tokenizer: Any, pieces: set[bytes | str]) -> dict[bytes | str, list[int]]:
-        known, words = self._pieces, self._words
-        missing = [piece for piece in pieces if piece not in known]
-        if self._kept + sum(map(len, missing)) > KEPT_BYTES:  # new dicts: another thread keeps its own
-            known, words, self._kept, missing = {}, {}, 0, list(pieces)
-        split = {piece: _ASCII_WORD.findall(piece) for piece in missing if isinstance(piece, bytes)}
-        unread = list({word for parts in split.values() for word in parts if word not in words})
-        # What the tokenizer does to a word once its normaliser and pre-tokeniser have (here, above):
-        # its WordPiece model, one word at a time (3.5 us a word; the whole tokenizer over them, 10 us;
-        # WordPiece written in Python, 7 us and a 50 ms dict of the vocabulary per process).
-        cut = tokenizer.model.tokenize
-        for word in unread:
-            words[word] = [token.id for token in cut(word.decode("ascii"))]
-        whole = [piece for piece in missing if isinstance(piece, str)]
-        known.update(zip(whole, _encoded(tokenizer, whole), strict=True))
-        for piece, parts in split.items():
-            known[piece] = list(itertools.chain.from_iterable(map(words.__getitem__, parts)))
-        self._pieces, self._words, self._kept = known, words, self._kept + sum(map(len, missing))
-        return known
+    def _read_pieces(self, tokenizer: Any, pieces: set[str]) -> dict[str, list[int]]:
+        """The kept ids of non-ASCII pieces with ``pieces``' added, each read by the tokenizer whole."""
+        with self._reading:  # one reader at a time: the kept dict and its size stay in step
+            known = self._pieces
+            missing = [piece for piece in pieces if piece not in known]
+            if not missing:
+                return known
+            if self._kept + sum(map(len, missing)) > KEPT_BYTES:  # a new dict: another thread keeps its own
+                known, self._kept, missing = {}, 0, list(pieces)
+            known.update(zip(missing, _encoded(tokenizer, missing), strict=True))
+            self._pieces, self._kept = known, self._kept + sum(map(len, missing))
+            return known
 
     def _rows(
         self,
         vectors: npt.NDArray[np.int8],
         scales: npt.NDArray[np.float32],
-        ids: npt.NDArray[np.intp],
+        ids: npt.NDArray[np.integer[Any]],
     ) -> npt.NDArray[np.float32]:
         """The table as float, with at least the rows ``ids`` read (and ``[UNK]``'s) made: each row once
         per process, the first time a text reads it (the same products as making them all at once: the
