@@ -330,3 +330,20 @@ def test_threads_reading_at_once_get_the_tokenizers_ids() -> None:
     with ThreadPoolExecutor(4) as pool:
         vectors = list(pool.map(lambda part: shared.embed_documents(texts[part]), slices))
     assert np.array_equal(np.concatenate(vectors), alone)
+
+
+def test_a_huge_text_is_read_in_bounded_memory_with_the_tokenizers_ids() -> None:
+    """A pasted book of punctuation, of short words or of long whitespace runs: its first 512 ids are the
+    tokenizer's, and reading it takes memory bounded by those 512 words, not by its megabyte."""
+    import tracemalloc
+
+    static = StaticEmbedder()
+    tokenizer = static._load()[1]
+    texts = [",." * 500_000, "Ab " * 350_000, " " * 1_000_000 + "tail words", "x" * 1_000_000 + " y"]
+    for text in texts:
+        tracemalloc.start()
+        read = static.token_ids([text])[0]
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert read == tokenizer.encode(text, add_special_tokens=False).ids
+        assert peak < 4 * len(text) + (8 << 20), (text[:10], peak)  # the text's copies, not its words

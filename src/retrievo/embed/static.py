@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrievo.embed.base import Embedder, Vectors
-from retrievo.embed.words import WordReader
+from retrievo.embed.words import WordReader, first_words
 from retrievo.errors import EmbedderUnavailable
 
 MODEL_ID = "retrievo-static-minilm-v2"
@@ -178,7 +178,7 @@ class StaticEmbedder(Embedder):
                 parts.append([])
             elif text.isascii():
                 parts.append(len(plain))
-                plain.append(text.encode("ascii").translate(None, _CONTROL))
+                plain.append(first_words(text.encode("ascii").translate(None, _CONTROL), MAX_TOKENS))
             else:
                 clean = _UNICODE_CONTROL.sub("", text) if _UNICODE_CONTROL.search(text) else text
                 split[row] = clean.split()

@@ -6,16 +6,18 @@ lower-cased (the caller's part, ``StaticEmbedder``): whitespace separates words,
 separates, each run of letters and digits is a word and every other character a word of its own. Every word
 of the batch is found by one pass over its bytes, and named by a key: a word of at most 8 letters by its
 bytes themselves (exact), a longer one by a 63-bit hash of its bytes and length (splitmix64's mixer over
-8-byte blocks; two distinct long words share one with odds of about 1 in 10^7 in a corpus of a million
-distinct long words, and then the later is read with the earlier's ids). The keys are looked up in an
+8-byte blocks, started from a random seed drawn by each reader: two distinct long words share one with odds
+of about 1 in 10^7 in a corpus of a million distinct long words, and then the later is read with the
+earlier's ids; without the seed, text could be written to collide on purpose). The keys are looked up in an
 open-addressing table, a numpy array probed for all the batch's words at once; a word not met before is cut
 by the tokenizer's WordPiece model (``cut``) and added. So the per-word Python work of a text is gone: only
 a word never met before costs a call (``StaticEmbedder.token_ids`` before this read each whitespace piece in
-Python, and new pieces word by word: 10,300 chunks/s on a first reading of semble's 12 repositories).
+Python, and new pieces word by word: 9,600 chunks/s on a first reading of semble's 12 repositories).
 """
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections.abc import Callable, Sequence
 
@@ -33,7 +35,7 @@ _KIND[np.frombuffer(b" \t\n\r", dtype=np.uint8)] = _SPACE  # the whitespace left
 _MASK = np.asarray([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 _LONG = np.uint64(1 << 63)  # set in a long word's key, never in a short one's (ASCII bytes are < 0x80)
 _TOO_LONG = np.uint64((1 << 64) - 1)  # every word past WordPiece's limit: [UNK] alone
-_EMPTY = np.uint64(0)  # a free slot (no word's key is 0: a short word's bytes are not)
+_EMPTY = np.uint64(0)  # a free slot (no word's key is 0: NUL is dropped as a control character first)
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _S1, _S2, _S3 = np.uint64(30), np.uint64(27), np.uint64(31)
 MAX_WORDS = 1 << 19  # the words kept, at most (then started again: numbers and hashes in text are endless)
@@ -59,8 +61,24 @@ def word_spans(blob: bytes) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]
     return starts, ends
 
 
+def first_words(data: bytes, count: int, size: int = 1 << 16) -> bytes:
+    """``data`` (ASCII, control characters dropped) cut before its ``count + 1``-th word when it is long: each
+    word is one token or more, so its first ``count`` tokens are the same, and a pasted book is read in
+    memory bounded by ``count`` rather than by its length (a prefix read, four times longer each time)."""
+    while len(data) > size:
+        starts, _ = word_spans(data[:size].lower())
+        if starts.size > count:  # the next word starts inside: the first ``count`` ended before it
+            return data[: int(starts[count])]
+        size *= 4
+    return data
+
+
 def word_keys(
-    blob: bytes, starts: npt.NDArray[np.intp], ends: npt.NDArray[np.intp], longest: int
+    blob: bytes,
+    starts: npt.NDArray[np.intp],
+    ends: npt.NDArray[np.intp],
+    longest: int,
+    seed: np.uint64 = _EMPTY,
 ) -> npt.NDArray[np.uint64]:
     """Each word's key (the module's docstring says which); a word over ``longest`` bytes is
     ``_TOO_LONG`` (WordPiece reads it as [UNK] whatever it holds)."""
@@ -72,7 +90,7 @@ def word_keys(
     keys[lengths > longest] = _TOO_LONG
     rows = np.flatnonzero((lengths > 8) & (lengths <= longest))
     if rows.size:
-        mixed = _mixed(keys[rows] ^ lengths[rows].astype(np.uint64))
+        mixed = _mixed(keys[rows] ^ lengths[rows].astype(np.uint64) ^ seed)
         at, left = starts[rows] + 8, lengths[rows] - 8
         while rows.size:  # one 8-byte block of every long word still read, at a time
             mixed = _mixed(mixed ^ (windows[at] & _MASK[np.minimum(left, 8)]))
@@ -90,6 +108,7 @@ class WordReader:
         self.unknown = unknown
         self.longest = longest  # WordPiece's limit: a longer word is [UNK]
         self._lock = threading.Lock()
+        self._seed = np.uint64(secrets.randbits(64))
         self._start_again()
 
     def _start_again(self) -> None:
@@ -111,7 +130,7 @@ class WordReader:
         np.cumsum(lengths[:-1] + 1, out=text_starts[1:])
         blob = b" ".join(texts).lower()
         starts, ends = word_spans(blob)
-        keys = word_keys(blob, starts, ends, self.longest)
+        keys = word_keys(blob, starts, ends, self.longest, self._seed)
         with self._lock:
             rows = self._rows(keys, blob, starts, ends)
             first, count, ids = self._first[rows], self._count[rows].astype(np.intp), self._ids
@@ -168,7 +187,8 @@ class WordReader:
         return rows
 
     def _home(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.intp]:
-        return (_mixed(keys) >> np.uint64(64 - self._bits)).astype(np.intp)
+        # seeded too: words written to crowd one slot (slowing every later look-up) need the seed
+        return (_mixed(keys ^ self._seed) >> np.uint64(64 - self._bits)).astype(np.intp)
 
     def _find(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int32]:
         """Each key's row, -1 where none: linear probing, every key of the batch a step at a time."""
