@@ -11,7 +11,8 @@ a language's and the summary the mean over repositories. semble's own figures fo
 
 Two ways of asking, both at their defaults: ``search`` (hybrid, 10 chunks) and ``locate`` (10 files, a
 target covered by its file whatever its lines; the targets are the distinct files named, so one file named
-twice is one target).
+twice is one target). ``--modes keyword,semantic`` ask ``search`` in each arm's mode alone too (what hybrid
+adds over its best arm).
 
 Every repository is one SQLite index under ``--work`` (kept: a second run reuses it and reports the seconds
 its build took; ``--rebuild`` builds again). The bundled model; nothing is downloaded. ``--docs DIR``: as a
@@ -44,7 +45,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data" / "semble"
 K = 10
 CATEGORIES = ("symbol", "semantic", "architecture")
-MODES = ("search", "locate")
+MODES = ("search", "locate", "keyword", "semantic")
+ARMS = ("keyword", "semantic")  # ``search`` in that mode alone: an arm without the other (or fusion)
 
 
 @dataclass(frozen=True)
@@ -149,10 +151,12 @@ def open_index(
 
 
 def search_once(
-    engine: Engine, repo: str, repo_root: Path, task: Task
+    engine: Engine, repo: str, repo_root: Path, task: Task, mode: str | None = None
 ) -> tuple[float, list[int], list[tuple[str, int, int]]]:
-    """One query asked of ``search`` at its defaults: its NDCG@10, its targets' ranks, the chunks found."""
-    hits = engine.search(task.query, collection=repo, limit=K).hits[:K]
+    """One query asked of ``search`` at its defaults (or in ``mode``: ``keyword``, ``semantic``): its
+    NDCG@10, its targets' ranks, the chunks found."""
+    asked = {"mode": mode} if mode else {}
+    hits = engine.search(task.query, collection=repo, limit=K, **asked).hits[:K]
     found = [(relative(h.chunk.path, repo_root), h.chunk.line_start, h.chunk.line_end) for h in hits]
     ranks = [r for t in task.targets if (r := first_rank(found, t)) is not None]
     return ndcg_at_k(ranks, len(task.targets)), ranks, found
@@ -181,6 +185,11 @@ def evaluate(
                 ndcg, ranks, found = search_once(engine, repo, repo_root, task)
                 took["search"].append((time.perf_counter() - started) * 1000)
                 row |= {"ndcg10": ndcg, "ranks": ranks, "top": [f"{p}:{s}-{e}" for p, s, e in found]}
+            for arm in (m for m in ARMS if m in modes):
+                started = time.perf_counter()
+                ndcg, ranks, _ = search_once(engine, repo, repo_root, task, arm)
+                took[arm].append((time.perf_counter() - started) * 1000)
+                row |= {f"{arm}_ndcg10": ndcg, f"{arm}_ranks": ranks}
             if "locate" in modes:
                 started = time.perf_counter()
                 files = [
@@ -208,7 +217,7 @@ def evaluate(
         **({"docs_files": build["docs_files"], "docs_chunks": build["docs_chunks"]} if docs else {}),
     }
     for mode in modes:
-        key = "ndcg10" if mode == "search" else "locate_ndcg10"
+        key = "ndcg10" if mode == "search" else f"{mode}_ndcg10"
         result[mode] = {
             "ndcg10": statistics.mean(r[key] for r in rows),
             "by_category": {
@@ -300,7 +309,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repos", default="", help="comma-separated (default: all 12)")
-    parser.add_argument("--modes", default=",".join(MODES), help="search, locate or both")
+    parser.add_argument(
+        "--modes",
+        default="search,locate",
+        help="search, locate, keyword, semantic (the last two: search's arms alone), comma-separated",
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/semble"), help="the indexes (kept)")
     parser.add_argument("--rebuild", action="store_true", help="build every index again")
     parser.add_argument("--json", type=Path, help="write every figure here")
