@@ -14,6 +14,10 @@ static vector, the bundled model is the shadow and only the first share of keys 
 
     .venv/bin/python -m benchmarks.static_model.migration --work /tmp/migration \\
         [--sets scifact anthropic_codebase cosqa_dev] [--json benchmarks/results/migration-DATE.json]
+
+``--semble DIR``: semble's code-search repositories instead (``DIR``: the bundled indexes
+``benchmarks/code_search/semble.py --work DIR`` built), scored by its protocol (NDCG@10 of the first 10
+chunks), each repository's copy made and moved as above; the mean over repositories.
 """
 
 from __future__ import annotations
@@ -47,6 +51,23 @@ def scores(name: str, db: Path) -> dict[str, float]:
     without the keyword arm's help."""
     report = evaluate(DATA / name, db=db, modes=["hybrid", "semantic"], split=SPLITS[name])
     return {mode.mode: round(mode.ndcg_10, 4) for mode in report.modes}
+
+
+def semble_scores(repo: str, db: Path) -> dict[str, float]:
+    """semble's NDCG@10 for ``repo``'s index ``db``: ``search`` at its defaults and its dense arm alone."""
+    from benchmarks.code_search import semble
+    from retrievo import Config, Engine
+
+    spec = json.loads((semble.DATA / "manifest.json").read_text())["repositories"][repo]
+    root = semble.DATA / "repos" / repo
+    tasks = semble.load_tasks(repo)
+    out = {}
+    with Engine(Config.from_env(db=db, collection=repo)) as engine:
+        for mode, asked in (("hybrid", None), ("semantic", "semantic")):
+            found = [semble.search_once(engine, repo, root, task, asked)[0] for task in tasks]
+            out[mode] = round(float(np.mean(found)), 4)
+    assert spec["language"]  # the repository is one of the manifest's
+    return out
 
 
 def moving_copy(base: Path, out: Path, share: float, static: StaticEmbedder) -> None:
@@ -86,22 +107,28 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--sets", nargs="+", default=list(SPLITS))
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--semble", type=Path, help="semble's bundled indexes (benchmarks/code_search/semble.py --work)"
+    )
     args = parser.parse_args()
+    if args.semble:
+        args.sets = sorted(p.stem for p in args.semble.glob("*.db") if "+" not in p.stem)
     args.work.mkdir(parents=True, exist_ok=True)
     static = StaticEmbedder()
     table: dict[str, dict[str, Any]] = {}
     for name in args.sets:
-        base = args.work / f"{name}.db"
-        row: dict[str, Any] = {"bundled": scores(name, base)}  # made on the first run, reused after
+        base = args.semble / f"{name}.db" if args.semble else args.work / f"{name}.db"
+        score = semble_scores if args.semble else scores
+        row: dict[str, Any] = {"bundled": score(name, base)}  # made on the first run, reused after
         blended, alone = {}, {}
         for share in SHARES:
             moving = args.work / f"{name}-moving.db"
             moving_copy(base, moving, share, static)
-            blended[share] = scores(name, moving)
+            blended[share] = score(name, moving)
             shadow = engine_embedding.EmbeddingLifecycle._shadow_queries
             engine_embedding.EmbeddingLifecycle._shadow_queries = lambda *a: None  # type: ignore[method-assign]
             try:
-                alone[share] = scores(name, moving)
+                alone[share] = score(name, moving)
             finally:
                 engine_embedding.EmbeddingLifecycle._shadow_queries = shadow  # type: ignore[method-assign]
             print(
@@ -114,9 +141,26 @@ def main() -> None:
         result = {
             "date": time.strftime("%Y-%m-%d"),
             "machine": f"{platform.processor() or platform.machine()}, {platform.python_version()}",
-            "command": "python -m benchmarks.static_model.migration --work DIR --sets " + " ".join(args.sets),
+            "command": "python -m benchmarks.static_model.migration --work DIR "
+            + (f"--semble {args.semble}" if args.semble else "--sets " + " ".join(args.sets)),
             "ndcg_10": table,  # each: hybrid and semantic
         }
+        if args.semble:  # semble's summary: the mean over repositories
+            result["mean"] = {
+                part: {
+                    str(share): {
+                        mode: round(float(np.mean([table[r][part][share][mode] for r in table])), 4)
+                        for mode in ("hybrid", "semantic")
+                    }
+                    for share in SHARES
+                }
+                for part in ("blended", "static_alone")
+            } | {
+                "bundled": {
+                    m: round(float(np.mean([table[r]["bundled"][m] for r in table])), 4)
+                    for m in ("hybrid", "semantic")
+                }
+            }
         args.json.write_text(json.dumps(result, indent=2) + "\n")
 
 
