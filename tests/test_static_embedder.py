@@ -299,12 +299,22 @@ def test_token_ids_stay_the_tokenizers_when_the_word_table_grows_and_starts_agai
 
     monkeypatch.setattr(words_module, "FIRST_BITS", 2)
     monkeypatch.setattr(words_module, "MAX_WORDS", 300)
-    static = StaticEmbedder()
+    starts: list[int] = []
+    start_again = words_module.WordReader._start_again
+
+    def counted(reader: words_module.WordReader) -> None:
+        starts.append(1)
+        start_again(reader)
+
+    monkeypatch.setattr(words_module.WordReader, "_start_again", counted)
     texts = [*real_texts(40), *HOSTILE]
-    tokenizer = static._load()[1]
+    tokenizer = StaticEmbedder()._load()[1]
     expected = [encoding.ids for encoding in tokenizer.encode_batch(texts, add_special_tokens=False)]
+    one_at_a_time = StaticEmbedder()
+    assert [one_at_a_time.token_ids([text])[0] for text in texts] == expected
+    assert len(starts) > 10  # its first start, then started again each time 300 words were passed
+    static = StaticEmbedder()
     assert static.token_ids(texts) == expected  # more than 300 words in the batch: kept past the bound
-    assert [static.token_ids([text])[0] for text in texts] == expected  # started again many times
     reader = static._words
     assert reader is not None and reader._first.size > 300  # no new word since: nothing to bound yet
     fresh = " ".join(f"qqzx{n}" for n in range(10))
@@ -314,7 +324,7 @@ def test_token_ids_stay_the_tokenizers_when_the_word_table_grows_and_starts_agai
 
 def test_threads_reading_at_once_get_the_tokenizers_ids() -> None:
     """Batches read from four threads at once into one embedder (the word table grows under them): each
-    text's ids are the tokenizer's, and its vector is the one it has alone."""
+    text's ids are the tokenizer's, and its vector the one a single batch of them all gives."""
     from concurrent.futures import ThreadPoolExecutor
 
     texts = real_texts(200)

@@ -327,7 +327,12 @@ def main() -> None:
     names = [n for n in args.repos.split(",") if n] or sorted(manifest)
     if unknown := sorted(set(names) - set(manifest)):
         parser.error(f"unknown repositories {unknown}; choose from {', '.join(sorted(manifest))}")
-    modes = tuple(m for m in MODES if m in args.modes.split(","))
+    asked = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not asked or set(asked) - set(MODES):
+        parser.error(
+            f"--modes: {', '.join(sorted(set(asked) - set(MODES))) or 'none'}; choose from {', '.join(MODES)}"
+        )
+    modes = tuple(m for m in MODES if m in asked)
     git = ("git", "-C", str(ROOT))  # the code that runs: HEAD at the start, and whether src/ differs from it
     commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=False).stdout
     dirty = subprocess.run(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -22,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+ROOT = Path(__file__).resolve().parents[2]  # this checkout: where ``-m benchmarks…`` is found
+DATA = ROOT.parent / "shared" / "data"
 SETS = ("scifact", "anthropic_codebase", "cosqa_dev")
 
 
@@ -33,9 +35,8 @@ def texts() -> tuple[list[str], list[str]]:
         for line in (DATA / name / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             documents.append(f"{row.get('title') or ''}\n{row['text']}")
-        queries += [
-            json.loads(line)["text"] for line in (DATA / name / "queries.jsonl").read_text().splitlines()
-        ]
+        lines = (DATA / name / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+        queries += [json.loads(line)["text"] for line in lines]
     for path in sorted(p for p in (DATA / "semble" / "repos").rglob("*") if p.is_file()):
         try:
             text = path.read_text(encoding="utf-8")
@@ -46,8 +47,12 @@ def texts() -> tuple[list[str], list[str]]:
 
 
 def embed(out: Path) -> None:
-    """This process's checkout: the documents' and the queries' vectors, saved to ``out``."""
+    """This process's checkout: the documents' and the queries' vectors, saved to ``out`` (and the
+    package's folder beside it, ``out`` + ``.source``)."""
+    import retrievo
     from retrievo.embed.static import StaticEmbedder
+
+    Path(f"{out}.source").write_text(str(Path(retrievo.__file__).resolve().parent), encoding="utf-8")
 
     documents, queries = texts()
     static = StaticEmbedder()
@@ -91,7 +96,10 @@ def main() -> None:
         for side, path in (("here", here), ("vs", str(vs))):
             out = Path(scratch) / f"{side}.npy"
             command = [sys.executable, "-m", "benchmarks.static_model.identity", "--embed", str(out)]
-            subprocess.run(command, env=dict(os.environ, PYTHONPATH=path), check=True)
+            subprocess.run(command, env=dict(os.environ, PYTHONPATH=path), check=True, cwd=ROOT)
+            imported = Path(Path(f"{out}.source").read_text(encoding="utf-8"))
+            if not imported.is_relative_to(Path(path).resolve()):
+                raise SystemExit(f"the {side} side imported {imported}, not the checkout in {path}")
             sides[side] = np.load(out)
     documents, queries = texts()
     static = StaticEmbedder()
@@ -99,6 +107,9 @@ def main() -> None:
     expected = [e.ids for e in tokenizer.encode_batch([*documents, *queries], add_special_tokens=False)]
     report: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d"),
+        "command": f"python -m benchmarks.static_model.identity --vs {args.vs}",
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}",
         "texts": len(documents) + len(queries),
         "not_ascii": sum(not t.isascii() for t in [*documents, *queries]),
         "sources": {"here": here, "vs": str(vs)},

@@ -58,7 +58,6 @@ def semble_scores(repo: str, db: Path) -> dict[str, float]:
     from benchmarks.code_search import semble
     from retrievo import Config, Engine
 
-    spec = json.loads((semble.DATA / "manifest.json").read_text())["repositories"][repo]
     root = semble.DATA / "repos" / repo
     tasks = semble.load_tasks(repo)
     out = {}
@@ -66,8 +65,31 @@ def semble_scores(repo: str, db: Path) -> dict[str, float]:
         for mode, asked in (("hybrid", None), ("semantic", "semantic")):
             found = [semble.search_once(engine, repo, root, task, asked)[0] for task in tasks]
             out[mode] = round(float(np.mean(found)), 4)
-    assert spec["language"]  # the repository is one of the manifest's
     return out
+
+
+def semble_repositories(indexes: Path, asked: list[str] | None) -> list[str]:
+    """The repositories of semble's manifest (those ``asked``, else all) whose bundled index is in ``indexes``;
+    an index of another model is refused (``semble.py`` under ``RETRIEVO_EMBEDDER=static`` writes the same
+    names)."""
+    from benchmarks.code_search import semble
+
+    names = json.loads((semble.DATA / "manifest.json").read_text(encoding="utf-8"))["repositories"]
+    chosen = [name for name in (asked or sorted(names)) if (indexes / f"{name}.db").exists()]
+    unknown = sorted(set(asked or ()) - set(names))
+    if unknown or not chosen:
+        raise SystemExit(
+            f"--semble {indexes}: no index of {unknown or 'any repository'} of semble's manifest"
+        )
+    for name in chosen:
+        with sqlite3.connect(indexes / f"{name}.db") as db:
+            (model,) = db.execute("SELECT model_id FROM collections WHERE name = ?", (name,)).fetchone()
+        db.close()
+        if model != TRANSFORMER:
+            raise SystemExit(
+                f"{indexes / name}.db is served by {model}, not the bundled model: build it again"
+            )
+    return chosen
 
 
 def moving_copy(base: Path, out: Path, share: float, static: StaticEmbedder) -> None:
@@ -75,7 +97,10 @@ def moving_copy(base: Path, out: Path, share: float, static: StaticEmbedder) -> 
     to the bundled one, which holds only the first ``share`` of the keys."""
     for stale in out.parent.glob(f"{out.name}*"):  # the last share's copy and its side indexes
         shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
-    shutil.copyfile(base, out)
+    with sqlite3.connect(base) as source, sqlite3.connect(out) as copy:
+        source.backup(copy)  # what a WAL not yet checkpointed holds comes too
+    source.close()
+    copy.close()
     db = sqlite3.connect(out)
     rows = db.execute(
         "SELECT embed_key, MIN(context), MIN(text) FROM chunks GROUP BY embed_key ORDER BY embed_key"
@@ -105,20 +130,21 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--work", type=Path, required=True)
-    parser.add_argument("--sets", nargs="+", default=list(SPLITS))
+    parser.add_argument(
+        "--sets", nargs="+", help=f"default: {' '.join(SPLITS)} (with --semble: every repository)"
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--semble", type=Path, help="semble's bundled indexes (benchmarks/code_search/semble.py --work)"
     )
     args = parser.parse_args()
-    if args.semble:
-        args.sets = sorted(p.stem for p in args.semble.glob("*.db") if "+" not in p.stem)
+    args.sets = semble_repositories(args.semble, args.sets) if args.semble else args.sets or list(SPLITS)
     args.work.mkdir(parents=True, exist_ok=True)
+    score = semble_scores if args.semble else scores
     static = StaticEmbedder()
     table: dict[str, dict[str, Any]] = {}
     for name in args.sets:
         base = args.semble / f"{name}.db" if args.semble else args.work / f"{name}.db"
-        score = semble_scores if args.semble else scores
         row: dict[str, Any] = {"bundled": score(name, base)}  # made on the first run, reused after
         blended, alone = {}, {}
         for share in SHARES:

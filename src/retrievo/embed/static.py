@@ -50,9 +50,8 @@ _CONTROL = bytes([*range(9), 11, 12, *range(14, 32), 127])
 # what str.split() takes for whitespace but the normaliser drops as control characters, and the others
 _UNICODE_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 SORTED_BELOW = 4096  # ids from which the rows to make are found by a mark per row rather than a sort
-KEPT_BYTES = (
-    32 << 20
-)  # the non-ASCII pieces whose ids are kept, their text's bytes at most (then started again)
+# the non-ASCII pieces whose ids are kept, their characters at most (then started again)
+KEPT_BYTES = 32 << 20
 
 
 def table_folder() -> Path:

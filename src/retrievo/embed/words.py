@@ -1,8 +1,8 @@
 """A batch of ASCII texts read into WordPiece ids at once: numpy over the batch's bytes, each distinct word
 cut once by the tokenizer's WordPiece model and kept.
 
-What BERT's normaliser and pre-tokeniser do to ASCII text once its control characters are dropped and it is
-lower-cased (the caller's part, ``StaticEmbedder``): whitespace separates words, and within what whitespace
+What BERT's normaliser and pre-tokeniser do to ASCII text once its control characters are dropped (the
+caller's part, ``StaticEmbedder``) and it is lower-cased (``WordReader.read``): whitespace separates words, and within what whitespace
 separates, each run of letters and digits is a word and every other character a word of its own. Every word
 of the batch is found by one pass over its bytes, and named by a key: a word of at most 8 letters by its
 bytes themselves (exact), a longer one by a 63-bit hash of its bytes and length (splitmix64's mixer over
@@ -10,9 +10,8 @@ bytes themselves (exact), a longer one by a 63-bit hash of its bytes and length 
 of about 1 in 10^7 in a corpus of a million distinct long words, and then the later is read with the
 earlier's ids; without the seed, text could be written to collide on purpose). The keys are looked up in an
 open-addressing table, a numpy array probed for all the batch's words at once; a word not met before is cut
-by the tokenizer's WordPiece model (``cut``) and added. So the per-word Python work of a text is gone: only
-a word never met before costs a call (``StaticEmbedder.token_ids`` before this read each whitespace piece in
-Python, and new pieces word by word: 8,564 chunks/s on a first reading of semble's 12 repositories, 23,450 now; docs/configuration.md).
+by the tokenizer's WordPiece model (``cut``) and added. So a text costs no Python work per word: only a word
+never met before costs a call (the rates: docs/configuration.md).
 """
 
 from __future__ import annotations
@@ -78,7 +77,7 @@ def word_keys(
     starts: npt.NDArray[np.intp],
     ends: npt.NDArray[np.intp],
     longest: int,
-    seed: np.uint64 = _EMPTY,
+    seed: np.uint64,
 ) -> npt.NDArray[np.uint64]:
     """Each word's key (the module's docstring says which); a word over ``longest`` bytes is
     ``_TOO_LONG`` (WordPiece reads it as [UNK] whatever it holds)."""
