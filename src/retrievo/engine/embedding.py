@@ -3,8 +3,9 @@
 A model migration (``regenerate(model=NEW)``) never stops searches or writes: NEW is recorded as the
 collection's shadow model, its vectors are made beside the old ones without the writer lock (searches
 rank each chunk by the best vector it has, ``search/migrating.py``; indexing goes on), then — under the
-writer lock, so nothing new slips in — the last missing vectors are made and the store switches the served model in one transaction. An
-interrupted migration resumes where it stopped: made vectors are kept by (embed_key, model).
+writer lock, so nothing new slips in — the last missing vectors are made and the store switches the
+served model in one transaction. An interrupted migration resumes where it stopped: made vectors are kept
+by (embed_key, model).
 """
 
 from __future__ import annotations

@@ -146,6 +146,7 @@ def _read(text: str) -> Query:
     )
     marked = frozenset(s for w in _MARKED.findall(text.lower()) if w not in COMMON_WORDS for s in stems(w))
     identifiers = tuple(query_identifiers(text))
+    names_only = _names_only(text, identifiers)
     return Query(
         text=text,
         tokens=tokens,
@@ -158,8 +159,8 @@ def _read(text: str) -> Query:
         looked=looked,
         marked=marked - _common_stems(),
         identifiers=identifiers,
-        compounds=() if _names_only(text, identifiers) else tuple(compound_names(text, identifiers)),
-        names_only=_names_only(text, identifiers),
+        compounds=() if names_only else tuple(compound_names(text, identifiers)),
+        names_only=names_only,
     )
 
 
