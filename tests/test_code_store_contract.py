@@ -89,3 +89,65 @@ def test_the_structure_index_travels_with_migrate(tmp_path: Path, repo: Path, po
     source.close(), target.close()
     with Engine(Config(store=postgres_url, embedder="none")) as engine:
         assert engine.symbol_graph("service.Invoice").edges
+
+
+EXTRACT_MOD = """//! Extractors.
+
+mod json;
+
+pub use axum_core::extract::{
+    FromRef, FromRequest, Request,
+};
+"""
+EXTRACT_JSON = """use super::FromRequest;
+
+/// A JSON body.
+pub struct Json<T>(pub T);
+
+impl<T> FromRequest for Json<T> {
+    fn from_request(req: Request) -> Self {
+        Json(parse(req))
+    }
+}
+"""
+FORM = """use crate::extract::FromRequest;
+
+pub struct Form<T>(pub T);
+
+impl<T> FromRequest for Form<T> {
+    fn from_request(req: Request) -> Self {
+        Form(decode(req))
+    }
+}
+"""
+PACKAGE_INIT = "from requests import Session as Session\nfrom .client import Client as Client\n"
+CLIENT = "from requests import Session\n\n\nclass Client:\n    def open(self) -> Session:\n        return Session()\n"
+
+
+def test_a_name_defined_elsewhere_is_found_where_the_code_re_exports_it(make_engine: Any, tmp_path: Path) -> None:
+    """``FromRequest`` is axum-core's: the crate only uses it, and ``extract/mod.rs`` re-exports it with
+    ``pub use``. Asked for by name, that re-export comes first, not the impls that mention it more often;
+    a package's ``__init__.py`` is the same for Python; a name defined here is its definition, as before."""
+    root = tmp_path / "crate"
+    (root / "src" / "extract").mkdir(parents=True)
+    (root / "src" / "extract" / "mod.rs").write_text(EXTRACT_MOD)
+    (root / "src" / "extract" / "json.rs").write_text(EXTRACT_JSON)
+    (root / "src" / "form.rs").write_text(FORM)
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text(PACKAGE_INIT)
+    (root / "pkg" / "client.py").write_text(CLIENT)
+    engine = make_engine()
+    engine.index([root], embed=False)
+
+    def first(query: str) -> Any:
+        return engine.search(query, mode="hybrid", limit=5, explain=True).hits[0]
+
+    top = first("FromRequest")
+    assert top.chunk.path.endswith("extract/mod.rs") and "pub use" in top.chunk.text
+    assert top.explain is not None and "structure" in top.explain
+    assert first("Session").chunk.path.endswith("pkg/__init__.py")
+    assert first("Client").chunk.metadata["symbol"] == "client.Client"  # defined here: its definition
+    # a plain ``use`` is no re-export: ``Request`` only re-exported, so mod.rs; ``parse`` nowhere
+    assert first("Request").chunk.path.endswith("extract/mod.rs")
+    structure = engine.search("parse", mode="hybrid", limit=5, explain=True).hits
+    assert all(h.explain is None or "structure" not in h.explain for h in structure)

@@ -8,6 +8,7 @@ resolve by name at query time, so edges pointing into a changed file never go st
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -92,6 +93,15 @@ EDGES_TO = f"""
     SELECT {_EDGE_COLUMNS} FROM code_edges e
     JOIN collections col ON col.id = e.collection_id JOIN documents d ON d.id = e.document_id
     WHERE col.name = ? AND e.target_name IN ({{marks}}) AND e.kind IN ({{kinds}})"""
+# Imports that make a name part of a module's face: Rust's ``pub use``, a Python package's ``__init__.py``.
+REEXPORTS = f"""
+    SELECT {_EDGE_COLUMNS} FROM code_edges e
+    JOIN collections col ON col.id = e.collection_id JOIN documents d ON d.id = e.document_id
+    WHERE col.name = ? AND e.kind = 'imports' AND d.deleted_at IS NULL
+      AND (e.line_text LIKE 'pub use %' OR e.line_text LIKE 'pub(crate) use %' OR d.source LIKE '%\\_\\_init\\_\\_.py' ESCAPE '\\')
+      AND ({{likes}}) ORDER BY e.id LIMIT 200"""
+CHUNK_LINES = """SELECT id, document_id, line_start, line_end FROM chunks
+    WHERE superseded_at IS NULL AND document_id IN ({marks}) ORDER BY id"""
 COUNTS = """SELECT (SELECT COUNT(*) FROM code_symbols s JOIN collections col ON col.id = s.collection_id
     WHERE col.name = ?), (SELECT COUNT(*) FROM code_edges e JOIN collections col ON col.id = e.collection_id
     WHERE col.name = ?)"""
@@ -277,6 +287,34 @@ class CodeIndex:
         by_language = {str(k): int(n) for k, n in self._rows(SYMBOLS_BY_LANGUAGE, [collection])}
         by_kind = {str(k): int(n) for k, n in self._rows(EDGES_BY_KIND, [collection])}
         return CodeStats(_by_count(files), tests, _by_count(by_language), _by_count(by_kind), tuple(without))
+
+    def reexports(self, collection: str, names: Sequence[str]) -> list[EdgeHit]:
+        """The re-exports (``REEXPORTS``) that name one of ``names`` as a whole word: where a name defined
+        outside the collection (a dependency's ``FromRequest`` that ``axum::extract`` re-exports) is reached."""
+        if not names:
+            return []
+        likes = " OR ".join(
+            ["lower(e.target) LIKE ? ESCAPE '\\' OR lower(e.line_text) LIKE ? ESCAPE '\\'"] * len(names)
+        )
+        patterns = [p for name in names for p in ("%" + like_pattern(name) + "%",) * 2]
+        words = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+        rows = self._rows(REEXPORTS.format(likes=likes), [collection, *patterns])
+        return [edge for edge in map(edge_hit, rows) if words.search(edge.target + " " + edge.line_text)]
+
+    def chunks_at(self, places: Sequence[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """The current chunk that holds each (document id, 1-based line), where one does."""
+        lines: dict[str, list[int]] = {}
+        for document_id, line in places:
+            lines.setdefault(document_id, []).append(line)
+        found: dict[tuple[str, int], int] = {}
+        if not lines:
+            return found
+        sql = CHUNK_LINES.format(marks=",".join("?" * len(lines)))
+        for chunk_id, document_id, start, end in self._rows(sql, list(lines)):
+            for line in lines[document_id]:
+                if start <= line <= end:
+                    found.setdefault((document_id, line), int(chunk_id))
+        return found
 
     def chunks_of_symbols(self, symbols: Sequence[SymbolHit]) -> dict[str, list[int]]:
         """Current chunk ids per qualified name (a long symbol has several chunks)."""

@@ -27,6 +27,7 @@ CONTINUED = 0.75  # a long symbol's chunks after its first, relative to its weig
 # A query that is only names (``Command.parse_args``): the named definitions' first chunks weigh this much,
 # enough that fusion puts them first (STRUCTURE_BONUS × NAMED × spread lifts any chunk above the rest).
 NAMED = 4.0
+REEXPORTS = 3  # a name defined elsewhere: the re-exports that stand for its definition, at most
 
 
 @dataclass(frozen=True)
@@ -265,6 +266,32 @@ def _definitions(index: CodeIndex, collection: str, names: Sequence[str]) -> lis
     return sorted(direct, key=_definition_order)[:10]
 
 
+def _reexported(
+    index: CodeIndex, collection: str, names: Sequence[str], direct: Sequence[SymbolHit]
+) -> list[int]:
+    """The chunks that re-export a name the collection does not define (``pub use axum_core::extract::
+    FromRequest``, a package's ``__init__.py`` importing it), at most ``REEXPORTS`` a name, the shallowest
+    file first: a dependency's name reached through this code's face."""
+    defined = {s.name for s in direct}
+    missing = sorted({n.split(".")[-1] for n in names} - defined)
+    if not missing:
+        return []
+    found = sorted(index.reexports(collection, missing), key=lambda e: (e.path.count("/"), e.path, e.line))
+    taken: dict[str, int] = {}
+    places: list[tuple[str, int]] = []
+    for edge in found:
+        for name in missing:
+            if (
+                re.search(rf"\b{re.escape(name)}\b", edge.target + " " + edge.line_text)
+                and taken.get(name, 0) < REEXPORTS
+            ):
+                taken[name] = taken.get(name, 0) + 1
+                places.append((edge.document_id, edge.line))
+                break
+    chunks = index.chunks_at(places)
+    return list(dict.fromkeys(chunks[p] for p in places if p in chunks))
+
+
 def _definition_order(symbol: SymbolHit) -> tuple[bool, int, int]:
     """A name's definitions, the type first ("Engine": gin's ``type Engine struct`` before a validator's
     ``Engine()`` method), then the shortest qualified name ("Channel": ``Phoenix.Channel`` before
@@ -304,7 +331,8 @@ def structural_arm(
         if s.qualified_name not in known
     ] if query.compounds and not query.names_only else []  # fmt: skip
     spelled = sorted(spelled, key=_definition_order)[: 10 - len(direct)]
-    if not direct and not spelled:
+    stand_ins = _reexported(index, collection, names, direct)
+    if not direct and not spelled and not stand_ins:
         return []
     order = {s.qualified_name: place for place, s in enumerate([*direct, *spelled])}
     weights: dict[str, tuple[float, SymbolHit]] = {s.qualified_name: (DIRECT, s) for s in [*direct, *spelled]}
@@ -328,6 +356,13 @@ def structural_arm(
         key=lambda row: (-row[0], row[1], row[2]),
     )  # fmt: skip
     scored = [(weight, chunk_id) for weight, _, chunk_id in ranked]
+    # A name defined outside the collection: where a module re-exports it stands for its definition, after them.
+    held = {chunk_id for _, chunk_id in scored}
+    for place, chunk_id in enumerate(stand_ins, start=len(order)):
+        if chunk_id not in held:
+            held.add(chunk_id)
+            scored.append((_lead(head, place), chunk_id))
+    scored.sort(key=lambda row: -row[0])
     if filters != Filters():
         allowed = store.filter_chunk_ids(collection, [chunk_id for _, chunk_id in scored], filters)
         scored = [(w, c) for w, c in scored if c in allowed]
