@@ -124,7 +124,9 @@ PACKAGE_INIT = "from requests import Session as Session\nfrom .client import Cli
 CLIENT = "from requests import Session\n\n\nclass Client:\n    def open(self) -> Session:\n        return Session()\n"
 
 
-def test_a_name_defined_elsewhere_is_found_where_the_code_re_exports_it(make_engine: Any, tmp_path: Path) -> None:
+def test_a_name_defined_elsewhere_is_found_where_the_code_re_exports_it(
+    make_engine: Any, tmp_path: Path
+) -> None:
     """``FromRequest`` is axum-core's: the crate only uses it, and ``extract/mod.rs`` re-exports it with
     ``pub use``. Asked for by name, that re-export comes first, not the impls that mention it more often;
     a package's ``__init__.py`` is the same for Python; a name defined here is its definition, as before."""
