@@ -93,12 +93,14 @@ EDGES_TO = f"""
     SELECT {_EDGE_COLUMNS} FROM code_edges e
     JOIN collections col ON col.id = e.collection_id JOIN documents d ON d.id = e.document_id
     WHERE col.name = ? AND e.target_name IN ({{marks}}) AND e.kind IN ({{kinds}})"""
-# Imports that make a name part of a module's face: Rust's ``pub use``, a Python package's ``__init__.py``.
+# Imports that make a name part of a module's face: Rust's ``pub use`` in a ``lib.rs`` or ``mod.rs``, a
+# Python package's ``__init__.py``. Read from those files' edges (the documents first: no scan of every edge).
 REEXPORTS = f"""
-    SELECT {_EDGE_COLUMNS} FROM code_edges e
-    JOIN collections col ON col.id = e.collection_id JOIN documents d ON d.id = e.document_id
-    WHERE col.name = ? AND e.kind = 'imports' AND d.deleted_at IS NULL
-      AND (e.line_text LIKE 'pub use %' OR e.line_text LIKE 'pub(crate) use %' OR d.source LIKE '%\\_\\_init\\_\\_.py' ESCAPE '\\')
+    SELECT {_EDGE_COLUMNS} FROM documents d
+    JOIN collections col ON col.id = d.collection_id JOIN code_edges e ON e.document_id = d.id
+    WHERE col.name = ? AND d.deleted_at IS NULL AND e.kind = 'imports'
+      AND (d.source LIKE '%mod.rs' OR d.source LIKE '%lib.rs' OR d.source LIKE '%\\_\\_init\\_\\_.py' ESCAPE '\\')
+      AND (e.line_text LIKE 'pub use %' OR e.line_text LIKE 'pub(crate) use %' OR d.source LIKE '%.py')
       AND ({{likes}}) ORDER BY e.id LIMIT 200"""
 CHUNK_LINES = """SELECT id, document_id, line_start, line_end FROM chunks
     WHERE superseded_at IS NULL AND document_id IN ({marks}) ORDER BY id"""
