@@ -94,6 +94,7 @@ def test_the_structure_index_travels_with_migrate(tmp_path: Path, repo: Path, po
 EXTRACT_MOD = """//! Extractors.
 
 mod json;
+use http::Plain;
 
 pub use axum_core::extract::{
     FromRef, FromRequest, Request,
@@ -110,17 +111,15 @@ impl<T> FromRequest for Json<T> {
     }
 }
 """
-FORM = """use crate::extract::FromRequest;
+FFI = "pub use zlib_sys::inflate_raw;\n\npub fn inflate(data: &[u8]) -> Vec<u8> {\n    inflate_raw(data)\n}\n"
+PACKAGE_INIT = """from requests import Session as Session
+from multidict import (
+    CIMultiDict,
+    MultiDict,
+)
 
-pub struct Form<T>(pub T);
-
-impl<T> FromRequest for Form<T> {
-    fn from_request(req: Request) -> Self {
-        Form(decode(req))
-    }
-}
+from .client import Client as Client
 """
-PACKAGE_INIT = "from requests import Session as Session\nfrom .client import Client as Client\n"
 CLIENT = "from requests import Session\n\n\nclass Client:\n    def open(self) -> Session:\n        return Session()\n"
 
 
@@ -129,27 +128,30 @@ def test_a_name_defined_elsewhere_is_found_where_the_code_re_exports_it(
 ) -> None:
     """``FromRequest`` is axum-core's: the crate only uses it, and ``extract/mod.rs`` re-exports it with
     ``pub use``. Asked for by name, that re-export comes first, not the impls that mention it more often;
-    a package's ``__init__.py`` is the same for Python; a name defined here is its definition, as before."""
+    a package's ``__init__.py`` is the same for Python (an import over several lines too); a name defined
+    here is its definition, as before; a plain ``use``, a ``pub use`` in a file that is no module's face
+    (``zlib.rs``) and an empty name are nothing."""
     root = tmp_path / "crate"
     (root / "src" / "extract").mkdir(parents=True)
     (root / "src" / "extract" / "mod.rs").write_text(EXTRACT_MOD)
     (root / "src" / "extract" / "json.rs").write_text(EXTRACT_JSON)
-    (root / "src" / "form.rs").write_text(FORM)
+    (root / "src" / "zlib.rs").write_text(FFI)
     (root / "pkg").mkdir()
     (root / "pkg" / "__init__.py").write_text(PACKAGE_INIT)
     (root / "pkg" / "client.py").write_text(CLIENT)
     engine = make_engine()
     engine.index([root], embed=False)
 
-    def first(query: str) -> Any:
-        return engine.search(query, mode="hybrid", limit=5, explain=True).hits[0]
+    def structure(query: str) -> list[str]:
+        hits = engine.search(query, mode="hybrid", limit=10, explain=True).hits
+        return [h.chunk.path for h in hits if h.explain is not None and "structure" in h.explain]
 
-    top = first("FromRequest")
+    top = engine.search("FromRequest", mode="hybrid", limit=5).hits[0]
     assert top.chunk.path.endswith("extract/mod.rs") and "pub use" in top.chunk.text
-    assert top.explain is not None and "structure" in top.explain
-    assert first("Session").chunk.path.endswith("pkg/__init__.py")
-    assert first("Client").chunk.metadata["symbol"] == "client.Client"  # defined here: its definition
-    # a plain ``use`` is no re-export: ``Request`` only re-exported, so mod.rs; ``parse`` nowhere
-    assert first("Request").chunk.path.endswith("extract/mod.rs")
-    structure = engine.search("parse", mode="hybrid", limit=5, explain=True).hits
-    assert all(h.explain is None or "structure" not in h.explain for h in structure)
+    assert structure("FromRequest") == [top.chunk.path]  # the impls that use it are no stand-ins
+    assert [p.rsplit("/", 2)[-2:] for p in structure("Session")] == [["pkg", "__init__.py"]]
+    assert [p.rsplit("/", 1)[-1] for p in structure("CIMultiDict")] == ["__init__.py"]  # over lines
+    assert [p.rsplit("/", 1)[-1] for p in structure("Client")] == ["client.py"]  # defined: no stand-in
+    # the dotted name keeps only its own definitions; ``Client`` is still defined here
+    assert all(p.endswith("client.py") for p in structure("`Client.open` `Client`"))
+    assert structure("Plain") == [] and structure("`inflate_raw`") == [] and structure("`Router.`") == []

@@ -93,15 +93,17 @@ EDGES_TO = f"""
     SELECT {_EDGE_COLUMNS} FROM code_edges e
     JOIN collections col ON col.id = e.collection_id JOIN documents d ON d.id = e.document_id
     WHERE col.name = ? AND e.target_name IN ({{marks}}) AND e.kind IN ({{kinds}})"""
-# Imports that make a name part of a module's face: Rust's ``pub use`` in a ``lib.rs`` or ``mod.rs``, a
-# Python package's ``__init__.py``. Read from those files' edges (the documents first: no scan of every edge).
+# Imports that make a name part of a module's face: a ``pub use`` in a Rust ``lib.rs`` or ``mod.rs``, an
+# import in a Python package's ``__init__.py``. Read from those files' edges (the documents first: no scan of
+# every edge), the shallowest file first.
 REEXPORTS = f"""
     SELECT {_EDGE_COLUMNS} FROM documents d
     JOIN collections col ON col.id = d.collection_id JOIN code_edges e ON e.document_id = d.id
     WHERE col.name = ? AND d.deleted_at IS NULL AND e.kind = 'imports'
-      AND (d.source LIKE '%mod.rs' OR d.source LIKE '%lib.rs' OR d.source LIKE '%\\_\\_init\\_\\_.py' ESCAPE '\\')
+      AND (d.source LIKE '%/mod.rs' OR d.source LIKE '%/lib.rs' OR d.source LIKE '%/\\_\\_init\\_\\_.py' ESCAPE '\\')
       AND (e.line_text LIKE 'pub use %' OR e.line_text LIKE 'pub(crate) use %' OR d.source LIKE '%.py')
-      AND ({{likes}}) ORDER BY e.id LIMIT 200"""
+      AND ({{likes}} OR d.source LIKE '%.py' AND e.line_text LIKE '%(')
+    ORDER BY length(d.source) - length(replace(d.source, '/', '')), d.source, e.line LIMIT 200"""
 CHUNK_LINES = """SELECT id, document_id, line_start, line_end FROM chunks
     WHERE superseded_at IS NULL AND document_id IN ({marks}) ORDER BY id"""
 COUNTS = """SELECT (SELECT COUNT(*) FROM code_symbols s JOIN collections col ON col.id = s.collection_id
@@ -174,6 +176,14 @@ def edge_hit(row: Sequence[Any]) -> EdgeHit:
     values = list(row)
     values[6] = bool(values[6])
     return EdgeHit(*values)
+
+
+_NAME = re.compile(r"\w+")
+
+
+def continued(edge: EdgeHit) -> bool:
+    """A Python import that goes on over lines (``from x import (``): the line holds none of its names."""
+    return edge.path.endswith(".py") and edge.line_text.rstrip().endswith("(")
 
 
 def like_pattern(pattern: str) -> str:
@@ -291,8 +301,11 @@ class CodeIndex:
         return CodeStats(_by_count(files), tests, _by_count(by_language), _by_count(by_kind), tuple(without))
 
     def reexports(self, collection: str, names: Sequence[str]) -> list[EdgeHit]:
-        """The re-exports (``REEXPORTS``) that name one of ``names`` as a whole word: where a name defined
-        outside the collection (a dependency's ``FromRequest`` that ``axum::extract`` re-exports) is reached."""
+        """The re-exports (``REEXPORTS``) that may name one of ``names``: those whose import names one as a
+        whole word, and a Python import that goes on over lines (``from x import (``: its names are on the
+        lines after; the caller reads them). Where a name defined outside the collection (a dependency's
+        ``FromRequest`` that ``axum::extract`` re-exports) is reached."""
+        names = [name for name in names if _NAME.fullmatch(name)]
         if not names:
             return []
         likes = " OR ".join(
@@ -301,7 +314,11 @@ class CodeIndex:
         patterns = [p for name in names for p in ("%" + like_pattern(name) + "%",) * 2]
         words = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
         rows = self._rows(REEXPORTS.format(likes=likes), [collection, *patterns])
-        return [edge for edge in map(edge_hit, rows) if words.search(edge.target + " " + edge.line_text)]
+        return [
+            edge
+            for edge in map(edge_hit, rows)
+            if words.search(edge.target + " " + edge.line_text) or continued(edge)
+        ]
 
     def chunks_at(self, places: Sequence[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """The current chunk that holds each (document id, 1-based line), where one does."""

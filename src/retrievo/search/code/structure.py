@@ -16,7 +16,7 @@ from retrievo.errors import ConfigError, DocumentNotFound
 from retrievo.models import ArmHit, Filters
 from retrievo.search.query import MAX_NAMES, Query
 from retrievo.store.base import Store
-from retrievo.store.code_index import EDGE_KINDS, CodeIndex, EdgeHit, SymbolHit
+from retrievo.store.code_index import EDGE_KINDS, CodeIndex, EdgeHit, SymbolHit, continued
 
 MAX_DEPTH = 3
 MAX_EDGES = 500
@@ -267,29 +267,33 @@ def _definitions(index: CodeIndex, collection: str, names: Sequence[str]) -> lis
 
 
 def _reexported(
-    index: CodeIndex, collection: str, names: Sequence[str], direct: Sequence[SymbolHit]
+    store: Store, collection: str, names: Sequence[str], direct: Sequence[SymbolHit]
 ) -> list[int]:
     """The chunks that re-export a name the collection does not define (``pub use axum_core::extract::
     FromRequest``, a package's ``__init__.py`` importing it), at most ``REEXPORTS`` a name, the shallowest
     file first: a dependency's name reached through this code's face."""
-    defined = {s.name for s in direct}
-    missing = sorted({n.split(".")[-1] for n in names} - defined)
-    if not missing:
+    index = store.code_index()
+    wanted = {n.split(".")[-1] for n in names} - {s.name for s in direct}
+    wanted = {n for n in wanted if re.fullmatch(r"\w+", n)}
+    if wanted:  # ``direct`` holds at most 10, a dotted name's only: the others may be defined too
+        wanted -= {s.name for s in index.symbols_named(collection, sorted(wanted))}
+    if not wanted:
         return []
-    found = sorted(index.reexports(collection, missing), key=lambda e: (e.path.count("/"), e.path, e.line))
-    taken: dict[str, int] = {}
-    places: list[tuple[str, int]] = []
-    for edge in found:
+    missing = sorted(wanted)
+    edges = index.reexports(collection, missing)
+    chunks = index.chunks_at([(e.document_id, e.line) for e in edges])
+    texts = {c.chunk_id: c.text for c in store.get_chunks(list({*chunks.values()})).values()}
+    taken: dict[str, list[int]] = {name: [] for name in missing}
+    for edge in edges:
+        chunk_id = chunks.get((edge.document_id, edge.line))
+        if chunk_id is None:
+            continue
+        said = texts.get(chunk_id, "") if continued(edge) else edge.target + " " + edge.line_text
         for name in missing:
-            if (
-                re.search(rf"\b{re.escape(name)}\b", edge.target + " " + edge.line_text)
-                and taken.get(name, 0) < REEXPORTS
-            ):
-                taken[name] = taken.get(name, 0) + 1
-                places.append((edge.document_id, edge.line))
-                break
-    chunks = index.chunks_at(places)
-    return list(dict.fromkeys(chunks[p] for p in places if p in chunks))
+            mine = taken[name]
+            if len(mine) < REEXPORTS and chunk_id not in mine and re.search(rf"\b{re.escape(name)}\b", said):
+                mine.append(chunk_id)
+    return list(dict.fromkeys(chunk_id for name in missing for chunk_id in taken[name]))
 
 
 def _definition_order(symbol: SymbolHit) -> tuple[bool, int, int]:
@@ -331,7 +335,7 @@ def structural_arm(
         if s.qualified_name not in known
     ] if query.compounds and not query.names_only else []  # fmt: skip
     spelled = sorted(spelled, key=_definition_order)[: 10 - len(direct)]
-    stand_ins = _reexported(index, collection, names, direct)
+    stand_ins = _reexported(store, collection, names, direct)
     if not direct and not spelled and not stand_ins:
         return []
     order = {s.qualified_name: place for place, s in enumerate([*direct, *spelled])}
