@@ -155,3 +155,6 @@ def test_a_name_defined_elsewhere_is_found_where_the_code_re_exports_it(
     # the dotted name keeps only its own definitions; ``Client`` is still defined here
     assert all(p.endswith("client.py") for p in structure("`Client.open` `Client`"))
     assert structure("Plain") == [] and structure("`inflate_raw`") == [] and structure("`Router.`") == []
+    # an issue's text (over 30 words) names many things it does not ask about: no stand-ins there
+    issue = "After upgrading, my handler that implements FromRequest fails to compile. " * 4
+    assert structure(issue) == [] and structure(issue[:75]) == [top.chunk.path]

@@ -204,13 +204,19 @@ def query_identifiers(text: str) -> list[str]:
     return list(found)[:MAX_NAMES]
 
 
+def spells_names(text: str) -> bool:
+    """Whether ``text`` is short enough (at most ``COMPOUND_WORDS`` words) that the names it spells are what it
+    asks about; an issue's text says too much else."""
+    return sum(1 for _ in itertools.islice(_WORD.finditer(text), COMPOUND_WORDS + 1)) <= COMPOUND_WORDS
+
+
 def compound_names(text: str, identifiers: Sequence[str] = ()) -> list[str]:
     """Names that two or three adjacent words of ``text`` may spell ("JSON object": ``JsonObject``,
     ``JSONObject``, ``jsonObject``, ``json_object``; "content-type": ``ContentType``, …), for a text of at most
     ``COMPOUND_WORDS`` words. Only words of ASCII letters and digits join, and only across spaces or a hyphen
     (punctuation, a word such as ``parse_args`` or "für", a ``COMMON_WORDS`` word or a number ends a run); at
     most ``MAX_COMPOUNDS`` names, each start's pair then its triple; none that ``identifiers`` holds."""
-    if sum(1 for _ in itertools.islice(_WORD.finditer(text), COMPOUND_WORDS + 1)) > COMPOUND_WORDS:
+    if not spells_names(text):
         return []
     parts = _RUN_PARTS.findall(text[:MAX_COMPOUND_TEXT])
     runs: list[list[str]] = [[]]

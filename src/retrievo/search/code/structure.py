@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from retrievo.errors import ConfigError, DocumentNotFound
 from retrievo.models import ArmHit, Filters
-from retrievo.search.query import MAX_NAMES, Query
+from retrievo.search.query import MAX_NAMES, Query, spells_names
 from retrievo.store.base import Store
 from retrievo.store.code_index import EDGE_KINDS, CodeIndex, EdgeHit, SymbolHit, continued
 
@@ -335,7 +335,8 @@ def structural_arm(
         if s.qualified_name not in known
     ] if query.compounds and not query.names_only else []  # fmt: skip
     spelled = sorted(spelled, key=_definition_order)[: 10 - len(direct)]
-    stand_ins = _reexported(store, collection, names, direct)
+    # an issue's text names many things it does not ask about: a re-export stands in for a short query's names
+    stand_ins = _reexported(store, collection, names, direct) if spells_names(query.text) else []
     if not direct and not spelled and not stand_ins:
         return []
     order = {s.qualified_name: place for place, s in enumerate([*direct, *spelled])}
