@@ -343,3 +343,37 @@ def test_index_starts_the_resident_process_before_it_indexes_and_again_after(
     monkeypatch.setattr(sys, "argv", ["retrievo", "status"])  # nothing listening: run here, then start
     resident.run()
     assert calls == ["main", "start"]
+
+
+def test_the_resident_process_pays_a_first_searchs_costs_once_on_a_scratch_index_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """``server.warm_up`` (run as the process loads): a fresh interpreter that ran it has numpy's lazy parts
+    imported (a first search's, otherwise paid by every forked child), leaves no thread and no scratch
+    folder behind, and reads no setting of the environment: the user's store and index file are untouched."""
+    script = """
+import glob, json, sys, tempfile, threading
+from retrievo.surfaces.cli import server
+assert "numpy.ma" not in sys.modules
+before = set(glob.glob(tempfile.gettempdir() + "/retrievo-warm-*"))
+server.warm_up()
+print(json.dumps({
+    "ma": "numpy.ma" in sys.modules,
+    "threads": len(threading.enumerate()),
+    "left": sorted(set(glob.glob(tempfile.gettempdir() + "/retrievo-warm-*")) - before),
+}))
+"""
+    users = tmp_path / "users.db"
+    env = dict(
+        os.environ,
+        RETRIEVO_DB=str(users),
+        RETRIEVO_STORE="postgresql://nobody@127.0.0.1:1/nowhere",
+        RETRIEVO_EMBEDDER="openai",
+        TMPDIR=str(tmp_path),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"ma": True, "threads": 1, "left": []}
+    assert not users.exists() and list(tmp_path.iterdir()) == []

@@ -37,6 +37,23 @@ PRELOAD = (
     "retrievo.surfaces.filters", "retrievo.surfaces.present", "onnxruntime", "tokenizers",
 )  # fmt: skip
 
+# A scratch index the process searches once as it starts (the static model, a file of code and one of prose):
+# what a process's first search pays once — modules imported at first use, regular expressions compiled,
+# numpy's lazy parts — is paid here, not again by every child it forks (a served search: ~0.08 → ~0.04 s).
+WARM_UP_FILES = {
+    "parser.py": '''"""Read a configuration file."""
+
+
+class Parser:
+    """Reads ``key = value`` lines."""
+
+    def parse(self, text: str) -> dict[str, str]:
+        return dict(line.split(" = ", 1) for line in text.splitlines() if " = " in line)
+''',
+    "guide.md": "# Guide\n\n## Configuration\n\nThe parser reads one setting a line.\n",
+}
+WARM_UP_QUERIES = ("how does the parser read a configuration file", "Parser", "parse settings")
+
 
 def serve() -> None:
     """The resident process (``sys.argv[1]``: its socket). Leaves when idle, stopped, or its socket is
@@ -86,6 +103,8 @@ class Resident:
                 importlib.import_module(name)
             except Exception:
                 continue
+        with contextlib.suppress(Exception):  # a first search's costs paid once, here
+            warm_up()
         with contextlib.suppress(
             Exception
         ):  # the same: a child that needs the table reads it (and says why not)
@@ -273,6 +292,27 @@ class Resident:
             except (OSError, ValueError):
                 code = code or 120
         return code
+
+
+def warm_up() -> None:
+    """One search of each kind over a scratch index (``WARM_UP_FILES``), made and removed here; it reads no
+    setting of the environment (no store, model or folder of the user's is touched)."""
+    import tempfile
+    from pathlib import Path
+
+    from retrievo.config import Config
+    from retrievo.engine import Engine
+
+    with tempfile.TemporaryDirectory(prefix="retrievo-warm-") as scratch:
+        files = Path(scratch) / "files"
+        files.mkdir()
+        for name, text in WARM_UP_FILES.items():
+            (files / name).write_text(text, encoding="utf-8")
+        config = Config(db=Path(scratch) / "warm.db", cache_dir=Path(scratch) / "cache", embedder="static")
+        with Engine(config) as engine:
+            engine.index([files])
+            for query in WARM_UP_QUERIES:
+                engine.search(query)
 
 
 def _exit_code(code: object) -> int:
