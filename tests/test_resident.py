@@ -345,21 +345,26 @@ def test_index_starts_the_resident_process_before_it_indexes_and_again_after(
     assert calls == ["main", "start"]
 
 
-def test_the_resident_process_pays_a_first_searchs_costs_once_on_a_scratch_index_of_its_own(
-    tmp_path: Path,
-) -> None:
-    """``server.warm_up`` (run as the process loads): a fresh interpreter that ran it has numpy's lazy parts
-    imported (a first search's, otherwise paid by every forked child), leaves no thread and no scratch
-    folder behind, and reads no setting of the environment: the user's store and index file are untouched."""
+def test_warm_up_pays_a_first_searchs_costs_once_on_a_scratch_index_of_its_own(tmp_path: Path) -> None:
+    """``server.warm_up`` (run as the process loads): a fresh interpreter that ran it has searched (the BLAS
+    limit a search sets is set) and imported numpy's lazy parts, leaves no thread, no open file and no
+    scratch folder behind, leaves the temporary folder to be looked up again (a child's is its caller's),
+    and reads no other setting of the environment: the user's store and index file are untouched."""
     script = """
-import glob, json, sys, tempfile, threading
+import glob, json, os, sys, tempfile, threading
+from retrievo.search import threads
 from retrievo.surfaces.cli import server
-assert "numpy.ma" not in sys.modules
+assert "numpy.ma" not in sys.modules and threads._APPLIED == []
+fds = sorted(os.listdir("/proc/self/fd"))
 before = set(glob.glob(tempfile.gettempdir() + "/retrievo-warm-*"))
+tempfile.tempdir = None
 server.warm_up()
 print(json.dumps({
+    "searched": threads._APPLIED,
     "ma": "numpy.ma" in sys.modules,
     "threads": len(threading.enumerate()),
+    "fds": sorted(os.listdir("/proc/self/fd")) == fds,
+    "tempdir": tempfile.tempdir,
     "left": sorted(set(glob.glob(tempfile.gettempdir() + "/retrievo-warm-*")) - before),
 }))
 """
@@ -375,5 +380,23 @@ print(json.dumps({
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"ma": True, "threads": 1, "left": []}
+    expected = {"searched": [1], "ma": True, "threads": 1, "fds": True, "tempdir": None, "left": []}
+    assert json.loads(done.stdout) == expected
     assert not users.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_the_resident_process_warms_up_as_it_loads_and_a_failed_warm_up_is_no_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from retrievo.surfaces.cli import server
+
+    calls: list[str] = []
+
+    def failing() -> None:
+        calls.append("warm_up")
+        raise OSError("no temporary folder")
+
+    monkeypatch.setattr(server, "warm_up", failing)
+    monkeypatch.setenv("RETRIEVO_EMBEDDER", "static")  # the bundled model is not shared into this process
+    server.Resident("/nowhere.sock", 1.0, ())._load()  # no exception: the process goes on to serve
+    assert calls == ["warm_up"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
+import gc
 import importlib
 import importlib.util
 import json
@@ -35,11 +36,13 @@ PRELOAD = (
     "numpy", "apsw", "click", "rich.console", "rich.table", "rich.markup", "rich.syntax", "rich.panel",
     "retrievo.engine", "retrievo.embed.static", "retrievo.embed.local", "retrievo.surfaces.serialize",
     "retrievo.surfaces.filters", "retrievo.surfaces.present", "onnxruntime", "tokenizers",
+    "tantivy", "usearch.index",  # a large collection's side indexes (a child would import them at its first search)
 )  # fmt: skip
 
 # A scratch index the process searches once as it starts (the static model, a file of code and one of prose):
 # what a process's first search pays once — modules imported at first use, regular expressions compiled,
-# numpy's lazy parts — is paid here, not again by every child it forks (a served search: ~0.08 → ~0.04 s).
+# numpy's lazy parts — is paid here, not again by every child it forks (a child's search ~0.08 → ~0.04 s; a
+# served call, the caller's interpreter included, ~0.16 → ~0.12 s on chi).
 WARM_UP_FILES = {
     "parser.py": '''"""Read a configuration file."""
 
@@ -105,6 +108,7 @@ class Resident:
                 continue
         with contextlib.suppress(Exception):  # a first search's costs paid once, here
             warm_up()
+        gc.collect()  # what a failed warm-up left open (a connection held by its traceback) is closed now
         with contextlib.suppress(
             Exception
         ):  # the same: a child that needs the table reads it (and says why not)
@@ -295,24 +299,31 @@ class Resident:
 
 
 def warm_up() -> None:
-    """One search of each kind over a scratch index (``WARM_UP_FILES``), made and removed here; it reads no
-    setting of the environment (no store, model or folder of the user's is touched)."""
+    """One search of each kind over a scratch index (``WARM_UP_FILES``), made in the temporary folder and
+    removed; it reads no other setting of the environment (no store, model or folder of the user's is
+    touched), and leaves the temporary folder to be looked up again (a child's is its caller's)."""
     import tempfile
     from pathlib import Path
 
     from retrievo.config import Config
     from retrievo.engine import Engine
 
-    with tempfile.TemporaryDirectory(prefix="retrievo-warm-") as scratch:
-        files = Path(scratch) / "files"
-        files.mkdir()
-        for name, text in WARM_UP_FILES.items():
-            (files / name).write_text(text, encoding="utf-8")
-        config = Config(db=Path(scratch) / "warm.db", cache_dir=Path(scratch) / "cache", embedder="static")
-        with Engine(config) as engine:
-            engine.index([files])
-            for query in WARM_UP_QUERIES:
-                engine.search(query)
+    kept = tempfile.tempdir  # the temporary folder is looked up afresh in each child (its caller's TMPDIR)
+    try:
+        with tempfile.TemporaryDirectory(prefix="retrievo-warm-") as scratch:
+            files = Path(scratch) / "files"
+            files.mkdir()
+            for name, text in WARM_UP_FILES.items():
+                (files / name).write_text(text, encoding="utf-8")
+            config = Config(
+                db=Path(scratch) / "warm.db", cache_dir=Path(scratch) / "cache", embedder="static"
+            )
+            with Engine(config) as engine:
+                engine.index([files])
+                for query in WARM_UP_QUERIES:
+                    engine.search(query)
+    finally:
+        tempfile.tempdir = kept
 
 
 def _exit_code(code: object) -> int:
