@@ -282,16 +282,21 @@ def _reexported(
     missing = sorted(wanted)
     edges = index.reexports(collection, missing)
     chunks = index.chunks_at([(e.document_id, e.line) for e in edges])
-    texts = {c.chunk_id: c.text for c in store.get_chunks(list({*chunks.values()})).values()}
+    # an import over several lines names its names on the lines after: its chunk's text is read, only its
+    over = {
+        chunks[e.document_id, e.line] for e in edges if continued(e) and (e.document_id, e.line) in chunks
+    }
+    texts = {c.chunk_id: c.text for c in store.get_chunks(list(over)).values()} if over else {}
+    words = {name: re.compile(rf"\b{re.escape(name)}\b") for name in missing}
     taken: dict[str, list[int]] = {name: [] for name in missing}
     for edge in edges:
         chunk_id = chunks.get((edge.document_id, edge.line))
         if chunk_id is None:
             continue
         said = texts.get(chunk_id, "") if continued(edge) else edge.target + " " + edge.line_text
-        for name in missing:
+        for name, word in words.items():
             mine = taken[name]
-            if len(mine) < REEXPORTS and chunk_id not in mine and re.search(rf"\b{re.escape(name)}\b", said):
+            if len(mine) < REEXPORTS and chunk_id not in mine and word.search(said):
                 mine.append(chunk_id)
     return list(dict.fromkeys(chunk_id for name in missing for chunk_id in taken[name]))
 

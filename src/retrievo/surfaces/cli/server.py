@@ -106,9 +106,12 @@ class Resident:
                 importlib.import_module(name)
             except Exception:
                 continue
+        warmed = False
         with contextlib.suppress(Exception):  # a first search's costs paid once, here
             warm_up()
-        gc.collect()  # what a failed warm-up left open (a connection held by its traceback) is closed now
+            warmed = True
+        if not warmed:  # what the failed warm-up left open (a connection its traceback held) is closed now
+            gc.collect()
         with contextlib.suppress(
             Exception
         ):  # the same: a child that needs the table reads it (and says why not)
