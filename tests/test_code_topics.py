@@ -216,3 +216,25 @@ def test_an_answer_of_one_passage_a_file_keeps_the_fused_order(tmp_path: Path) -
     with Engine(Config(db=db, embedder="none")) as engine:
         hits = engine.search(query, limit=6).hits
     assert hits and not any(h.why for h in hits), "no file ranking said why: the fused answer as it was"
+
+
+def test_a_file_with_a_trace_of_evidence_does_not_join_a_small_repositorys_answer(tmp_path: Path) -> None:
+    """Seven files: each is among ``locate``'s first ten. One stray word of the topic does not put a file's one
+    line above the second passage of the file the topic is about (sinatra's ``version.rb``)."""
+    router = "package web\n\n" + "\n".join(
+        f"// compileRoute{n} compiles route pattern {n} and matches request paths against the compiled pattern.\n"
+        f"func compileRoute{n}(pattern string) *Pattern {{\n\treturn compile(pattern, {n})\n}}\n"
+        for n in range(24)
+    )
+    strays = {
+        f"{name}.go": f"package web\n\n// {name}: what this file keeps, changed with each route release.\n"
+        f"const {name.title()} = {n}\n"
+        for n, name in enumerate(["version", "logger", "hash", "errors", "server", "config"])
+    }
+    db = index_tree(tmp_path / "small", {"router.go": router, **strays}, tmp_path / "small.db")
+    topic = "how route patterns are compiled and matched"
+    assert reads_as_headline(topic)
+    with Engine(Config(db=db, embedder="none")) as engine:
+        hits = engine.search(topic, limit=4, explain=True).hits
+    assert [Path(h.chunk.path).name for h in hits] == ["router.go"] * 4
+    assert hits[0].explain is not None and hits[0].explain["file"].rank == 1, "the topic's file ranking ran"
