@@ -257,8 +257,8 @@ def test_the_header_names_the_path_below_the_root_and_why_a_file_has_no_symbols(
     assert drafts and all("File: command.go\n" in d.context and "tmpab12" not in d.context for d in drafts)
     deep = load_code("/tmp/tmpab12/cobra/a/b/c/d.go", text, "go", "a/b/c/d.go").sections[0].context
     assert "File: b/c/d.go\n" in deep, "the last parts, as before"
-    assert load_code("/r/gen.zig", "pub fn main() void {}\n", "zig").metadata["symbols"] == (
-        "none: no grammar for zig: read as text"
+    assert load_code("/r/gen.nim", "proc main() = discard\n", "nim").metadata["symbols"] == (
+        "none: no grammar for nim: read as text"
     )
     huge = load_code("/r/big.go", "package big\n" + "// x\n" * 500_000, "go").metadata["symbols"]
     assert huge == "none: too large to parse: 2500012 characters > 2000000: read as text"

@@ -127,7 +127,7 @@ func GenMan(cmd *cobra.Command, w io.Writer) error {
 }
 """,
     "doc/README.md": "# Generating documentation\n\nUse `doc.GenMan` to write man pages for a command.\n",
-    "tools/gen.zig": 'const std = @import("std");\npub fn main() void {}\n',
+    "tools/gen.nim": "import std/os\nproc main() = echo paramStr(1)\n",
 }
 
 
@@ -207,15 +207,15 @@ def test_status_shows_the_code_languages_symbols_edges_and_files_without_symbols
     state = json.loads(cli(db, "status", "--json"))
     (collection,) = state["collections"]
     code: dict[str, Any] = collection["code"]
-    assert code["files"] == {"go": 4, "zig": 1} and code["test_files"] == 1
+    assert code["files"] == {"go": 4, "nim": 1} and code["test_files"] == 1
     assert code["symbols"]["go"] >= 11 and set(code["symbols"]) == {"go"}
     assert code["edges"]["calls"] >= 8 and code["edges"]["imports"] >= 5
-    assert code["without_symbols"] == [[str(root / "tools" / "gen.zig"), "no grammar for zig: read as text"]]
+    assert code["without_symbols"] == [[str(root / "tools" / "gen.nim"), "no grammar for nim: read as text"]]
     table = cli(db, "status")
-    assert "code in 'default': 5 files (go 4, zig 1), 1 of them tests; " in table
+    assert "code in 'default': 5 files (go 4, nim 1), 1 of them tests; " in table
     assert f"; {code['symbols']['go']} symbols (go {code['symbols']['go']}); " in table
     assert f"calls {code['edges']['calls']}, " in table and "read as text, without symbols (1):" in table
-    assert "gen.zig — no grammar for zig: read as text" in table
+    assert "gen.nim — no grammar for nim: read as text" in table
 
 
 def test_a_go_package_named_doc_is_source_not_docs(cobra: tuple[Path, Path]) -> None:

@@ -1,4 +1,4 @@
-"""The languages parsed since tree-sitter's Ruby, PHP, Kotlin, Scala, Swift, Lua, Bash, Elixir, Haskell and Dart
+"""The languages parsed since tree-sitter's Ruby, PHP, Kotlin, Scala, Swift, Lua, Bash, Elixir, Haskell, Dart and Zig
 wheels: each a small file written the way its community writes it, read by the real loader with the real
 grammar: its symbols (names, kinds, lines), its doc comment in its symbol's chunk, its calls and bases.
 """
@@ -565,6 +565,92 @@ void main() {
         },
         {("counter.Counter", "inherits", "StatefulWidget"), ("counter.Counter", "implements", "Listenable")},
     ),
+    "zig": Sample(
+        "list.zig",
+        """//! A growable list of bytes.
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+
+/// A list that grows as items are appended.
+pub const ByteList = struct {
+    items: []u8,
+    allocator: Allocator,
+
+    /// Make an empty list that allocates with `allocator`.
+    pub fn init(allocator: Allocator) ByteList {
+        return .{ .items = &.{}, .allocator = allocator };
+    }
+
+    pub fn append(self: *ByteList, byte: u8) !void {
+        try self.ensureCapacity(self.items.len + 1);
+        self.items[self.items.len - 1] = byte;
+    }
+
+    fn ensureCapacity(self: *ByteList, wanted: usize) !void {
+        const grown = try self.allocator.realloc(self.items, @intCast(wanted));
+        self.items = grown;
+    }
+};
+
+/// Where a list's bytes go when it is flushed.
+pub const Sink = enum { stdout, stderr };
+
+pub const ListError = error{ OutOfMemory, Closed };
+
+const Value = union(enum) {
+    int: i64,
+    float: f64,
+
+    pub fn isZero(self: Value) bool {
+        return switch (self) {
+            .int => |i| i == 0,
+            .float => |f| f == 0,
+        };
+    }
+};
+
+const limit = 64;
+
+/// Sum the bytes of a list.
+pub fn sum(list: ByteList) u64 {
+    var total: u64 = 0;
+    for (list.items) |byte| total += byte;
+    return total;
+}
+
+test "sum of an empty list is zero" {
+    const list = ByteList.init(std.testing.allocator);
+    try std.testing.expectEqual(@as(u64, 0), sum(list));
+}
+""",
+        {
+            ("list.ByteList", "struct", 5, 24),
+            ("list.ByteList.init", "method", 10, 13),
+            ("list.ByteList.append", "method", 15, 18),
+            ("list.ByteList.ensureCapacity", "method", 20, 23),
+            ("list.Sink", "enum", 26, 27),
+            ("list.ListError", "enum", 29, 29),
+            ("list.Value", "struct", 31, 41),
+            ("list.Value.isZero", "method", 35, 40),
+            ("list.sum", "function", 45, 50),
+        },
+        {
+            "list.ByteList": (
+                "/// A list that grows as items are appended.\npub const ByteList = struct {",
+                "A list that grows as items are appended.",
+            ),
+            "list.ByteList.init": (
+                "/// Make an empty list that allocates with `allocator`.\n    pub fn init(",
+                "Make an empty list that allocates with `allocator`.",
+            ),
+            "list.sum": ("/// Sum the bytes of a list.\npub fn sum(", "Sum the bytes of a list."),
+        },
+        {
+            ("list", "imports", "std"),
+            ("list.ByteList.append", "calls", "ensureCapacity"),
+            ("list.ByteList.ensureCapacity", "calls", "realloc"),
+        },
+    ),
 }
 
 
@@ -678,3 +764,16 @@ def test_a_header_is_read_as_the_language_it_holds(tmp_path: Path) -> None:
     assert not isinstance(cpp, Skip) and cpp.structure is not None
     names = {s.name for s in cpp.structure.symbols}
     assert {"basic_memory_buffer", "push_back"} <= names, names
+
+
+def test_a_zig_builtin_is_no_call_and_a_plain_constant_no_symbol(tmp_path: Path) -> None:
+    """``@intCast(x)``, ``@as(T, x)`` are the language's, not calls of the code's (``@import`` is an import);
+    ``const limit = 64;`` holds no type: it stays in the module's chunk, and the test block with it."""
+    loaded, _ = _load("zig", tmp_path)
+    assert loaded.structure is not None
+    targets = {e.target_name for e in loaded.structure.edges}
+    assert not targets & {"intCast", "as"}, targets
+    assert "limit" not in {s.name for s in loaded.structure.symbols}
+    module = [c.text for c in chunk_document(loaded) if c.metadata.get("symbol_kind") == "module"]
+    assert any("const limit = 64;" in text for text in module)
+    assert any(text.startswith('test "sum of an empty list is zero"') for text in module)

@@ -162,6 +162,13 @@ RULES: dict[str, EdgeRules] = {
     "dart": EdgeRules(
         calls={}, imports={}, bases={"superclass": "inherits", "interfaces": "implements"}, types=frozenset()
     ),
+    "zig": EdgeRules(
+        calls={"call_expression": "function", "builtin_function": ""},
+        imports={},
+        bases={},
+        types=frozenset(),
+        import_calls=frozenset({"@import"}),
+    ),
 }
 RULES["tsx"] = RULES["typescript"]
 
@@ -180,6 +187,8 @@ def edges_of(node: Any, rules: EdgeRules, data: bytes) -> list[tuple[str, str, i
         callee = node.child_by_field_name(field) if field else next(iter(node.named_children), None)
         if callee is None or "argument" in callee.type or _defines(node, callee, rules, data):
             pass
+        elif callee.type == "builtin_identifier" and _text(callee, data) not in rules.import_calls:
+            pass  # Zig's ``@intCast(x)``: the language's, not a call of the code's
         elif _text(callee, data) in rules.import_calls:
             imported = _first_argument(node, callee)
             if imported is not None:

@@ -25,11 +25,11 @@ EXTENSIONS: dict[str, str] = {
     ".rs": "rust",
     ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin", ".scala": "scala", ".swift": "swift",
     ".lua": "lua", ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".ex": "elixir", ".exs": "elixir",
-    ".hs": "haskell", ".dart": "dart",
+    ".hs": "haskell", ".dart": "dart", ".zig": "zig",
     # Read as text (no grammar shipped): still kind=code, with their language.
     ".ps1": "powershell", ".sql": "sql", ".r": "r", ".m": "objective-c", ".mm": "objective-c", ".pl": "perl",
     ".pm": "perl", ".erl": "erlang", ".ml": "ocaml", ".fs": "fsharp", ".groovy": "groovy", ".vue": "vue",
-    ".svelte": "svelte", ".zig": "zig", ".nim": "nim", ".jl": "julia",
+    ".svelte": "svelte", ".nim": "nim", ".jl": "julia",
 }  # fmt: skip
 CODE_SUFFIXES = frozenset(EXTENSIONS)
 
@@ -72,6 +72,9 @@ class Grammar:
     clauses: bool = False
     # The word that closes a block (Ruby's, Elixir's, Lua's ``end``): between symbols, it alone is no chunk.
     closer: str = ""
+    # A declaration whose value is a type defines it, named by the declaration (Zig's ``const List = struct
+    # {…}``): the value's node type → kind. A declaration holding anything else is no symbol.
+    containers: dict[str, str] = field(default_factory=dict)
 
 
 _CLASSES = {"class_declaration": "class", "interface_declaration": "interface", "enum_declaration": "enum"}
@@ -279,6 +282,18 @@ GRAMMARS: dict[str, Grammar] = {
         name_fields={"extension_declaration": "class"},
         prefixes=frozenset({"annotation"}),
         body_siblings=frozenset({"function_body"}),
+    ),
+    "zig": Grammar(
+        "tree_sitter_zig",
+        symbols={"function_declaration": "function"},
+        # a union or an opaque type holds functions as a struct does: its functions are its methods
+        containers={
+            "struct_declaration": "struct",
+            "union_declaration": "struct",
+            "opaque_declaration": "struct",
+            "enum_declaration": "enum",
+            "error_set_declaration": "enum",
+        },
     ),
 }
 CLASS_LIKE = frozenset({"class", "interface", "struct", "impl", "enum"})

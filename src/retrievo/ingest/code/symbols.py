@@ -166,6 +166,9 @@ def _kind(node: Any, grammar: Grammar, data: bytes) -> tuple[str | None, Any, An
     """The symbol kind ``node`` defines (None: not a definition), the node that names it, and an Elixir
     definition's head (``match(conn, opts)`` in ``def match(conn, opts) do``; else None)."""
     kind = grammar.symbols.get(node.type)
+    if kind is None and grammar.containers and node.type == "variable_declaration":
+        value = next((c for c in node.named_children if c.type in grammar.containers), None)
+        return (grammar.containers[value.type] if value is not None else None), node, None
     if kind is None and node.type in ("lexical_declaration", "variable_declaration"):
         target, kind = _function_variable(node)
         return kind, target, None
