@@ -777,3 +777,42 @@ def test_a_zig_builtin_is_no_call_and_a_plain_constant_no_symbol(tmp_path: Path)
     module = [c.text for c in chunk_document(loaded) if c.metadata.get("symbol_kind") == "module"]
     assert any("const limit = 64;" in text for text in module)
     assert any(text.startswith('test "sum of an empty list is zero"') for text in module)
+
+
+@pytest.mark.parametrize(
+    ("name", "source"),
+    [
+        ("bang.zig", "//! What this file is for.\npub fn main() void {}\n"),
+        ("bang.rs", "//! What this crate is for.\npub fn main() {}\n"),
+        ("block.rs", "/*! What this crate is for. */\npub fn main() {}\n"),
+    ],
+)
+def test_an_inner_doc_comment_documents_its_module_not_the_next_definition(
+    name: str, source: str, tmp_path: Path
+) -> None:
+    """``//!`` and ``/*!`` (Rust's, Zig's) document the file or module they are in, even right above a function."""
+    path = tmp_path / name
+    path.write_text(source)
+    loaded = load_file(path, 10**7)
+    assert not isinstance(loaded, Skip) and loaded.structure is not None
+    (main,) = loaded.structure.symbols
+    assert (main.name, main.line_start, main.docstring) == ("main", 2, "")
+
+
+def test_a_zig_type_function_s_functions_are_the_methods_of_the_type_it_returns(tmp_path: Path) -> None:
+    """``fn List(comptime T: type) type { return struct { … } }``: how Zig writes a generic container."""
+    path = tmp_path / "list.zig"
+    path.write_text(
+        "/// A list of T.\npub fn List(comptime T: type) type {\n    return struct {\n        items: []T,\n\n"
+        "        /// How many items.\n        pub fn len(self: @This()) usize {\n            return self.items.len;\n"
+        "        }\n    };\n}\n"
+    )
+    loaded = load_file(path, 10**7)
+    assert not isinstance(loaded, Skip) and loaded.structure is not None
+    found = {
+        (s.qualified_name, s.kind, s.line_start, s.line_end, s.docstring) for s in loaded.structure.symbols
+    }
+    assert found == {
+        ("list.List", "function", 1, 11, "A list of T."),
+        ("list.List.len", "method", 6, 9, "How many items."),
+    }

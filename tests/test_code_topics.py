@@ -8,9 +8,10 @@ import pytest
 
 from conftest import index_tree
 from retrievo import Config, Engine
-from retrievo.models import Filters, Kind
+from retrievo.models import Chunk, Filters, Hit, Kind
+from retrievo.search.code.files import Evidence, FileHit
 from retrievo.search.code.question import reads_as_headline, stem
-from retrievo.search.code.topics import CodeTopics, name_shares, name_words
+from retrievo.search.code.topics import CodeTopics, _ordered, name_shares, name_words
 from retrievo.search.query import read_query
 
 ROUTER = """\
@@ -238,3 +239,37 @@ def test_a_file_with_a_trace_of_evidence_does_not_join_a_small_repositorys_answe
         hits = engine.search(topic, limit=4, explain=True).hits
     assert [Path(h.chunk.path).name for h in hits] == ["router.go"] * 4
     assert hits[0].explain is not None and hits[0].explain["file"].rank == 1, "the topic's file ranking ran"
+
+
+def _chunk(chunk_id: int, path: str) -> Chunk:
+    return Chunk(
+        chunk_id, path, "r", "c", 0, "text", "", 0, 4, 1, 1, "h", "s", "code", 1, {}, path, path, Kind.CODE
+    )
+
+
+def _file(path: str, raw: float, weight: float, chunk_id: int) -> FileHit:
+    return FileHit(path, raw * weight, "docs" if weight < 1 else "source", (), (Evidence("", 1, 1, chunk_id),),
+                   path, raw, weight)  # fmt: skip
+
+
+def test_a_missed_file_joins_by_its_evidence_as_the_ranking_weighs_it() -> None:
+    """The join share reads each file's evidence at its kind's weight: a guide's many words (docs, × 0.3) do
+    not keep out a source file with a seventh of them (axum with its docs indexed: the middleware file a topic
+    was about fell out of the answer), and a source file with a tenth of the best file's evidence stays out."""
+    answer = tuple(
+        Hit(_chunk(n, path), 1.0 - n / 10, 0.5)
+        for n, path in enumerate(["guide.md", "router.rs"] * 3, start=1)
+    )  # six passages of two files: room for four more files
+    located = [
+        _file("guide.md", 3.0, 0.3, 1),  # weighed 0.9
+        _file("router.rs", 0.8, 1.0, 2),
+        _file("layer.rs", 0.4, 1.0, 13),  # a seventh of the guide's words, half the router's as weighed
+        _file("version.rs", 0.08, 1.0, 14),  # one stray word
+    ]
+    read = [
+        (_chunk(n, path), 1.0)
+        for n, path in [(1, "guide.md"), (2, "router.rs"), (13, "layer.rs"), (14, "version.rs")]
+    ]
+    scores = {f.path: f.score for f in located}
+    paths = [h.chunk.path for h in _ordered(answer, located, scores, read)]
+    assert "layer.rs" in paths and "version.rs" not in paths, paths

@@ -63,7 +63,11 @@ def above(span: Any, root: Any, data: bytes, grammar: Grammar) -> list[Any]:
 
 def _belongs(node: Any, grammar: Grammar, data: bytes) -> bool:
     if node.type in COMMENTS:
-        return data[node.start_byte : node.start_byte + 2] != b"#!"  # a shebang documents nothing
+        # a shebang documents nothing; ``//!`` and ``/*!`` (Rust's, Zig's) document the module they are in
+        return (
+            data[node.start_byte : node.start_byte + 3] not in (b"//!", b"/*!")
+            and data[node.start_byte : node.start_byte + 2] != b"#!"
+        )
     return (
         node.type in PREFIXES or node.type in grammar.prefixes or attribute(node, data) in grammar.attributes
     )

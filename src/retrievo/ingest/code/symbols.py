@@ -122,6 +122,8 @@ def parse_code(text: str, language: str, module: str) -> tuple[list[CodeSymbol],
                 *qualifiers, name = [part for part in re.split(grammar.qualifier, name) if part] or [name]
             if kind == "function" and parent is not None and symbols[parent].kind in CLASS_LIKE:
                 kind = "method"
+            elif kind == "function" and node.parent is not None and node.parent.type in grammar.containers:
+                kind = "method"  # Zig's ``fn List(comptime T: type) type { return struct { fn len … } }``
             span = node.parent if node.parent is not None and node.parent.type in grammar.wrappers else node
             if language == "go" and node.type == "type_spec" and _alone_in(node, "type_declaration"):
                 span = node.parent  # ``type Foo struct``: from ``type`` on, and its doc comment above

@@ -27,7 +27,7 @@ them. Files are ranked by the fusion of two orders and their names::
 Each file's best hit stands at the file's place; its further hits follow at ``REPEAT`` × for each before them
 in the file (the best file's second passage can still come before a weak file's first). A file ``locate``
 ranks that the fused answer missed joins with its best chunk, when its evidence is at least ``JOIN`` × the
-best file's. Round values, chosen on 12 repositories of
+best file's (each weighed by its kind). Round values, chosen on 12 repositories of
 semble's benchmark with one language left out at a time (docs/benchmarks.md); ``explain`` adds the file's
 rank and score as the arm ``file``; every hit says ``why``.
 """
@@ -52,9 +52,10 @@ SOURCE = 0.5  # the best source file below this share of the best file's evidenc
 K = 10  # the reciprocal rank's offset: the first file scores 1/11, the tenth 1/20
 NAME = 0.02  # a name the query says whole: about the lift of a few places in either order
 REPEAT = 0.25  # a file's further passages: × REPEAT for each of its passages before
-# a file the fused answer missed joins it only with this share of the best file's evidence: in a repository of
-# seven files every file is among ``locate``'s first ten, and its one stray word put ``version.rb``'s one line
-# above the second passage of the file the topic is about (sinatra)
+# a file the fused answer missed joins it only with this share of the best file's evidence, each as ``locate``
+# weighs it (its kind's weight in: a guide's many words do not keep the code out): in a repository of seven
+# files every file is among ``locate``'s first ten, and its one stray word put ``version.rb``'s one line above
+# the second passage of the file the topic is about (sinatra)
 JOIN = 0.25
 # a file named so says nothing of what it holds: its folder names it
 _GENERIC = frozenset({"mod", "index", "init", "main", "lib", "__init__"})
@@ -148,12 +149,12 @@ def _ordered(
     chunks = {chunk.chunk_id: chunk for chunk, _ in read}
     present = {h.chunk.path for h in hits}
     floor = min(h.relevance for h in hits)
-    best = max((f.raw for f in located), default=0.0)
+    best = max((f.score for f in located), default=0.0)
     joining = [
         Hit(chunks[e.chunk_id], 0.0, floor)
         for f in located[: len(hits)]
         if f.path not in present
-        and f.raw >= JOIN * best  # a file with a trace of evidence joins no answer (a small repository's)
+        and f.score >= JOIN * best  # a file with a trace of evidence joins no answer (a small repository's)
         and (e := next((e for e in f.evidence if e.chunk_id in chunks), None))
     ]
     place = {f.path: (i, f) for i, f in enumerate(located)}
