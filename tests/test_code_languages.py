@@ -816,3 +816,13 @@ def test_a_zig_type_function_s_functions_are_the_methods_of_the_type_it_returns(
         ("list.List", "function", 1, 11, "A list of T."),
         ("list.List.len", "method", 6, 9, "How many items."),
     }
+
+
+def test_a_doxygen_comment_above_a_c_plus_plus_definition_documents_it(tmp_path: Path) -> None:
+    """In C and C++ ``//!`` is Doxygen's (Qt's) mark for the definition below: not an inner doc comment."""
+    path = tmp_path / "buffer.hpp"
+    path.write_text("//! A buffer that grows.\nclass buffer {\n  int size_;\n};\n")
+    loaded = load_file(path, 10**7)
+    assert not isinstance(loaded, Skip) and loaded.structure is not None
+    (cls,) = loaded.structure.symbols
+    assert (cls.name, cls.line_start, cls.docstring) == ("buffer", 1, "A buffer that grows.")

@@ -75,6 +75,9 @@ class Grammar:
     # A declaration whose value is a type defines it, named by the declaration (Zig's ``const List = struct
     # {…}``): the value's node type → kind. A declaration holding anything else is no symbol.
     containers: dict[str, str] = field(default_factory=dict)
+    # Comments that document the module they are in, not the definition below them (Rust's and Zig's ``//!``;
+    # in C and C++ Doxygen reads ``//!`` as the next definition's).
+    inner_docs: tuple[bytes, ...] = ()
 
 
 _CLASSES = {"class_declaration": "class", "interface_declaration": "interface", "enum_declaration": "enum"}
@@ -167,6 +170,7 @@ GRAMMARS: dict[str, Grammar] = {
             "impl_item": "impl",
             "mod_item": "namespace",
         },
+        inner_docs=(b"//!", b"/*!"),
     ),
     "ruby": Grammar(
         "tree_sitter_ruby",
@@ -294,6 +298,7 @@ GRAMMARS: dict[str, Grammar] = {
             "enum_declaration": "enum",
             "error_set_declaration": "enum",
         },
+        inner_docs=(b"//!",),
     ),
 }
 CLASS_LIKE = frozenset({"class", "interface", "struct", "impl", "enum"})

@@ -63,11 +63,11 @@ def above(span: Any, root: Any, data: bytes, grammar: Grammar) -> list[Any]:
 
 def _belongs(node: Any, grammar: Grammar, data: bytes) -> bool:
     if node.type in COMMENTS:
-        # a shebang documents nothing; ``//!`` and ``/*!`` (Rust's, Zig's) document the module they are in
-        return (
-            data[node.start_byte : node.start_byte + 3] not in (b"//!", b"/*!")
-            and data[node.start_byte : node.start_byte + 2] != b"#!"
-        )
+        text = data[node.start_byte : node.start_byte + 3]
+        if text.startswith(b"#!"):
+            return False  # a shebang documents nothing
+        # an inner doc comment (Rust's ``//!``) documents the module it is in
+        return not (grammar.inner_docs and text.startswith(grammar.inner_docs))
     return (
         node.type in PREFIXES or node.type in grammar.prefixes or attribute(node, data) in grammar.attributes
     )
