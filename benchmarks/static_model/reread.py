@@ -8,6 +8,9 @@ re-rank them by
 - ``cosine``: the bundled model's cosine alone;
 - ``mix``: 0.3 × the static hybrid score + 0.7 × the cosine, each min-max scaled over the N;
 - ``rrf``: the reciprocal ranks of the two orders (k = 60);
+- ``engine``: the engine's adaptive fusion (``search/fusion.py``, the bundled model's bias) of the keyword
+  arm's first N and the N by the bundled model's cosine: its own hybrid, its dense arm read over the N
+  (without the exact-match evidence and the short-query weight);
 
 scored as ``retrievo eval`` scores (a document where its best chunk stands, nDCG@10). The indexes are
 ``fusion_bias.py``'s (``--work``: built with ``RETRIEVO_EMBEDDER=static`` when missing); nothing is
@@ -36,6 +39,8 @@ from retrievo.embed.local import MiniLMEmbedder
 from retrievo.evaluation.beir import load_beir
 from retrievo.evaluation.metrics import ndcg_at_k
 from retrievo.evaluation.runner import SOURCE_PREFIX, evaluate
+from retrievo.models import ArmHit, Filters
+from retrievo.search import fusion
 from retrievo.text.hashing import embedding_input
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -70,13 +75,21 @@ def measure(work: Path, name: str, split: str, depths: list[int], model: MiniLME
         evaluate(DATA / name, db=db, modes=["hybrid"], split=split)  # the static model's index, built once
     collection, prefix = f"eval-{name}", f"{SOURCE_PREFIX}{dataset.name}/"
     runs: dict[str, list[tuple[int, str, float]]] = {}
+    keyword: dict[str, list[ArmHit]] = {}
     texts: dict[int, str] = {}
+    documents: dict[int, str] = {}
     with Engine(Config.from_env(db=db, collection=collection)) as engine:
+        store = engine._open_store(create=False)
         for query_id, query in dataset.queries.items():
             hits = engine.search(query, collection=collection, limit=max(depths)).hits
             runs[query_id] = [(h.chunk.chunk_id, h.chunk.path.removeprefix(prefix), h.score) for h in hits]
             for h in hits:
                 texts.setdefault(h.chunk.chunk_id, embedding_input(h.chunk.context or "", h.chunk.text))
+            keyword[query_id] = store.keyword_search(collection, query, Filters(), max(depths))
+        read = {h.chunk_id for hits in keyword.values() for h in hits}
+        documents = {
+            c: chunk.path.removeprefix(prefix) for c, chunk in store.get_chunks(sorted(read)).items()
+        }
     ids = list(texts)
     started = time.perf_counter()
     vectors = model.embed_documents([texts[i] for i in ids])
@@ -84,7 +97,7 @@ def measure(work: Path, name: str, split: str, depths: list[int], model: MiniLME
     row = {chunk_id: i for i, chunk_id in enumerate(ids)}
     queries = model.embed_queries(list(dataset.queries.values()))
     table: dict[str, dict[int, float]] = {}
-    for rule in ("static", "cosine", "mix", "rrf"):
+    for rule in ("static", "cosine", "mix", "rrf", "engine"):
         for depth in depths:
             total = 0.0
             for q, query_id in enumerate(dataset.queries):
@@ -94,9 +107,19 @@ def measure(work: Path, name: str, split: str, depths: list[int], model: MiniLME
                 static = np.array([score for _, _, score in found])
                 cosine = vectors[[row[c] for c, _, _ in found]] @ queries[q]
                 ranked: list[str] = []
-                for i in reranked(rule, static, cosine):
-                    if found[i][1] not in ranked:
-                        ranked.append(found[i][1])
+                if rule == "engine":
+                    where = {c: d for c, d, _ in found} | documents
+                    order = np.argsort(-cosine, kind="stable")
+                    dense = [ArmHit(found[i][0], r, float(cosine[i])) for r, i in enumerate(order, start=1)]
+                    arms = {"keyword": keyword[query_id][:depth], "semantic": dense}
+                    fused, _ = fusion.adaptive_fusion(arms, bias=fusion.BIAS)
+                    order_ids = [chunk_id for chunk_id, _ in fused]
+                else:
+                    order_ids = [found[i][0] for i in reranked(rule, static, cosine)]
+                    where = {c: d for c, d, _ in found}
+                for chunk_id in order_ids:
+                    if where[chunk_id] not in ranked:
+                        ranked.append(where[chunk_id])
                 total += ndcg_at_k(ranked[:10], dataset.qrels[query_id], 10)
             table.setdefault(rule, {})[depth] = round(total / len(dataset.queries), 4)
         print(json.dumps({"set": name, "rule": rule, "ndcg_10": table[rule]}), flush=True)
