@@ -818,11 +818,33 @@ def test_a_zig_type_function_s_functions_are_the_methods_of_the_type_it_returns(
     }
 
 
-def test_a_doxygen_comment_above_a_c_plus_plus_definition_documents_it(tmp_path: Path) -> None:
-    """In C and C++ ``//!`` is Doxygen's (Qt's) mark for the definition below: not an inner doc comment."""
-    path = tmp_path / "buffer.hpp"
-    path.write_text("//! A buffer that grows.\nclass buffer {\n  int size_;\n};\n")
+@pytest.mark.parametrize(
+    ("name", "source", "symbol", "docstring"),
+    [
+        (
+            "buffer.hpp",
+            "//! A buffer that grows.\nclass buffer {\n  int size_;\n};\n",
+            "buffer",
+            "A buffer that grows.",
+        ),
+        (
+            "buffer.c",
+            "/*! A buffer that grows. */\nint grow(int n) { return n * 2; }\n",
+            "grow",
+            "A buffer that grows.",
+        ),
+        ("banner.js", "/*! banner v1 | MIT */\nfunction main() { return 1; }\n", "main", "banner v1 | MIT"),
+    ],
+)
+def test_outside_rust_and_zig_a_bang_comment_still_documents_the_definition_below(
+    name: str, source: str, symbol: str, docstring: str, tmp_path: Path
+) -> None:
+    """In C and C++ ``//!`` and ``/*!`` are Doxygen's (Qt's) marks for the definition below; in JavaScript a
+    ``/*!`` banner right above a function reads as before: only Rust's and Zig's inner doc comments document
+    their module."""
+    path = tmp_path / name
+    path.write_text(source)
     loaded = load_file(path, 10**7)
     assert not isinstance(loaded, Skip) and loaded.structure is not None
-    (cls,) = loaded.structure.symbols
-    assert (cls.name, cls.line_start, cls.docstring) == ("buffer", 1, "A buffer that grows.")
+    (found,) = loaded.structure.symbols
+    assert (found.name, found.line_start, found.docstring) == (symbol, 1, docstring)

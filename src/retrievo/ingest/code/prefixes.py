@@ -27,7 +27,7 @@ MAX_PREFIXES = 64
 MAX_SUMMARY_CHARS = 200
 _STRING_QUOTES = re.compile(r"^(?:~[A-Za-z]+|[rRbBuUfF]*)(?:\"{3}|'{3}|\"|')|(?:\"{3}|'{3}|\"|')$")
 _COMMENT_ENDS = re.compile(r"\s*(?:\*/|-\})\s*$")
-_COMMENT_MARKS = re.compile(r"^\s*(?:/\*\*?|\*/|\*|//[/!]?|#+|\{-\|?|-\}|--+\s*\|?)\s?")
+_COMMENT_MARKS = re.compile(r"^\s*(?:/\*[*!]?|\*/|\*|//[/!]?|#+|\{-\|?|-\}|--+\s*\|?)\s?")
 
 
 def above(span: Any, root: Any, data: bytes, grammar: Grammar) -> list[Any]:
