@@ -106,12 +106,10 @@ class Resident:
                 importlib.import_module(name)
             except Exception:
                 continue
-        warmed = False
-        with contextlib.suppress(Exception):  # a first search's costs paid once, here
+        try:  # a first search's costs paid once, here
             warm_up()
-            warmed = True
-        if not warmed:  # what the failed warm-up left open (a connection its traceback held) is closed now
-            gc.collect()
+        except Exception:
+            gc.collect()  # what the failed warm-up left open (a connection its traceback held) is closed now
         with contextlib.suppress(
             Exception
         ):  # the same: a child that needs the table reads it (and says why not)
