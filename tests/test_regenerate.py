@@ -234,3 +234,24 @@ def test_mcp_migrates_in_a_job_and_verifies_over_the_official_client(
     assert verified["ok"] and verified["model_id"] == "openai:toy" and verified["chunks"] > 0
     assert status["collections"][0]["model_id"] == "openai:toy"
     assert "limit" in bad  # refused by the schema before any job is made
+
+
+def test_chunks_are_embedded_in_slices_that_span_the_stores_pages(make_engine: Any, handbook: Path) -> None:
+    """A model is handed as many chunks at once as it keeps in flight (a GPU's 1,024 × 4), across the
+    store's pages (here 2 chunks a page), in key order, each slice's size asked anew (a model settles its
+    batches when it loads)."""
+    from retrievo.engine.embedding import _slices
+
+    engine = make_engine()
+    engine.index([handbook])
+    store = engine._open_store(create=False)
+    keys = [key for key, _ in store.embedding_work("default", MINILM)]
+    assert len(keys) >= 9
+    slices: list[list[tuple[str, str]]] = []
+    for piece in _slices(
+        store.embedding_work_pages("default", MINILM, page=2), lambda: 3 if not slices else 5
+    ):
+        slices.append(piece)
+    assert [key for piece in slices for key, _ in piece] == keys
+    assert [len(piece) for piece in slices[:-1]] == [3] + [5] * (len(slices) - 2)
+    assert 0 < len(slices[-1]) <= 5

@@ -9,6 +9,9 @@ kernels) for the first ``--compare`` texts.
 
     python -m benchmarks.scale.gpu_embed --device cuda --texts 20000 --json benchmarks/results/gpu-embed-DATE.json
     python -m benchmarks.scale.gpu_embed --device cpu --texts 300
+
+``--slices N`` also times the first N texts handed over as indexing hands them (``engine/embedding.py``):
+in slices of 256 (before) and of what the model keeps in flight (batch × batches in flight: 4,096 on a GPU).
 """
 
 from __future__ import annotations
@@ -37,6 +40,18 @@ def abstracts(count: int, corpus: Path = SCIFACT) -> list[str]:
     return [texts[i % len(texts)] + ("" if i < len(texts) else f" ({i})") for i in range(count)]
 
 
+def sliced(model: Any, texts: list[str], size: int, device: str) -> float:
+    """Seconds to embed ``texts`` handed over ``size`` at a time."""
+    started = time.perf_counter()
+    for begin in range(0, len(texts), size):
+        model.embed_documents(texts[begin : begin + size])
+    if device == "cuda":
+        import torch
+
+        torch.cuda.synchronize()
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
@@ -44,6 +59,9 @@ def main() -> None:
     parser.add_argument("--compare", type=int, default=300)
     parser.add_argument(
         "--fp16", action="store_true", help="on --device cpu: the GPU's fp16 arithmetic (slow)"
+    )
+    parser.add_argument(
+        "--slices", type=int, default=0, help="time N texts in indexing's slices, before/after"
     )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--corpus", type=Path, default=SCIFACT, help="SciFact's corpus.jsonl")
@@ -95,6 +113,11 @@ def main() -> None:
         "cosine_to_cpu_mean": round(float(cosine.mean()), 5),
         "compared": len(cosine),
     }
+    if args.slices:
+        result["slices"] = {
+            str(size): round(args.slices / sliced(model, texts[: args.slices], size, args.device), 1)
+            for size in (256, model.batch_size * model.parallel_batches)
+        }
     print(json.dumps(result, indent=1))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

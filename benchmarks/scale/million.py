@@ -8,7 +8,8 @@ running number, so every chunk's text — and so its embedding key — is its ow
 
 Vectors come from an instant embedding service on loopback (``benchmarks.common.FakeEmbeddings``, in
 this process; 384 dimensions, base64 on the wire as retrievo asks for it), so the run measures retrievo's
-pipeline, not a model. A child process runs ``Engine.index`` into a fresh store and reports when each
+pipeline, not a model; ``--embedder bundled`` has the bundled model make them instead, on a GPU where
+PyTorch sees one (``RETRIEVO_DEVICE=auto``, ``embed/cuda.py``), the run with a model. A child process runs ``Engine.index`` into a fresh store and reports when each
 stage ended: every file read, chunked and written (the chunks searchable by keywords), every vector
 made and stored, the side indexes (keyword postings, HNSW) built. Then the searches: hybrid latency
 p50/p95 over SciFact's claims, and the ANN arm's recall@10 against exact search over every vector.
@@ -21,6 +22,7 @@ embedded is kept) and runs ``verify`` once more.
     .venv/bin/python -m benchmarks.scale.million --chunks 1000000 --json benchmarks/results/million-sqlite-DATE.json
     .venv/bin/python -m benchmarks.scale.million --chunks 1000000 --store postgres --json ...
     .venv/bin/python -m benchmarks.scale.million --chunks 1000000 --kill-at embedding:0.5 --json ...
+    python -m benchmarks.scale.million --chunks 1000000 --embedder bundled --json ...   # on a lent GPU
 """
 
 from __future__ import annotations
@@ -134,8 +136,11 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     from retrievo.config import Config
     from retrievo.engine import Engine
 
-    config = Config(db=Path(args.db), store=args.store_url or None, embedder="openai", embed_url=args.url,
-                    embed_model=MODEL, embed_concurrency=args.concurrency)  # fmt: skip
+    if args.embedder == "bundled":
+        config = Config(db=Path(args.db), store=args.store_url or None, embedder="local")
+    else:
+        config = Config(db=Path(args.db), store=args.store_url or None, embedder="openai", embed_url=args.url,
+                        embed_model=MODEL, embed_concurrency=args.concurrency)  # fmt: skip
     stages = Stages(args.chunks, Path(args.marks) if args.marks else None)
     with Engine(config) as engine:
         if args.searches_only:
@@ -172,9 +177,12 @@ def searches(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
     p50, p95 = p50_p95(times)
     store, collection = engine._collection_store(None)
     model = store.get_collection(collection).model_id
-    service = FakeEmbeddings(dims=384)  # the same vectors the index's service gives
-    queries = service.vectors(claims[: args.recall_queries]).astype(np.float32)
-    service.close()
+    if args.embedder == "bundled":
+        queries = engine.embedder.embed_queries(claims[: args.recall_queries]).astype(np.float32)
+    else:
+        service = FakeEmbeddings(dims=384)  # the same vectors the index's service gives
+        queries = service.vectors(claims[: args.recall_queries]).astype(np.float32)
+        service.close()
     approximate = [
         {h.chunk_id for h in store.vector_search(collection, model, q, Filters(), 10)} for q in queries
     ]
@@ -253,6 +261,15 @@ def fresh_store(args: argparse.Namespace, work: Path) -> tuple[Path, str]:
     return db, database(server.get_uri(), f"million{int(time.time())}")
 
 
+def gpu_name() -> str:
+    """The GPU PyTorch sees, or "cpu" (no PyTorch, no GPU)."""
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+
+
 def disk_mb(db: Path, url: str) -> float:
     if url:
         import psycopg
@@ -267,7 +284,8 @@ def run_child(args: argparse.Namespace, files: Path, db: Path, url: str, service
               marks: Path | None = None, kill_at: str | None = None, search: bool = True) -> dict[str, Any]:  # fmt: skip
     command = [sys.executable, "-m", "benchmarks.scale.million", "--child", "--files", str(files), "--db", str(db),
                "--store-url", url, "--url", service.url, "--chunks", str(args.chunks),
-               "--concurrency", str(args.concurrency), "--recall-queries", str(args.recall_queries)]  # fmt: skip
+               "--concurrency", str(args.concurrency), "--recall-queries", str(args.recall_queries),
+               "--embedder", args.embedder]  # fmt: skip
     if marks is not None:
         command += ["--marks", str(marks)]
     if not search:
@@ -317,6 +335,8 @@ def main() -> None:
     parser.add_argument("--store", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--corpus", type=Path, default=Path(tempfile.gettempdir()) / "retrievo-million")
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--embedder", choices=["service", "bundled"], default="service",
+                        help="the loopback service's instant vectors, or the bundled model's (a GPU where seen)")  # fmt: skip
     parser.add_argument("--recall-queries", type=int, default=100)
     parser.add_argument("--kill-at", help="reading:F, embedding:F or side:SECONDS (see the module)")
     parser.add_argument("--json", type=Path)
@@ -335,7 +355,9 @@ def main() -> None:
     service = FakeEmbeddings(dims=384)
     meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
             "command": " ".join(["python -m benchmarks.scale.million", *sys.argv[1:]]), "store": args.store,
-            "chunks": args.chunks, "per_file": args.per_file}  # fmt: skip
+            "chunks": args.chunks, "per_file": args.per_file, "embedder": args.embedder}  # fmt: skip
+    if args.embedder == "bundled":
+        meta["device"] = gpu_name()
     try:
         if args.kill_at is None:
             result: dict[str, Any] = {"meta": meta, "run": run_child(args, files, db, url, service)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from abc import abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, cast
@@ -43,7 +43,9 @@ if TYPE_CHECKING:
     from retrievo.embed.pool import ModelPool
     from retrievo.embed.queries import QueryEmbedder
 
-EMBED_WRITE_BATCH = 256
+EMBED_WRITE_BATCH = (
+    256  # chunks embedded and stored together, at least (more where a model keeps more in flight)
+)
 SHARED_BATCH = 64  # chunks a server of a tier claims at once (retrievo.store.postgres.shared_embedding)
 SHARED_POLL_S = 0.2  # how often the job's server looks whether the batches others hold are done
 SWITCH_WAIT_S = 600.0  # how long a migration waits for another writer before it gives up (resumable)
@@ -408,14 +410,31 @@ def _embed_into(
         except Cancelled as asked:  # a cancel stops after this batch is stored, so no vector is lost
             stop.append(asked)
 
-    for page in pages:
-        for begin in range(0, len(page), EMBED_WRITE_BATCH):
-            batch = page[begin : begin + EMBED_WRITE_BATCH]
-            vectors = embedder.embed_documents([text for _, text in batch], progress=embedded)
-            store.put_embeddings(embedder.model_id, [key for key, _ in batch], vectors, replace=replace)
-            done += len(batch)
-            if written_through is not None:
-                written_through(batch[-1][0], done)
-            if stop:
-                raise stop[0]
+    for batch in _slices(
+        pages, lambda: max(EMBED_WRITE_BATCH, embedder.batch_size * embedder.parallel_batches)
+    ):
+        vectors = embedder.embed_documents([text for _, text in batch], progress=embedded)
+        store.put_embeddings(embedder.model_id, [key for key, _ in batch], vectors, replace=replace)
+        done += len(batch)
+        if written_through is not None:
+            written_through(batch[-1][0], done)
+        if stop:
+            raise stop[0]
     return done
+
+
+def _slices(
+    pages: Iterable[Sequence[tuple[str, str]]], size: Callable[[], int]
+) -> Iterator[list[tuple[str, str]]]:
+    """The pages' pairs in order, in slices of ``size()`` (asked anew for each: a model settles its
+    batches when it loads, a GPU's 1,024 × 4 in flight), the last one shorter. A store's page is 1,024
+    chunks; a slice spans pages, so a GPU gets all the batches it can keep in flight in one call."""
+    held: list[tuple[str, str]] = []
+    for page in pages:
+        held.extend(page)
+        while len(held) >= size():
+            cut = size()
+            yield held[:cut]
+            held = held[cut:]
+    if held:
+        yield held
