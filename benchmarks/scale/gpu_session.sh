@@ -14,7 +14,7 @@ export PYTHONPATH=/tmp/site:$PWD/src:$PWD PYTHONUNBUFFERED=1
 mkdir -p ../shared/data
 [ -d ../shared/data/scifact ] || tar xzf .devdata/scifact.tgz -C ../shared/data
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-python3 -m benchmarks.scale.gpu_embed --device cuda --texts 60000 --slices 60000 --json "$OUT/gpu-embed.json"
+[ -n "${SKIP_EMBED:-}" ] || python3 -m benchmarks.scale.gpu_embed --device cuda --texts 60000 --slices 60000 --json "$OUT/gpu-embed.json"
 python3 -m benchmarks.scale.million --chunks 2000 --embedder bundled --recall-queries 20 --corpus /tmp/million \
   > "$OUT/million-smoke.json"
 tail -4 "$OUT/million-smoke.json"

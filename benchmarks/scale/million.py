@@ -290,7 +290,8 @@ def run_child(args: argparse.Namespace, files: Path, db: Path, url: str, service
         command += ["--marks", str(marks)]
     if not search:
         command.append("--no-search")
-    environ = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT / "src"), str(ROOT)))}
+    paths = (str(ROOT / "src"), str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)))
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     process = subprocess.Popen(command, env=environ, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     if kill_at is not None and marks is not None:
         stage, _, amount = kill_at.partition(":")
