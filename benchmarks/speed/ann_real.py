@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import re
 import sqlite3
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -55,17 +58,19 @@ def queries(count_scifact: int, count_cosqa: int) -> list[str]:
     )
 
 
-def index_vectors(db: Path, dims: int) -> tuple[np.ndarray, np.ndarray]:
+def index_vectors(db: Path, model_id: str, dims: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every current chunk's vector of ``model_id`` (an index may hold other models' too)."""
     from retrievo.store.sqlite.vectors import decode_vectors
 
-    rows = (
-        sqlite3.connect(db)
-        .execute(
-            """SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key
-           WHERE c.superseded_at IS NULL ORDER BY c.id"""
-        )
-        .fetchall()
-    )
+    connection = sqlite3.connect(db)
+    rows = connection.execute(
+        """SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
+           WHERE c.superseded_at IS NULL ORDER BY c.id""",
+        (model_id,),
+    ).fetchall()
+    connection.close()
+    if not rows:
+        raise SystemExit(f"{db} holds no vectors of {model_id} (index it with --embedder static)")
     ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
     return ids, decode_vectors([row[1] for row in rows], dims)
 
@@ -85,7 +90,7 @@ def main() -> None:
 
     model = StaticEmbedder()
     if args.db:
-        ids, vectors = index_vectors(args.db, model.dimensions)
+        ids, vectors = index_vectors(args.db, model.model_id, model.dimensions)
         asked = queries(100, 0)
     else:
         texts = real_texts()
@@ -93,7 +98,9 @@ def main() -> None:
         ids = np.arange(len(texts), dtype=np.int64)
         asked = queries(150, 150)
     query_vectors = model.embed_queries(asked).astype(np.float32)
-    exact = [set(ids[row].tolist()) for row in np.argsort(-(query_vectors @ vectors.T), axis=1)[:, :10]]
+    scores = query_vectors @ vectors.T
+    exact = [set(ids[row].tolist()) for row in np.argpartition(-scores, 9, axis=1)[:, :10]]
+    del scores
     efs = sorted({expansion_search(len(ids)), *args.efs})
     rows: list[dict[str, Any]] = []
     for add in args.adds:
@@ -115,6 +122,8 @@ def main() -> None:
     if args.json:
         meta = {
             "date": time.strftime("%Y-%m-%d"),
+            "command": " ".join(["python -m benchmarks.speed.ann_real", *sys.argv[1:]]),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores",
             "source": str(args.db or "real texts"),
             "queries": len(asked),
         }
