@@ -16,7 +16,7 @@ from retrievo.embed.static import MODEL_ID as STATIC_ID
 from retrievo.models import ArmHit, Filters
 from retrievo.operations.staged import index_in_stages
 from retrievo.search.migrating import BIAS_TOP, blended_arm
-from retrievo.store.postgres import searching, vector_source
+from retrievo.store.postgres import searching
 from retrievo.surfaces.serialize import result_to_dict
 from test_staged_index import Queued, staged_config
 from test_static_embedder import write_pages
@@ -131,7 +131,6 @@ def test_a_search_during_the_move_reads_both_models_and_says_which_ranked_each_h
 def test_on_postgresql_a_collection_past_the_exact_bound_reads_its_serving_model_alone(
     tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With no side index for the model it moves to (a store opened without a cache folder)."""
     config = staged_config(tmp_path, "postgres", request)
     with Engine(config) as engine:
         index_in_stages(engine, [str(write_pages(tmp_path / "notes"))], None, jobs=Queued(engine))
@@ -141,9 +140,7 @@ def test_on_postgresql_a_collection_past_the_exact_bound_reads_its_serving_model
         store.put_embeddings(MINILM_ID, [k for k, _ in work], bundled.embed_documents([t for _, t in work]))
         every = engine.search("boiling noodles for dinner")  # every chunk reached: the new model alone
         assert every.model_id == MINILM_ID and every.models == ()
-        monkeypatch.setattr(searching, "SHADOW_EXACT_MAX", 2)  # it has 3 chunks
-        monkeypatch.setattr(store, "_cache_dir", None)
-        assert store.unserved_search_max == 2
+        monkeypatch.setattr(searching.PostgresSearch, "unserved_search_max", 2)  # it has 3 chunks
         vector = bundled.embed_query("boiling noodles for dinner")
         assert store.vector_search(config.collection, MINILM_ID, vector, Filters(), 10) == []
         asked = "noodles boiled for supper"
@@ -151,44 +148,3 @@ def test_on_postgresql_a_collection_past_the_exact_bound_reads_its_serving_model
         assert found.model_id == STATIC_ID and found.models == () and found.hits
         queries = engine._pool.queries(MINILM_ID)
         assert queries is not None and (MINILM_ID, asked) not in queries._cache  # NEW never read it
-
-
-def test_on_postgresql_a_large_collection_reads_the_model_it_moves_to_from_that_models_side_index(
-    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Past ANN_MIN_VECTORS chunks (here 1) the moving-to model's vectors are read from a usearch side index of
-    their own in the cache folder, built from the embeddings table, in step with each write of that model's
-    vectors; at any size (past SHADOW_EXACT_MAX, here 2, too); forgotten at the switch."""
-    monkeypatch.setattr(vector_source, "ANN_MIN_VECTORS", 1)
-    monkeypatch.setattr(searching, "SHADOW_EXACT_MAX", 2)  # 3 chunks: exact search would give nothing
-    config = staged_config(tmp_path, "postgres", request)
-    with Engine(config) as engine:
-        index_in_stages(engine, [str(write_pages(tmp_path / "notes"))], None, jobs=Queued(engine))
-        store = engine.open_store(create=False, collection=config.collection)
-        assert store.unserved_search_max is None  # a side index reads NEW at any size
-        work = store.embedding_work(config.collection, MINILM_ID, only_missing=True)
-        assert len(work) == 3
-        bundled = engine.require_model("local")
-        vector = bundled.embed_query("boiling noodles for dinner")
-        assert (
-            store.vector_search(config.collection, MINILM_ID, vector, Filters(), 10) == []
-        )  # none moved yet
-        store.put_embeddings(MINILM_ID, [work[0][0]], bundled.embed_documents([work[0][1]]))
-        first = store.vector_search(config.collection, MINILM_ID, vector, Filters(), 10)
-        assert len(first) == 1  # the one chunk the move reached, from the side index
-        shadow_files = sorted((tmp_path / "cache").rglob("shadow-*.usearch"))
-        assert len(shadow_files) == 1
-        rest = work[1:]
-        store.put_embeddings(MINILM_ID, [k for k, _ in rest], bundled.embed_documents([t for _, t in rest]))
-        every = store.vector_search(config.collection, MINILM_ID, vector, Filters(), 10)
-        assert len(every) == 3 and {h.chunk_id for h in first} < {h.chunk_id for h in every}  # in step
-        pasta = next(
-            c for c in store.get_chunks([h.chunk_id for h in every]).values() if c.path.endswith("pasta.md")
-        )
-        assert every[0].chunk_id == pasta.chunk_id and every[0].score == pytest.approx(
-            float(vector @ bundled.embed_documents([pasta.text])[0]), abs=0.02
-        )  # its cosine (float16 in the graph; the stored text embedded as a chunk is, near enough)
-        found = engine.search("noodles boiled for supper", explain=True)
-        assert found.hits and MINILM_ID in {found.model_id, *found.models}
-        assert engine.regenerate(model="local", drop_old=True).switched
-        assert not list((tmp_path / "cache").rglob("shadow-*.usearch"))  # the move's index, gone

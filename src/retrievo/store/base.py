@@ -278,11 +278,9 @@ class Store(Protocol):
         another's (a model the collection is moving to, read exactly where no side index keeps it)."""
         ...
 
-    @property
-    def unserved_search_max(self) -> int | None:
-        """The most current chunks of a collection for which ``vector_search`` reads a model other than the
-        served one (None: any number); above, it returns nothing for that model."""
-        ...
+    # The most current chunks of a collection for which ``vector_search`` reads a model other than the
+    # served one (None: any number); above, it returns nothing for that model.
+    unserved_search_max: int | None
 
     def chunks_with_vector(self, chunk_ids: Sequence[int], model_id: str) -> frozenset[int]:
         """Those of ``chunk_ids`` that have a ``model_id`` vector."""

@@ -21,7 +21,6 @@ from retrievo.store import embeddings
 from retrievo.store.base import CollectionInfo
 from retrievo.store.postgres import vector_index
 from retrievo.store.postgres.vector_source import (
-    SHADOW_VECTORS_CHANGED,
     VECTORS_CHANGED,
     VECTORS_CHANGED_FOR_CHUNKS,
     VECTORS_CHANGED_FOR_MODEL,
@@ -83,7 +82,6 @@ class PostgresEmbeddings(embeddings.EmbeddingTable):
         )
         if served.rowcount:
             conn.execute(VECTORS_CHANGED_FOR_MODEL, (model_id,))
-        conn.execute(SHADOW_VECTORS_CHANGED, (model_id,))  # a collection moving to it: its side index
 
     def rekey_chunks(self, pairs: Sequence[tuple[int, str]]) -> None:
         with self._transaction() as conn, conn.cursor() as cursor:

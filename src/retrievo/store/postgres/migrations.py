@@ -110,11 +110,6 @@ M003_ROOTS = queries.ROOTS_SCHEMA
 # Bumped with every write of chunks.vector, in its transaction: the vector side index's generation is
 # the collection's change stamp and this (store/postgres/vector_source.py).
 M009_VECTORS_CHANGED = "ALTER TABLE collections ADD COLUMN vectors_changed BIGINT NOT NULL DEFAULT 0;"
-# Bumped with every write of the vectors of the model a collection is moving to: that model's own side
-# index's generation (store/postgres/vector_source.py, PostgresShadowVectorSource).
-M015_SHADOW_VECTORS_CHANGED = (
-    "ALTER TABLE collections ADD COLUMN shadow_vectors_changed BIGINT NOT NULL DEFAULT 0;"
-)
 
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m001_initial", M001_INITIAL),
@@ -131,7 +126,6 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("m012_embed_batches", shared_embedding.SCHEMA),
     ("m013_key_expiry", keys.EXPIRY),
     ("m014_work_index", embeddings.WORK_INDEX),
-    ("m015_shadow_vectors_changed", M015_SHADOW_VECTORS_CHANGED),
 )
 
 

@@ -16,19 +16,14 @@ from retrievo.store.postgres.filters import filter_sql
 from retrievo.store.postgres.rows import chunk_from_row
 from retrievo.store.postgres.vector_source import PostgresSideIndexes
 
-# The most current chunks of a collection whose moving-to model's vectors a search reads exactly, where no
-# side index keeps them (no cache folder, a filter, one being built): at 100,000 a search reads them in
-# ~120 ms on 2 cores (pgvector's exact scan, 384 dimensions, 2026-11-29).
+# The most current chunks of a collection whose moving-to model's vectors a search reads, exactly: at
+# 100,000 a search reads them in ~120 ms on 2 cores (pgvector's exact scan, 384 dimensions, 2026-11-29).
 SHADOW_EXACT_MAX = 200_000
 
 
 class PostgresSearch(PostgresSideIndexes):
     ef_search: int
-
-    @property
-    def unserved_search_max(self) -> int | None:
-        """With a cache folder, the moving-to model's own side index answers at any size (None)."""
-        return None if self._cache_dir is not None else SHADOW_EXACT_MAX
+    unserved_search_max: int | None = SHADOW_EXACT_MAX
 
     def keyword_search(self, collection: str, query: str, filters: Filters, limit: int) -> list[ArmHit]:
         with self._conn() as conn:
@@ -49,15 +44,10 @@ class PostgresSearch(PostgresSideIndexes):
             state = self._search_state(conn, collection)
             collection_id, served, dimensions = int(state[0]), state[1], state[2]
             if served is not None and served != model_id:
-                # Another model's vectors (one the collection is moving to): from that model's own side
-                # index past ANN_MIN_VECTORS chunks (unfiltered, current chunks); else exact, from the
-                # embeddings table, up to SHADOW_EXACT_MAX chunks; above, none (the caller's served model
-                # answers alone: a filtered search, or while the side index is first built).
-                if filters.as_of is None and not filter_sql(filters)[0]:
-                    found = self.side_shadow_search(conn, collection_id, model_id, vector, limit)
-                    if found is not None:
-                        return found
-                if int(state[5]) > SHADOW_EXACT_MAX:
+                # Another model's vectors (one the collection is moving to): exact, from the embeddings
+                # table (no index keeps them; read only during a migration), up to SHADOW_EXACT_MAX
+                # chunks; above, none (the caller reads the served model alone until the switch).
+                if self.unserved_search_max is not None and int(state[5]) > self.unserved_search_max:
                     return []
                 return search.vector_search(
                     conn, collection_id, len(vector), vector, filters, limit, self.ef_search, model_id

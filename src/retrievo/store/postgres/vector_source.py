@@ -3,8 +3,7 @@ keeps beside its file, kept here per (collection, model) in the local cache fold
 ``chunks.vector``.
 
 pgvector's HNSW walk goes through the buffer manager: 9.1 ms at 1M chunks where this index answers in
-2.6 ms (docs/benchmarks.md). The model a collection is moving to has one of its own, built from the
-embeddings table (``PostgresShadowVectorSource``). The tables stay the source of truth: the side index answers only
+2.6 ms (docs/benchmarks.md). The tables stay the source of truth: the side index answers only
 unfiltered searches of the current chunks with the collection's served model, when it is in step with
 the collection's change stamp and vector counter (every chunk write ticks the one, every write of
 ``chunks.vector`` bumps the other, each in the same transaction); otherwise, or while a large change is
@@ -40,11 +39,6 @@ VECTORS_CHANGED_FOR_MODEL = "UPDATE collections SET vectors_changed = vectors_ch
 VECTORS_CHANGED_FOR_CHUNKS = """UPDATE collections SET vectors_changed = vectors_changed + 1
                                 WHERE id IN (SELECT DISTINCT collection_id FROM chunks WHERE id = ANY(%s))"""
 VECTORS_CHANGED_FOR_NAME = "UPDATE collections SET vectors_changed = vectors_changed + 1 WHERE name = %s"
-# Every write of a model's vectors, for the collections moving to it (their shadow side index's generation).
-SHADOW_VECTORS_CHANGED = """UPDATE collections SET shadow_vectors_changed = shadow_vectors_changed + 1
-                            WHERE shadow_model_id = %s"""
-SHADOW_GENERATION = """SELECT c.last_change_at, c.shadow_vectors_changed, COALESCE(s.chunk_count, 0) FROM collections c
-                       LEFT JOIN collection_stats s ON s.collection_id = c.id WHERE c.id = %s"""
 
 GENERATION = """SELECT c.last_change_at, c.vectors_changed, COALESCE(s.chunk_count, 0) FROM collections c
                 LEFT JOIN collection_stats s ON s.collection_id = c.id WHERE c.id = %s"""
@@ -104,51 +98,6 @@ class PostgresVectorSource:
         return np.array([row[0] for row in rows], dtype=np.int64), values.reshape(len(rows), dimensions)
 
 
-class PostgresShadowVectorSource(PostgresVectorSource):
-    """The vectors of the model a collection is moving to: the embeddings table's, joined to the current
-    chunks on their key (``chunks.vector`` holds the served model's). Its generation is the change stamp
-    and the shadow's own counter, bumped by every write of that model's vectors."""
-
-    def generation(self, db: psycopg.Connection[Any], collection_id: int) -> str:
-        return _generation(db.execute(SHADOW_GENERATION, (collection_id,)).fetchone())
-
-    def dimensions(self, db: psycopg.Connection[Any], collection_id: int, model_id: str) -> int:
-        row = db.execute(
-            "SELECT shadow_dimensions FROM collections WHERE id = %s AND shadow_model_id = %s",
-            (collection_id, model_id),
-        ).fetchone()
-        if not row or row[0] is None:
-            raise VectorIndexUnavailable(f"the collection is not moving to {model_id}")
-        return int(row[0])
-
-    @staticmethod
-    def current_ids(db: psycopg.Connection[Any], collection_id: int, model_id: str) -> npt.NDArray[np.int64]:
-        with db.cursor() as cursor:
-            cursor.execute(
-                """SELECT c.id FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = %s
-                   WHERE c.collection_id = %s AND c.superseded_at IS NULL""",
-                (model_id, collection_id),
-            )
-            ids = np.fromiter((row[0] for row in cursor), dtype=np.int64)
-        ids.sort()
-        return ids
-
-    @staticmethod
-    def vectors(
-        db: psycopg.Connection[Any], model_id: str, dimensions: int, ids: list[int]
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        rows = db.execute(
-            """SELECT c.id, trim(both '[]' from e.vector::text) FROM chunks c
-               JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = %s
-               WHERE c.id = ANY(%s) AND vector_dims(e.vector) = %s""",
-            (model_id, ids, dimensions),
-        ).fetchall()
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, dimensions), dtype=np.float32)
-        values = np.fromstring(",".join(row[1] for row in rows), dtype=np.float32, sep=",")
-        return np.array([row[0] for row in rows], dtype=np.int64), values.reshape(len(rows), dimensions)
-
-
 def _generation(row: Any) -> str:
     return f"{row[0]}/{row[1]}" if row is not None else ""
 
@@ -159,7 +108,6 @@ class PostgresVectors:
     _url: str
     _cache_dir: Path | None
     _ann: AnnIndexes | None
-    _shadow_ann: AnnIndexes | None = None  # a move's: the model a collection is moving to
     _ann_lock: threading.Lock
 
     @abstractmethod
@@ -185,31 +133,6 @@ class PostgresVectors:
         indexes, generation = found
         try:
             hits = indexes.search(conn, collection_id, model_id, generation, vector, limit)
-        except VectorIndexUnavailable:
-            return None
-        return [ArmHit(chunk_id, rank, score) for rank, (chunk_id, score) in enumerate(hits, start=1)]
-
-    def side_shadow_search(
-        self,
-        conn: psycopg.Connection[Any],
-        collection_id: int,
-        model_id: str,
-        vector: npt.NDArray[np.float32],
-        limit: int,
-    ) -> list[ArmHit] | None:
-        """Best first among the current chunks that have a vector of ``model_id``, the model the collection
-        is moving to, from that model's own side index; None: too small to need one, no cache folder, being
-        built (its first search builds it in the background, the served model answering meanwhile)."""
-        if self._cache_dir is None:
-            return None
-        row = conn.execute(SHADOW_GENERATION, (collection_id,)).fetchone()
-        if row is None or int(row[2]) < ANN_MIN_VECTORS:
-            return None
-        indexes = self._vector_indexes(conn, shadow=True)
-        if indexes is None:
-            return None
-        try:
-            hits = indexes.search(conn, collection_id, model_id, _generation(row), vector, limit)
         except VectorIndexUnavailable:
             return None
         return [ArmHit(chunk_id, rank, score) for rank, (chunk_id, score) in enumerate(hits, start=1)]
@@ -242,10 +165,9 @@ class PostgresVectors:
         """A deleted (or repaired) collection's side indexes go, files too; built anew when needed."""
         if self._cache_dir is None:
             return
-        for shadow in (False, True):  # the served model's and a move's
-            indexes = self._vector_indexes(shadow=shadow)
-            if indexes is not None:
-                indexes.forget(collection_id=collection_id)
+        indexes = self._vector_indexes()
+        if indexes is not None:
+            indexes.forget(collection_id=collection_id)
 
     def _side_vectors(
         self, conn: psycopg.Connection[Any], collection_id: int, state: tuple[Any, ...] | None = None
@@ -258,32 +180,18 @@ class PostgresVectors:
         indexes = self._vector_indexes(conn)
         return (indexes, _generation(row)) if indexes is not None else None
 
-    def _vector_indexes(
-        self, conn: psycopg.Connection[Any] | None = None, shadow: bool = False
-    ) -> AnnIndexes | None:
-        """The served model's side indexes, or (``shadow``) those of the models collections move to."""
+    def _vector_indexes(self, conn: psycopg.Connection[Any] | None = None) -> AnnIndexes | None:
         with self._ann_lock:
-            held = self._shadow_ann if shadow else self._ann
-            if held is None and self._cache_dir is not None:
+            if self._ann is None and self._cache_dir is not None:
                 if conn is None:
                     with self._conn() as own:
                         key = self._database_key(own)
                 else:
                     key = self._database_key(conn)
                 folder = self._cache_dir / "vector" / key  # made by the first save, not before
-
-                def connect() -> psycopg.Connection[Any]:
-                    return psycopg.connect(self._url, autocommit=True)
-
-                if shadow:
-                    source: PostgresVectorSource = PostgresShadowVectorSource(connect)
-                    held = self._shadow_ann = AnnIndexes(str(folder / "shadow-"), source, INLINE_SYNC_VECTORS)
-                else:
-                    source = PostgresVectorSource(connect)
-                    held = self._ann = AnnIndexes(
-                        str(folder / "ann-"), source, inline_max=INLINE_SYNC_VECTORS
-                    )
-            return held
+                source = PostgresVectorSource(lambda: psycopg.connect(self._url, autocommit=True))
+                self._ann = AnnIndexes(str(folder / "ann-"), source, inline_max=INLINE_SYNC_VECTORS)
+            return self._ann
 
 
 class PostgresSideIndexes(PostgresKeywords, PostgresVectors):
