@@ -9,7 +9,7 @@ running number, so every chunk's text — and so its embedding key — is its ow
 Vectors come from an instant embedding service on loopback (``benchmarks.common.FakeEmbeddings``, in
 this process; 384 dimensions, base64 on the wire as retrievo asks for it), so the run measures retrievo's
 pipeline, not a model; ``--embedder bundled`` has the bundled model make them instead, on a GPU where
-PyTorch sees one (``RETRIEVO_DEVICE=auto``, ``embed/cuda.py``), the run with a model. A child process runs ``Engine.index`` into a fresh store and reports when each
+PyTorch sees one (``RETRIEVO_DEVICE=auto``, ``embed/cuda.py``), and ``--embedder static`` the static model. A child process runs ``Engine.index`` into a fresh store and reports when each
 stage ended: every file read, chunked and written (the chunks searchable by keywords), every vector
 made and stored, the side indexes (keyword postings, HNSW) built. Then the searches: hybrid latency
 p50/p95 over SciFact's claims, and the ANN arm's recall@10 against exact search over every vector.
@@ -161,6 +161,10 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         }
         if args.embedder != "service":  # what made the vectors (the bundled model: its kernels, a GPU's too)
             row["kernels"] = getattr(engine.embedder, "kernels", args.embedder)
+            if str(row["kernels"]).startswith("cuda"):
+                import torch
+
+                row["device"] = torch.cuda.get_device_name()
         if not args.no_search:
             row.update(searches(engine, args))
     return row
@@ -379,7 +383,6 @@ def main() -> None:
     meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
             "command": " ".join(["python -m benchmarks.scale.million", *sys.argv[1:]]), "store": args.store,
             "chunks": args.chunks, "per_file": args.per_file, "embedder": args.embedder}  # fmt: skip
-
     try:
         if args.kill_at is None:
             result: dict[str, Any] = {"meta": meta, "run": run_child(args, files, db, url, service)}

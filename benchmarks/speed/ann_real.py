@@ -110,7 +110,7 @@ def main() -> None:
             index.add(ids[begin : begin + 20_000], vectors[begin : begin + 20_000])
         build_s = time.perf_counter() - started
         for ef in efs:
-            index.expansion_search = ef
+            index.expansion_search = ef  # type: ignore[misc]  # a setter its type hints do not show
             started = time.perf_counter()
             found = [set(index.search(vector, 10).keys.tolist()) for vector in query_vectors]
             ms = (time.perf_counter() - started) / len(query_vectors) * 1000
