@@ -255,3 +255,32 @@ def test_chunks_are_embedded_in_slices_that_span_the_stores_pages(make_engine: A
     assert [key for piece in slices for key, _ in piece] == keys
     assert [len(piece) for piece in slices[:-1]] == [3] + [5] * (len(slices) - 2)
     assert 0 < len(slices[-1]) <= 5
+
+
+def test_a_re_keyed_chunk_leaves_no_old_vector_in_the_side_index(
+    make_engine: Any, handbook: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk re-keyed (its key computed anew, as after an upgrade) reads the vector of its new key; the HNSW
+    side index syncs by chunk ids, so ``regenerate --stale`` and ``verify --fix`` build it again rather than
+    leave it the old vector (verify found it out of step after either)."""
+    from retrievo.store.postgres import vector_source
+    from retrievo.store.sqlite import embeddings as sqlite_embeddings
+    from retrievo.store.sqlite import searching as sqlite_search
+
+    for module in (sqlite_search, sqlite_embeddings, vector_source):
+        monkeypatch.setattr(module, "ANN_MIN_VECTORS", 1)
+    engine = make_engine()
+    engine.index([handbook])
+    store = engine._open_store(create=False)
+    first, second = store.current_chunk_ids(engine.documents()[0].document_id)[:2]
+    chunks = store.get_chunks([first, second])
+    for fix in ("regenerate", "verify"):
+        store.rekey_chunks([(first, chunks[second].embed_key)])  # its key names the other chunk's vector
+        store.rebuild_side_index("default")  # the side index built while it read so (an old key's vector)
+        assert engine.search("parental leave", mode="semantic").hits
+        assert engine.verify().problems == {**engine.verify().problems, "embed_key": 1, "side_index": 0}
+        if fix == "regenerate":
+            assert engine.regenerate(stale=True).chunks_rekeyed == 1
+        else:
+            assert engine.verify(fix=True).fixed["embed_key"] == 1
+        assert engine.verify().ok  # the side index holds the chunk's own vector again

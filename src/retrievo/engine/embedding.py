@@ -233,7 +233,7 @@ class EmbeddingLifecycle:
             embeddable = self._collection_embedder(store, name) is not None
             if embeddable and (report.problems["missing_vector"] or fixed.get("embed_key")):
                 fixed["missing_vector"] = self.embed_missing(name).chunks_embedded
-            if report.problems["side_index"]:
+            if report.problems["side_index"] or fixed.get("embed_key"):  # re-keyed: their vectors changed
                 store.rebuild_side_index(name)
                 fixed["side_index"] = report.problems["side_index"]
             report = replace(verify(store, name), fixed=fixed)
@@ -330,8 +330,10 @@ class EmbeddingLifecycle:
                 )
             except EmbedderUnavailable as exc:
                 report.embed_error = str(exc)
-            if replacing and report.chunks_embedded:
-                store.rebuild_side_index(name)  # replaced vectors: the side index must not keep the old ones
+            if (replacing and report.chunks_embedded) or report.chunks_rekeyed:
+                # replaced vectors, or chunks that read another key's: the side index, which syncs by chunk
+                # ids, must not keep the old ones
+                store.rebuild_side_index(name)
         return report
 
     def _migrate(
