@@ -115,10 +115,10 @@ def main() -> None:
         "compared": len(cosine),
     }
     if args.slices:
-        from retrievo.engine.embedding import EMBED_WRITE_BATCH
+        from retrievo.engine.embedding import EMBED_WRITE_BATCH, write_slice
 
         timed = texts[: args.slices]
-        now = max(EMBED_WRITE_BATCH, model.batch_size * model.parallel_batches)  # as indexing hands them
+        now = write_slice(model)  # as indexing hands them
         result["slices"] = {
             str(size): round(len(timed) / sliced(model, timed, size, args.device), 1)
             for size in sorted({EMBED_WRITE_BATCH, now})

@@ -43,9 +43,8 @@ if TYPE_CHECKING:
     from retrievo.embed.pool import ModelPool
     from retrievo.embed.queries import QueryEmbedder
 
-EMBED_WRITE_BATCH = (
-    256  # chunks embedded and stored together, at least (more where a model keeps more in flight)
-)
+# chunks embedded and stored together, at least (more where a model keeps more in flight: ``write_slice``)
+EMBED_WRITE_BATCH = 256
 SHARED_BATCH = 64  # chunks a server of a tier claims at once (retrievo.store.postgres.shared_embedding)
 SHARED_POLL_S = 0.2  # how often the job's server looks whether the batches others hold are done
 SWITCH_WAIT_S = 600.0  # how long a migration waits for another writer before it gives up (resumable)
@@ -412,9 +411,7 @@ def _embed_into(
         except Cancelled as asked:  # a cancel stops after this batch is stored, so no vector is lost
             stop.append(asked)
 
-    for batch in _slices(
-        pages, lambda: max(EMBED_WRITE_BATCH, embedder.batch_size * embedder.parallel_batches)
-    ):
+    for batch in _slices(pages, lambda: write_slice(embedder)):
         vectors = embedder.embed_documents([text for _, text in batch], progress=embedded)
         store.put_embeddings(embedder.model_id, [key for key, _ in batch], vectors, replace=replace)
         done += len(batch)
@@ -423,6 +420,12 @@ def _embed_into(
         if stop:
             raise stop[0]
     return done
+
+
+def write_slice(embedder: Embedder) -> int:
+    """How many chunks indexing hands ``embedder`` at once: the batches it keeps in flight (a GPU's
+    1,024 × 4), ``EMBED_WRITE_BATCH`` at least."""
+    return max(EMBED_WRITE_BATCH, embedder.batch_size * embedder.parallel_batches)
 
 
 def _slices(
@@ -434,8 +437,7 @@ def _slices(
     held: list[tuple[str, str]] = []
     for page in pages:
         held.extend(page)
-        while len(held) >= size():
-            cut = size()
+        while len(held) >= (cut := size()):
             yield held[:cut]
             held = held[cut:]
     if held:

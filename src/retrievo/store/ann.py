@@ -34,7 +34,7 @@ ANN_MIN_VECTORS = 30_000  # exact p50 <= 3 ms below it, 2 cores (benchmarks/spee
 # HNSW ef while building. usearch's default, 128, took 727 s of a 1M sync on 2 cores (synthetic vectors,
 # 2026-11-24). 32 was chosen then on synthetic low-rank vectors (recall@10 0.985 at 1M), but a model's
 # vectors of real text need more (2026-11-29, docs/scale.md, benchmarks/speed/ann_real.py): 74,869 distinct
-# texts (static model) 0.962 with 32, 0.986 with 64, 0.991 with 128 at ef 160; a million near-duplicate
+# texts (static model) 0.957 with 32, 0.986 with 64, 0.991 with 128 at ef 160; a million near-duplicate
 # abstracts 0.558 / 0.716 at ef 373, the graph built in 44 / 73 s.
 EXPANSION_ADD = 64
 # HNSW ef at query time, by the graph's size: a bigger graph needs a wider search for the same recall.
