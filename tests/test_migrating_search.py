@@ -5,19 +5,26 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
-from retrievo import Engine
+from retrievo import Config, Engine
 from retrievo.embed.local import MODEL_ID as MINILM_ID
 from retrievo.embed.local import MiniLMEmbedder
+from retrievo.embed.pool import ModelPool, build_embedder
 from retrievo.embed.static import MODEL_ID as STATIC_ID
+from retrievo.errors import ConfigError, EmbedderUnavailable
 from retrievo.models import ArmHit, Filters
 from retrievo.operations.staged import index_in_stages
+from retrievo.search import migrating
 from retrievo.search.migrating import BIAS_TOP, blended_arm
 from retrievo.store.postgres import searching
 from retrievo.surfaces.serialize import result_to_dict
+from retrievo.text.hashing import embedding_input
 from test_staged_index import Queued, staged_config
 from test_static_embedder import write_pages
 
@@ -80,7 +87,8 @@ def test_at_either_end_of_the_move_one_model_answers_alone() -> None:
 def test_a_search_during_the_move_reads_both_models_and_says_which_ranked_each_hit(
     tmp_path: Path, kind: str, request: pytest.FixtureRequest
 ) -> None:
-    config = staged_config(tmp_path, kind, request)
+    # The merge alone: no re-read (the next test), which would read every chunk of this small answer again.
+    config = replace(staged_config(tmp_path, kind, request), reread_depth=0)
     question = "boiling noodles for dinner"
     with Engine(config) as engine:
         index_in_stages(engine, [str(write_pages(tmp_path / "notes"))], None, jobs=Queued(engine))
@@ -90,6 +98,7 @@ def test_a_search_during_the_move_reads_both_models_and_says_which_ranked_each_h
         assert all(hit.model_id is None for hit in before.hits)
         # No chunk moved yet: the bundled model is not even loaded to read the query.
         assert isinstance(engine.embedder, MiniLMEmbedder) and engine.embedder._session is None
+        assert engine._pool.loading == {}
         # The move reaches the pasta page first (what the worker does a batch at a time).
         work = dict(store.embedding_work(config.collection, MINILM_ID, only_missing=True))
         pasta = next(key for key, text in work.items() if "spaghetti" in text)
@@ -148,3 +157,66 @@ def test_on_postgresql_a_collection_past_the_exact_bound_reads_its_serving_model
         assert found.model_id == STATIC_ID and found.models == () and found.hits
         queries = engine._pool.queries(MINILM_ID)
         assert queries is not None and (MINILM_ID, asked) not in queries._cache  # NEW never read it
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_before_the_move_reaches_them_the_first_hits_are_read_again_by_the_model_moved_to(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = staged_config(tmp_path, kind, request)
+    question = "boiling noodles for dinner"
+    with Engine(config) as engine:
+        index_in_stages(engine, [str(write_pages(tmp_path / "notes"))], None, jobs=Queued(engine))
+        store = engine.open_store(create=False, collection=config.collection)
+        bundled = engine._pool.get(MINILM_ID)
+        assert isinstance(bundled, MiniLMEmbedder) and not bundled.ready()
+        # The bundled model is not loaded: this search does not wait for it (the static model answers)
+        # and the model starts loading beside it, for the next.
+        first = engine.search(question, explain=True)
+        assert first.model_id == STATIC_ID and first.models == ()
+        loading = engine._pool.loading[MINILM_ID]
+        loading.join(timeout=300)
+        assert not loading.is_alive() and bundled.ready()
+        again = engine.search(question, explain=True)
+        assert again.model_id == MINILM_ID and again.models == (MINILM_ID,)
+        assert {hit.model_id for hit in again.hits} == {MINILM_ID}
+        assert again.hits[0].chunk.path.endswith("pasta.md")
+        assert result_to_dict(again)["models"] == [MINILM_ID]
+        # Each hit's dense reading is the bundled model's cosine of its text, made now and written nowhere.
+        query = bundled.embed_query(question)
+        for hit in again.hits:
+            assert hit.explain is not None
+            own = bundled.embed_documents([embedding_input(hit.chunk.context, hit.chunk.text)])[0]
+            assert hit.explain["semantic"].score == pytest.approx(float(own @ query), abs=1e-5)
+        ids = [hit.chunk.chunk_id for hit in again.hits]
+        assert store.chunks_with_vector(ids, MINILM_ID) == frozenset()
+        # The bundled model failing now (a service down, say): the answer stands as fused, the static model's.
+        migrating._MADE.clear()
+        embed = bundled.embed_documents
+
+        def down(texts: Sequence[str]) -> NoReturn:
+            raise EmbedderUnavailable("the model's server is down")
+
+        monkeypatch.setattr(bundled, "embed_documents", down)
+        failed = engine.search("a pot of salted water", explain=True)
+        assert failed.model_id == STATIC_ID and failed.models == () and failed.hits
+        # Where the move has stored a chunk's vector, that one is read: no model call is made for it.
+        work = dict(store.embedding_work(config.collection, MINILM_ID, only_missing=True))
+        store.put_embeddings(MINILM_ID, list(work), embed(list(work.values())))
+        reached = engine.search("noodles boiled for supper", explain=True)
+        assert reached.model_id == MINILM_ID and reached.hits[0].chunk.path.endswith("pasta.md")
+
+
+def test_a_reread_depth_is_a_whole_number_from_0() -> None:
+    assert Config.from_env(reread_depth="0").reread_depth == 0
+    with pytest.raises(ConfigError, match="reread_depth must be 0-1000"):
+        Config.from_env(reread_depth="-1")
+
+
+def test_a_service_is_never_asked_to_read_an_answer_again_a_model_run_here_is(tmp_path: Path) -> None:
+    config = Config(db=tmp_path / "i.db", embedder="openai", embed_url="http://127.0.0.1:9/v1")
+    service = ModelPool(config, build_embedder("openai:m", config), 30.0)
+    assert service.ready_reader("openai:m") is None and service.loading == {}  # (a search would pay it)
+    here = ModelPool(Config(db=tmp_path / "i.db"), build_embedder("static", config), 30.0)
+    reader = here.ready_reader(STATIC_ID)
+    assert reader is not None and reader(["a text"]).shape == (1, here.get(STATIC_ID).dimensions)  # type: ignore[union-attr]

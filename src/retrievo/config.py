@@ -96,6 +96,11 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("rerank_depth", "RETRIEVO_RERANK_DEPTH", "fused hits the reranker reorders (default 30)"),
     Setting(
+        "reread_depth",
+        "RETRIEVO_REREAD_DEPTH",
+        "fused hits a collection on the move reads again with the model it moves to (default 30; 0: off)",
+    ),
+    Setting(
         "query_threads",
         "RETRIEVO_QUERY_THREADS",
         "threads one search may use (BLAS, the arms; default 1: parallel across searches, not inside one)",
@@ -131,6 +136,7 @@ class Config:
     rerank_api_key: str | None = None
     rerank_path: str | None = None
     rerank_depth: int = 30
+    reread_depth: int = 30
     query_threads: int = 1
     read_stores: tuple[str, ...] = ()
     max_replica_lag: float = 10.0
@@ -180,6 +186,7 @@ class Config:
                     "rrf_k",
                     "ef_search",
                     "rerank_depth",
+                    "reread_depth",
                     "query_threads",
                     "embed_concurrency",
                 ):
@@ -214,6 +221,8 @@ class Config:
             raise ConfigError(f"embed_concurrency must be 1-64, got {config.embed_concurrency}")
         if not 1 <= config.rerank_depth <= 1000:
             raise ConfigError(f"rerank_depth must be 1-1000, got {config.rerank_depth}")
+        if not 0 <= config.reread_depth <= 1000:
+            raise ConfigError(f"reread_depth must be 0-1000 (0: off), got {config.reread_depth}")
         if config.rrf_k < 1:
             raise ConfigError(f"rrf_k must be at least 1, got {config.rrf_k}")
         if config.embedder not in ("local", "static", "openai", "ollama", "none"):

@@ -34,11 +34,22 @@ class Embedder(ABC):
     # How many document batches ``embed_documents`` keeps in flight at once.
     parallel_batches: int = 1
     query_prefix: str = ""
+    # A service asked over the network (billed, perhaps, per text), not a model run in this process.
+    remote: bool = False
     document_prefix: str = ""
 
     @property
     @abstractmethod
     def dimensions(self) -> int: ...
+
+    def ready(self) -> bool:
+        """Whether a call answers without loading anything first (a local model loads its weights on its
+        first call; one that has nothing to load is always ready)."""
+        return True
+
+    def load(self) -> None:
+        """Load now what the first call would load (nothing here); EmbedderUnavailable when it cannot."""
+        return None
 
     @abstractmethod
     def embed_batch(self, texts: Sequence[str]) -> Vectors: ...

@@ -64,6 +64,7 @@ class HttpEmbedder(Embedder):
 
     provider = "http"
     parallel_queries = 4  # a provider serves requests side by side
+    remote = True
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"

@@ -168,6 +168,12 @@ class MiniLMEmbedder(Embedder):
             self._session = session
             return session
 
+    def ready(self) -> bool:
+        return self._session is not None or self._key() in _SHARED
+
+    def load(self) -> None:
+        self._load()
+
     def _key(self) -> tuple[str, str, str]:
         return self.setting, self.device, str(self.prepared_dir)
 

@@ -10,12 +10,16 @@ model and the static one distilled from it (``static``) are always reachable; an
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Callable, Sequence
 
 from retrievo.config import Config, cache_folder
-from retrievo.embed.base import Embedder
+from retrievo.embed.base import Embedder, Vectors
 from retrievo.embed.queries import QueryEmbedder
-from retrievo.errors import ConfigError
+from retrievo.errors import ConfigError, EmbedderUnavailable
+
+log = logging.getLogger(__name__)
 
 LOCAL_ALIASES = ("local", "minilm")
 STATIC_ALIASES = ("static",)
@@ -83,6 +87,7 @@ class ModelPool:
         self._lock = threading.Lock()
         self._embedders: dict[str, Embedder | None] = {}
         self._queries: dict[str, QueryEmbedder] = {}
+        self.loading: dict[str, threading.Thread] = {}  # models loading in the background (``ready_reader``)
         if default is not None:
             self._embedders[default.model_id] = default
             self._queries[default.model_id] = QueryEmbedder(default, retry_after_s)
@@ -113,6 +118,24 @@ class ModelPool:
             )
         return embedder
 
+    def ready_reader(self, model_id: str) -> Callable[[Sequence[str]], Vectors] | None:
+        """``model_id``'s document reader where it runs here and answers without loading first; else None,
+        and the model starts loading on a thread of its own (once), so that a search never waits for a
+        load: the ones after it find the model ready. None for a service (``Embedder.remote``): a search
+        would pay it for every text it reads."""
+        embedder = self.get(model_id)
+        if embedder is None or embedder.remote:
+            return None
+        if embedder.ready():
+            return embedder.embed_documents
+        with self._lock:
+            if model_id not in self.loading:
+                self.loading[model_id] = thread = threading.Thread(
+                    target=_load, args=(embedder,), name=f"retrievo-load-{model_id}", daemon=True
+                )
+                thread.start()
+        return None
+
     def forget_queries(self) -> None:
         """Empty every query-vector cache (so a measurement pays for each query's embedding)."""
         for queries in list(self._queries.values()):
@@ -126,3 +149,10 @@ class ModelPool:
             if embedder.model_id not in self._queries:
                 self._queries[embedder.model_id] = QueryEmbedder(embedder, self._retry_after_s)
             return self._queries[embedder.model_id]
+
+
+def _load(embedder: Embedder) -> None:
+    try:
+        embedder.load()
+    except EmbedderUnavailable as exc:  # said here; a search that needs the model says it again
+        log.warning("%s could not be loaded in the background (%s)", embedder.model_id, exc)

@@ -312,6 +312,7 @@ class Engine(Routes, CodeQueries, SimilarQueries, LibraryQueries, EmbeddingLifec
             fusion=fusion or self.config.fusion,
             reranker=self._reranker,
             rerank_depth=self.config.rerank_depth,
+            reread_depth=self.config.reread_depth,
             threads=self.config.query_threads,
         )
         if self._rewriter is not None and options.mode == SearchMode.HYBRID:

@@ -112,7 +112,9 @@ class EmbeddingLifecycle:
 
         shadow = self._shadow_queries(store, collection) if reason is None else None
         if shadow is not None:  # moving to another model: each chunk ranked by the best vector it has
-            return MigratingQuery(embed, shadow[0], shadow[1].embed), reason
+            # NEW's reader for the re-read, where NEW is loaded (a search never waits for a load)
+            documents = self._pool.ready_reader(shadow[0]) if self.config.reread_depth else None
+            return MigratingQuery(embed, shadow[0], shadow[1].embed, documents), reason
         return embed, reason
 
     def _shadow_queries(self, store: Store, collection: str) -> tuple[str, QueryEmbedder] | None:

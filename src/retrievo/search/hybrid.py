@@ -37,7 +37,7 @@ from retrievo.search.fusion import (
     zscore_fusion,
     zscore_relevance,
 )
-from retrievo.search.migrating import DenseArm, dense_arm
+from retrievo.search.migrating import REREAD_DEPTH, DenseArm, dense_arm, reread_arm
 from retrievo.search.query import MAX_EMBED_QUERY_CHARS, EmbedQuery, Query
 from retrievo.search.rerank import DEFAULT_DEPTH, Reranker, rerank
 from retrievo.search.threads import limit_blas
@@ -73,6 +73,7 @@ class SearchOptions:
     reranker: Reranker | None = None  # reorders the fused top ``rerank_depth`` (off by default)
     threads: int = 1  # threads this search may use (search/threads.py): above 1, arms side by side
     rerank_depth: int = DEFAULT_DEPTH
+    reread_depth: int = REREAD_DEPTH  # a collection on the move: its first hits read again (0: off)
 
 
 def run_search(
@@ -202,8 +203,7 @@ def _run_search(
         if options.mode in (SearchMode.KEYWORD, SearchMode.HYBRID) or degraded:
             arms[KEYWORD] = keyword_arm()
         structural = structure_arm()
-    weights = options.weights
-    adaptive = options.fusion == "adaptive" and weights is None
+    adaptive = options.fusion == "adaptive" and options.weights is None
     fetched: dict[int, Chunk] = {}
     # Exact-match evidence wherever words are searched (hybrid, keyword, lexical-only) and the adaptive
     # fusion reads it; semantic mode stays the dense arm's reading alone.
@@ -212,26 +212,26 @@ def _run_search(
         if KEYWORD in arms
         else exact.Exact()
     )
-    if options.fusion == "rrf":
-        if structural:
-            arms[STRUCTURE] = structural
-        fused = rrf(arms, k=options.k, weights=weights)
-        ceiling = max_rrf_score(list(arms), k=options.k, weights=weights)
-
-        def fallback(score: float) -> float:
-            return min(1.0, score / ceiling) if ceiling else 0.0
-    else:
-        if adaptive:
-            fused, weights = adaptive_fusion(arms, held.words, held.evidence, dense.bias)
-        else:
-            fused = zscore_fusion(arms, weights=weights)
-        fused = _with_structure(fused, structural)
-        ran = sum(1 for hits in arms.values() if hits)
-        if structural:
-            arms[STRUCTURE] = structural
-
-        def fallback(score: float) -> float:
-            return zscore_relevance(score, ran)
+    fused, weights, fallback = _fuse(arms, structural, options, held, dense.bias)
+    # A collection on the move: the answer's first chunks read again by the model it moves to, where that
+    # model has not reached them (search/migrating.py), and fused again.
+    reread = (
+        reread_arm(
+            store,
+            embed_query,
+            query.text[:MAX_EMBED_QUERY_CHARS],
+            [chunk_id for chunk_id, _ in fused[: options.reread_depth]],
+            fetched,
+            model_bias,
+        )
+        if arms.get(SEMANTIC) and embed_query is not None
+        else None
+    )
+    if reread is not None:
+        dense, arms[SEMANTIC] = reread, reread.hits
+        fused, weights, fallback = _fuse(arms, structural, options, held, dense.bias)
+    if structural:
+        arms[STRUCTURE] = structural
 
     # Relevance: the calibrated probability of being relevant (search/answer/calibration.py); the fused score's
     # own scale only when neither arm returned anything (hits from the structural arm alone).
@@ -365,6 +365,37 @@ def _select(
             spans.append((chunk.start, chunk.end, chunk.chunker))
             selected.append((chunk_id, score, relevance))
     return selected, fetched
+
+
+def _fuse(
+    arms: dict[str, list[ArmHit]],
+    structural: list[ArmHit],
+    options: SearchOptions,
+    held: exact.Exact,
+    bias: float,
+) -> tuple[list[tuple[int, float]], Mapping[str, float] | None, Callable[[float], float]]:
+    """The arms fused as ``options`` ask (named symbols' chunks raised), the weights used, and the
+    fused score's own relevance scale (read where no arm's calibration applies)."""
+    weights = options.weights
+    if options.fusion == "rrf":
+        both = {**arms, STRUCTURE: structural} if structural else arms
+        fused = rrf(both, k=options.k, weights=weights)
+        ceiling = max_rrf_score(list(both), k=options.k, weights=weights)
+
+        def by_ceiling(score: float) -> float:
+            return min(1.0, score / ceiling) if ceiling else 0.0
+
+        return fused, weights, by_ceiling
+    if options.fusion == "adaptive" and weights is None:
+        fused, weights = adaptive_fusion(arms, held.words, held.evidence, bias)
+    else:
+        fused = zscore_fusion(arms, weights=weights)
+    ran = sum(1 for hits in arms.values() if hits)
+
+    def by_arms(score: float) -> float:
+        return zscore_relevance(score, ran)
+
+    return _with_structure(fused, structural), weights, by_arms
 
 
 def _with_structure(fused: list[tuple[int, float]], structural: list[ArmHit]) -> list[tuple[int, float]]:

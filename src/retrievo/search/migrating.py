@@ -19,24 +19,42 @@ lower: it is left out). The merged list is cut to the depth; its scores are on N
 served model ranked takes NEW's score at the same place), so adaptive fusion and calibrated relevance
 read one scale, NEW's, which is the collection's after the switch. At ``p = 0`` the arm is the served
 model's alone, as before; when NEW holds every chunk, NEW's alone. No parameter is fitted.
+
+Read again (``reread_arm``): until NEW has reached them, the chunks an answer will show are ranked by the
+served model, which for the static model is 0.04 (SciFact) to 0.14 (CoSQA dev) nDCG@10 below the bundled
+model's hybrid. So a search reads the fused answer's first ``REREAD_DEPTH`` chunks again with NEW: each
+one's NEW vector where the move has stored it, else made now from its text (and kept, a few thousand per
+process, for the next search that meets it), and fuses again with that list as its dense arm. Its cost is
+NEW's model on at most that many chunks (on 2 cores, the bundled model: ~8 ms a short code chunk, ~20 ms a
+SciFact abstract); nothing is written.
 """
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Callable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from retrievo.errors import EmbedderUnavailable
-from retrievo.models import ArmHit, Filters
+from retrievo.models import ArmHit, Chunk, Filters
 from retrievo.search.query import EmbedQuery
 from retrievo.store.base import Store
+from retrievo.text.hashing import embedding_input
 
+log = logging.getLogger(__name__)
 # The hits of the merged list whose models set the adaptive fusion's bias (as its agreement is read).
 BIAS_TOP = 10
+# The fused answer's first chunks read again by NEW (``reread_arm``). Measured on the static model's move
+# to the bundled one (benchmarks/static_model/reread.py): docs/benchmarks.md.
+REREAD_DEPTH = 30
+REREAD_KEPT = 4096  # NEW's vectors made by re-reads, kept per process (by model and embedding key)
+Documents = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
 
 @dataclass(frozen=True)
@@ -49,6 +67,7 @@ class MigratingQuery:
     served: EmbedQuery
     shadow_model: str
     shadow: EmbedQuery
+    shadow_documents: Documents | None = None  # NEW's vectors for chunk texts (``reread_arm``)
 
     def __call__(self, text: str) -> tuple[str, npt.NDArray[np.float32]]:
         return self.served(text)
@@ -158,3 +177,81 @@ def _new_scale(places: list[float], scores: list[float], old: list[ArmHit]) -> C
         return curve(places, scores, place)
 
     return score_at
+
+
+_MADE: OrderedDict[tuple[str, str], npt.NDArray[np.float32]] = OrderedDict()
+_MADE_LOCK = threading.Lock()
+
+
+def reread_arm(
+    store: Store,
+    embed_query: EmbedQuery,
+    text: str,
+    head: Sequence[int],
+    fetched: dict[int, Chunk],
+    bias_of: Callable[[str], float],
+) -> DenseArm | None:
+    """The dense arm read again by NEW over ``head``, the fused answer's first chunks (the module's
+    docstring): ``head`` ordered by each chunk's cosine to NEW's query vector, on NEW's scale (the served
+    arm's hits past ``head`` are left out: kept below it, their scores moved onto NEW's scale as the chunks
+    read both ways relate, they gave SciFact -0.003, the Anthropic set -0.0005, CoSQA +0.002). None where
+    it does not apply: the collection is not moving, NEW has reached every chunk of ``head`` (the merged
+    arm already ranks them by NEW), or NEW cannot embed now (logged; the answer stands as fused). The
+    chunks read are left in ``fetched``."""
+    if not isinstance(embed_query, MigratingQuery) or embed_query.shadow_documents is None or not head:
+        return None
+    model = embed_query.shadow_model
+    reached = store.chunks_with_vector(list(head), model)
+    if reached.issuperset(head):
+        return None
+    fetched.update(store.get_chunks([i for i in head if i not in fetched]))
+    head = [i for i in head if i in fetched]
+    try:
+        _, query = embed_query.shadow(text)
+        vectors = _vectors(store, embed_query, model, [fetched[i] for i in head], reached, query.shape[0])
+    except EmbedderUnavailable as exc:
+        log.warning("the answer is not read again by %s (%s); it stands as fused", model, exc)
+        return None
+    cosines = vectors @ query
+    order = sorted(range(len(head)), key=lambda i: (-float(cosines[i]), i))
+    hits = [ArmHit(head[i], rank, float(cosines[i])) for rank, i in enumerate(order, start=1)]
+    return DenseArm(hits, model, dict.fromkeys(head, model), bias_of(model))
+
+
+def _vectors(
+    store: Store,
+    moving: MigratingQuery,
+    model: str,
+    chunks: Sequence[Chunk],
+    reached: frozenset[int],
+    dimensions: int,
+) -> npt.NDArray[np.float32]:
+    """NEW's vector of each chunk: stored where the move reached it, kept from an earlier re-read, or made
+    now (one call for all the chunks that need it)."""
+    out = np.zeros((len(chunks), dimensions), dtype=np.float32)
+    wanted: list[int] = []
+    for row, chunk in enumerate(chunks):
+        stored = (
+            store.chunk_vectors([chunk.chunk_id], model, dimensions) if chunk.chunk_id in reached else None
+        )
+        with _MADE_LOCK:
+            kept = _MADE.get((model, chunk.embed_key)) if chunk.embed_key else None
+            if kept is not None:
+                _MADE.move_to_end((model, chunk.embed_key))
+        if stored is not None and len(stored):
+            out[row] = stored[0]
+        elif kept is not None:
+            out[row] = kept
+        else:
+            wanted.append(row)
+    if wanted:
+        assert moving.shadow_documents is not None
+        made = moving.shadow_documents([embedding_input(chunks[r].context, chunks[r].text) for r in wanted])
+        out[wanted] = made
+        with _MADE_LOCK:
+            for row, vector in zip(wanted, made, strict=True):
+                if chunks[row].embed_key:
+                    _MADE[(model, chunks[row].embed_key)] = vector
+            while len(_MADE) > REREAD_KEPT:
+                _MADE.popitem(last=False)
+    return out
