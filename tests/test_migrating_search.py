@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -137,7 +137,7 @@ def test_a_search_during_the_move_reads_both_models_and_says_which_ranked_each_h
         assert all(hit.model_id is None for hit in after.hits)
 
 
-def test_on_postgresql_a_collection_past_the_exact_bound_reads_its_serving_model_alone(
+def test_on_postgresql_past_the_exact_bound_the_new_model_only_reads_the_answers_first_hits_again(
     tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = staged_config(tmp_path, "postgres", request)
@@ -152,7 +152,21 @@ def test_on_postgresql_a_collection_past_the_exact_bound_reads_its_serving_model
         monkeypatch.setattr(searching.PostgresSearch, "unserved_search_max", 2)  # it has 3 chunks
         vector = bundled.embed_query("boiling noodles for dinner")
         assert store.vector_search(config.collection, MINILM_ID, vector, Filters(), 10) == []
-        asked = "noodles boiled for supper"
+        read: list[str] = []
+        search = searching.PostgresSearch.vector_search
+
+        def recorded(self: searching.PostgresSearch, collection: str, model_id: str, *rest: Any) -> Any:
+            read.append(model_id)
+            return search(self, collection, model_id, *rest)
+
+        monkeypatch.setattr(searching.PostgresSearch, "vector_search", recorded)
+        # NEW's own list is not read (each search would scan every one of its vectors); the answer's
+        # first hits are read again from the vectors the move stored.
+        found = engine.search("noodles boiled for supper", explain=True)
+        assert read == [STATIC_ID] and found.hits[0].chunk.path.endswith("pasta.md")
+        assert found.model_id == MINILM_ID and found.models == (MINILM_ID,)
+    with Engine(replace(config, reread_depth=0)) as engine:  # the re-read off: the serving model alone
+        asked = "a pot of salted water"
         found = engine.search(asked, explain=True)
         assert found.model_id == STATIC_ID and found.models == () and found.hits
         queries = engine._pool.queries(MINILM_ID)

@@ -6,7 +6,9 @@ vector it has (``search/migrating.py``). This measures hybrid nDCG@10 on judged 
 has reached a share of the chunks (0, 25, 50, 75, 100 %, its first keys, as the migration takes them),
 and semantic nDCG@10 (the dense arm alone, the merge without the keyword arm's help), beside the static
 model alone until the switch (what searches read before, at every share but the last)
-and the bundled model alone (after the switch).
+and the bundled model alone (after the switch). Searches read the answer's first hits again with the
+bundled model (``reread_arm``, on by default since 2026-11-29, where that model is loaded in the process);
+``RETRIEVO_REREAD_DEPTH=0`` measures the merge alone, as the figures in docs/benchmarks.md were.
 
 Each set's bundled index is made once under ``--work`` (``retrievo eval``'s own index: whole documents,
 ``eval-NAME``); each share is a copy of it where the served model is the static one, every chunk has a

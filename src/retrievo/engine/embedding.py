@@ -112,24 +112,27 @@ class EmbeddingLifecycle:
 
         shadow = self._shadow_queries(store, collection) if reason is None else None
         if shadow is not None:  # moving to another model: each chunk ranked by the best vector it has
+            model, queries_new, merged = shadow
             # NEW's reader for the re-read, where NEW is loaded (a search never waits for a load)
-            documents = self._pool.ready_reader(shadow[0]) if self.config.reread_depth else None
-            return MigratingQuery(embed, shadow[0], shadow[1].embed, documents), reason
+            documents = self._pool.ready_reader(model) if self.config.reread_depth else None
+            if merged or documents is not None:
+                return MigratingQuery(embed, model, queries_new.embed, documents, merged), reason
         return embed, reason
 
-    def _shadow_queries(self, store: Store, collection: str) -> tuple[str, QueryEmbedder] | None:
+    def _shadow_queries(self, store: Store, collection: str) -> tuple[str, QueryEmbedder, bool] | None:
         """The query embedder of the model ``collection`` is moving to, where this configuration reaches
-        it; None when it is not moving or the model is out of reach (the served model answers alone)."""
+        it, and whether NEW's own list is read beside the served one (not past a store's bound for reading
+        NEW exactly: then only the re-read asks NEW); None when it is not moving or the model is out of
+        reach (the served model answers alone)."""
         info = store.get_collection(collection)
         if info is None or info.shadow_model_id is None:
             return None
         bound = store.unserved_search_max  # a store that reads NEW exactly, up to so many chunks
-        if bound is not None and self._coverage.counts(store, collection)[0] > bound:
-            return None
+        merged = bound is None or self._coverage.counts(store, collection)[0] <= bound
         queries = self._pool.queries(info.shadow_model_id)
         if queries is None or queries.cooling_down() is not None:  # failed lately: not asked each search
             return None
-        return info.shadow_model_id, queries
+        return info.shadow_model_id, queries, merged
 
     # Embedding what is missing ----------------------------------------------------------------
 

@@ -68,6 +68,9 @@ class MigratingQuery:
     shadow_model: str
     shadow: EmbedQuery
     shadow_documents: Documents | None = None  # NEW's vectors for chunk texts (``reread_arm``)
+    # Whether NEW's own list is read beside the served one (a store reads NEW exactly up to a bound; past
+    # it, NEW only reads the answer's first hits again).
+    merged: bool = True
 
     def __call__(self, text: str) -> tuple[str, npt.NDArray[np.float32]]:
         return self.served(text)
@@ -101,7 +104,7 @@ def dense_arm(
     old_model, old_vector = embed_query(text)
     old = store.vector_search(collection, old_model, old_vector, filters, depth)
     alone = DenseArm(old, old_model, {}, bias_of(old_model))
-    if not isinstance(embed_query, MigratingQuery) or not old:
+    if not isinstance(embed_query, MigratingQuery) or not embed_query.merged or not old:
         return alone
     reached = store.chunks_with_vector([hit.chunk_id for hit in old], embed_query.shadow_model)
     if not reached:
@@ -195,14 +198,14 @@ def reread_arm(
     docstring): ``head`` ordered by each chunk's cosine to NEW's query vector, on NEW's scale (the served
     arm's hits past ``head`` are left out: kept below it, their scores moved onto NEW's scale as the chunks
     read both ways relate, they gave SciFact -0.003, the Anthropic set -0.0005, CoSQA +0.002). None where
-    it does not apply: the collection is not moving, NEW has reached every chunk of ``head`` (the merged
-    arm already ranks them by NEW), or NEW cannot embed now (logged; the answer stands as fused). The
-    chunks read are left in ``fetched``."""
+    it does not apply: the collection is not moving, NEW has reached every chunk of ``head`` and the
+    merged arm ranks them by NEW already, or NEW cannot embed now (logged; the answer stands as fused).
+    The chunks read are left in ``fetched``."""
     if not isinstance(embed_query, MigratingQuery) or embed_query.shadow_documents is None or not head:
         return None
     model = embed_query.shadow_model
     reached = store.chunks_with_vector(list(head), model)
-    if reached.issuperset(head):
+    if reached.issuperset(head) and embed_query.merged:
         return None
     fetched.update(store.get_chunks([i for i in head if i not in fetched]))
     head = [i for i in head if i in fetched]
