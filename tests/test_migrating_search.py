@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +20,7 @@ from retrievo.embed.local import MODEL_ID as MINILM_ID
 from retrievo.embed.local import MiniLMEmbedder
 from retrievo.embed.pool import ModelPool, build_embedder
 from retrievo.embed.static import MODEL_ID as STATIC_ID
+from retrievo.embed.static import StaticEmbedder
 from retrievo.errors import ConfigError, EmbedderUnavailable
 from retrievo.models import ArmHit, Filters
 from retrievo.operations.staged import index_in_stages
@@ -188,7 +192,7 @@ def test_before_the_move_reaches_them_the_first_hits_are_read_again_by_the_model
         # and the model starts loading beside it, for the next.
         first = engine.search(question, explain=True)
         assert first.model_id == STATIC_ID and first.models == ()
-        loading = engine._pool.loading[MINILM_ID]
+        loading = engine._pool.loading[MINILM_ID][0]
         loading.join(timeout=300)
         assert not loading.is_alive() and bundled.ready()
         again = engine.search(question, explain=True)
@@ -208,7 +212,7 @@ def test_before_the_move_reaches_them_the_first_hits_are_read_again_by_the_model
         migrating._MADE.clear()
         embed = bundled.embed_documents
 
-        def down(texts: Sequence[str]) -> NoReturn:
+        def down(texts: Sequence[str], **_: object) -> NoReturn:
             raise EmbedderUnavailable("the model's server is down")
 
         monkeypatch.setattr(bundled, "embed_documents", down)
@@ -234,3 +238,61 @@ def test_a_service_is_never_asked_to_read_an_answer_again_a_model_run_here_is(tm
     here = ModelPool(Config(db=tmp_path / "i.db"), build_embedder("static", config), 30.0)
     reader = here.ready_reader(STATIC_ID)
     assert reader is not None and reader(["a text"]).shape == (1, here.get(STATIC_ID).dimensions)  # type: ignore[union-attr]
+
+
+def test_an_answer_longer_than_the_reread_keeps_the_dense_evidence_of_every_hit(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    config = replace(staged_config(tmp_path, "sqlite", request), reread_depth=1)
+    with Engine(config) as engine:
+        index_in_stages(engine, [str(write_pages(tmp_path / "notes"))], None, jobs=Queued(engine))
+        engine.require_model("local").share()  # (loaded: the re-read runs from the first search)
+        found = engine.search("boiling noodles for dinner", mode="semantic", limit=3, explain=True)
+        assert len(found.hits) == 3  # the first read again by the bundled model, the other two below it
+        assert set(found.models) == {STATIC_ID, MINILM_ID} and found.hits[0].model_id == MINILM_ID
+        assert [hit.model_id for hit in found.hits[1:]] == [STATIC_ID, STATIC_ID]
+        scores = [hit.score for hit in found.hits]
+        assert all(a > b for a, b in itertools.pairwise(scores))
+
+
+class Stubborn(StaticEmbedder):
+    """The static model, made to load slowly and to fail its first load (the pool's loading, alone)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loads, self.loaded = 0, False
+
+    def ready(self) -> bool:
+        return self.loaded
+
+    def load(self) -> None:
+        self.loads += 1
+        if self.loads == 1:
+            raise RuntimeError("the disk hiccuped")
+        self.loaded = True
+
+
+def test_a_failed_background_load_is_said_and_tried_again_later(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    model = Stubborn()
+    pool = ModelPool(Config(db=tmp_path / "i.db"), model, retry_after_s=0.0)
+    assert pool.ready_reader(STATIC_ID) is None  # not loaded: the load starts beside the caller
+    pool.loading[STATIC_ID][0].join(timeout=30)
+    assert model.loads == 1 and "the disk hiccuped" in caplog.text
+    assert pool.ready_reader(STATIC_ID) is None  # failed: tried again
+    pool.loading[STATIC_ID][0].join(timeout=30)
+    reader = pool.ready_reader(STATIC_ID)
+    assert model.loads == 2 and reader is not None and reader(["a text"]).shape == (1, model.dimensions)
+
+
+def test_a_child_forked_while_the_model_loads_can_load_it_itself() -> None:
+    model = MiniLMEmbedder()
+    pool = ModelPool(Config(), model, retry_after_s=30.0)
+    pool.loading[MINILM_ID] = (threading.Thread(target=lambda: None), time.monotonic())
+    with model._lock, pool._lock:  # as a load beside a search holds them
+        child = os.fork()
+        if child == 0:  # the child: no thread holds its locks, no load is under way there
+            os._exit(0 if not model._lock.locked() and not pool._lock.locked() and not pool.loading else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

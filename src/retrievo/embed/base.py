@@ -65,10 +65,13 @@ class Embedder(ABC):
             list(order[begin : begin + self.batch_size]) for begin in range(0, len(order), self.batch_size)
         ]
 
-    def embed_documents(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> Vectors:
+    def embed_documents(
+        self, texts: Sequence[str], progress: ProgressCallback | None = None, in_flight: int | None = None
+    ) -> Vectors:
         """Embed many texts: batches of similar length (less padding), ``parallel_batches`` of them in
-        flight at once (never more: memory stays bounded), results in input order. The first failure
-        is raised once the batches in flight have returned."""
+        flight at once (never more: memory stays bounded; ``in_flight``: fewer, as a search's share of
+        the cores), results in input order. The first failure is raised once the batches in flight have
+        returned."""
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -79,20 +82,21 @@ class Embedder(ABC):
             out[batch] = _normalise(self.embed_batch([self.document_prefix + texts[i] for i in batch]))
             return batch
 
-        if self.parallel_batches <= 1 or len(batches) == 1:
+        flight = min(self.parallel_batches, in_flight or self.parallel_batches)
+        if flight <= 1 or len(batches) == 1:
             for batch in batches:
                 one(batch)
                 if progress:
                     progress(len(batch))
             return out
-        with ThreadPoolExecutor(self.parallel_batches, thread_name_prefix="retrievo-embed") as pool:
+        with ThreadPoolExecutor(flight, thread_name_prefix="retrievo-embed") as pool:
             pending: set[Future[list[int]]] = set()
             queue = iter(batches)
             try:
                 while True:
                     for batch in queue:
                         pending.add(pool.submit(one, batch))
-                        if len(pending) >= self.parallel_batches:
+                        if len(pending) >= flight:
                             break
                     if not pending:
                         return out

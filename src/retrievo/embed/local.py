@@ -23,6 +23,7 @@ import hashlib
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,6 +83,7 @@ class MiniLMEmbedder(Embedder):
         self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
+        _INSTANCES.add(self)
 
     @property
     def dimensions(self) -> int:
@@ -232,10 +234,12 @@ class MiniLMEmbedder(Embedder):
         self.parallel_batches = 4
         return session
 
-    def embed_documents(self, texts: Sequence[str], progress: ProgressCallback | None = None) -> Vectors:
+    def embed_documents(
+        self, texts: Sequence[str], progress: ProgressCallback | None = None, in_flight: int | None = None
+    ) -> Vectors:
         if texts:
             self._load()  # where the model runs decides how batches are cut
-        return super().embed_documents(texts, progress)
+        return super().embed_documents(texts, progress, in_flight)
 
     def _integer_session(self, ort: Any, options: Any, path: Any, products: Products) -> Any:
         """A session on the integer-kernel graph (``products``); None (said in the log) if it cannot be made."""
@@ -291,6 +295,18 @@ class MiniLMEmbedder(Embedder):
 
 # Sessions shared by every embedder of the same settings (``MiniLMEmbedder.share``): (session, tokenizer, kernels).
 _SHARED: dict[tuple[str, str, str], tuple[Any, Any, str]] = {}
+_INSTANCES: weakref.WeakSet[MiniLMEmbedder] = weakref.WeakSet()
+
+
+def _new_locks() -> None:
+    """In a forked child, a load under way in the parent (a thread loading beside a search,
+    ``ModelPool.ready_reader``) holds a lock that no thread there will release: each embedder gets a new
+    one, and loads again where it needs the model."""
+    for embedder in list(_INSTANCES):
+        embedder._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_locks)
 
 
 def _options(ort: Any) -> Any:

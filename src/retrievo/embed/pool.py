@@ -10,14 +10,18 @@ model and the static one distilled from it (``static``) are always reachable; an
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
 import threading
+import time
+import weakref
 from collections.abc import Callable, Sequence
 
 from retrievo.config import Config, cache_folder
 from retrievo.embed.base import Embedder, Vectors
 from retrievo.embed.queries import QueryEmbedder
-from retrievo.errors import ConfigError, EmbedderUnavailable
+from retrievo.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +91,9 @@ class ModelPool:
         self._lock = threading.Lock()
         self._embedders: dict[str, Embedder | None] = {}
         self._queries: dict[str, QueryEmbedder] = {}
-        self.loading: dict[str, threading.Thread] = {}  # models loading in the background (``ready_reader``)
+        # models loading in the background (``ready_reader``): the thread, when it started
+        self.loading: dict[str, tuple[threading.Thread, float]] = {}
+        _POOLS.add(self)
         if default is not None:
             self._embedders[default.model_id] = default
             self._queries[default.model_id] = QueryEmbedder(default, retry_after_s)
@@ -118,21 +124,26 @@ class ModelPool:
             )
         return embedder
 
-    def ready_reader(self, model_id: str) -> Callable[[Sequence[str]], Vectors] | None:
-        """``model_id``'s document reader where it runs here and answers without loading first; else None,
-        and the model starts loading on a thread of its own (once), so that a search never waits for a
-        load: the ones after it find the model ready. None for a service (``Embedder.remote``): a search
-        would pay it for every text it reads."""
+    def ready_reader(self, model_id: str, in_flight: int = 1) -> Callable[[Sequence[str]], Vectors] | None:
+        """``model_id``'s document reader (``in_flight`` batches at once: a search's share of the cores)
+        where it runs here and answers without loading first; else None, and the model starts loading on
+        a thread of its own, so that a search never waits for a load: the ones after it find the model
+        ready. A load that failed (or that a forked child's parent ran) is tried again ``retry_after_s``
+        after it began. None for a service (``Embedder.remote``): a search would pay it for every text."""
         embedder = self.get(model_id)
         if embedder is None or embedder.remote:
             return None
         if embedder.ready():
-            return embedder.embed_documents
+            return functools.partial(embedder.embed_documents, in_flight=in_flight)
         with self._lock:
-            if model_id not in self.loading:
-                self.loading[model_id] = thread = threading.Thread(
+            under_way = self.loading.get(model_id)
+            if under_way is None or (
+                not under_way[0].is_alive() and time.monotonic() - under_way[1] >= self._retry_after_s
+            ):
+                thread = threading.Thread(
                     target=_load, args=(embedder,), name=f"retrievo-load-{model_id}", daemon=True
                 )
+                self.loading[model_id] = (thread, time.monotonic())
                 thread.start()
         return None
 
@@ -154,5 +165,19 @@ class ModelPool:
 def _load(embedder: Embedder) -> None:
     try:
         embedder.load()
-    except EmbedderUnavailable as exc:  # said here; a search that needs the model says it again
-        log.warning("%s could not be loaded in the background (%s)", embedder.model_id, exc)
+    except Exception as exc:  # said here (a thread's error reaches no caller); tried again later
+        log.warning("%s could not be loaded in the background (%s: %s)", embedder.model_id,
+                    type(exc).__name__, exc)  # fmt: skip
+
+
+_POOLS: weakref.WeakSet[ModelPool] = weakref.WeakSet()
+
+
+def _forked() -> None:
+    """In a forked child no thread of the parent runs: its loads are not under way, its locks are new."""
+    for pool in list(_POOLS):
+        pool._lock = threading.Lock()
+        pool.loading = {}
+
+
+os.register_at_fork(after_in_child=_forked)

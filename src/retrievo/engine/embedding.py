@@ -114,7 +114,8 @@ class EmbeddingLifecycle:
         if shadow is not None:  # moving to another model: each chunk ranked by the best vector it has
             model, queries_new, merged = shadow
             # NEW's reader for the re-read, where NEW is loaded (a search never waits for a load)
-            documents = self._pool.ready_reader(model) if self.config.reread_depth else None
+            reread = self.config.reread_depth
+            documents = self._pool.ready_reader(model, self.config.query_threads) if reread else None
             if merged or documents is not None:
                 return MigratingQuery(embed, model, queries_new.embed, documents, merged), reason
         return embed, reason

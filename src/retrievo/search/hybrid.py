@@ -221,6 +221,7 @@ def _run_search(
             embed_query,
             query.text[:MAX_EMBED_QUERY_CHARS],
             [chunk_id for chunk_id, _ in fused[: options.reread_depth]],
+            dense,
             fetched,
             model_bias,
         )
