@@ -87,6 +87,25 @@ def test_at_either_end_of_the_move_one_model_answers_alone() -> None:
     assert done.hits == new and done.model_id == "new" and done.models == {} and done.bias == 0.5
 
 
+def test_the_served_arms_rest_follows_the_hits_read_again_on_the_new_scale() -> None:
+    served = ranked([1, 2, 3, 4, 5, 6], top=0.9, step=0.1)  # 0.8 … 0.3, the served model's scale
+    # 1, 2 and 7 (a keyword hit the served arm lacks) read again by NEW: 7 first, then 2, then 1.
+    read = [ArmHit(7, 1, 0.6), ArmHit(2, 2, 0.5), ArmHit(1, 3, 0.4)]
+    below = migrating._below(read, served)
+    assert [hit.chunk_id for hit in below] == [3, 4, 5, 6] and [h.rank for h in below] == [4, 5, 6, 7]
+    scores = [hit.score for hit in read + below]
+    assert all(a > b for a, b in itertools.pairwise(scores))  # one list, strictly falling
+    # 1 and 2 read 0.8 / 0.7 served, 0.4 / 0.5 by NEW: the same spread, the mean moved by -0.3 (3 at
+    # 0.6 - 0.3, under NEW's last reading, 0.4).
+    assert [round(h.score, 6) for h in below] == [0.3, 0.2, 0.1, 0.0]
+    wide = migrating._below([ArmHit(1, 1, 0.9), ArmHit(2, 2, 0.5)], served)  # NEW spreads them 4x wider
+    assert [round(h.score, 6) for h in wide] == [0.1, -0.3, -0.7, -1.0]  # (none below -1)
+    # Two served scores a hair apart: the ratio of spreads is huge; the scores stay a cosine's.
+    close = migrating._below([ArmHit(1, 1, 0.6), ArmHit(2, 2, 0.4)], ranked([1, 2, 3], 0.5000002, 1e-7))
+    assert [h.chunk_id for h in close] == [3] and -1.0 <= close[0].score < 0.4
+    assert migrating._below(read, [ArmHit(7, 1, 0.9)]) == []  # nothing left over
+
+
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 def test_a_search_during_the_move_reads_both_models_and_says_which_ranked_each_hit(
     tmp_path: Path, kind: str, request: pytest.FixtureRequest
@@ -296,3 +315,32 @@ def test_a_child_forked_while_the_model_loads_can_load_it_itself() -> None:
             os._exit(0 if not model._lock.locked() and not pool._lock.locked() and not pool.loading else 1)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+class Slow(StaticEmbedder):
+    """The static model, made to hold a lock for a while as it loads (as an import holds Python's)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held, self.started, self.loaded = threading.Lock(), threading.Event(), False
+
+    def ready(self) -> bool:
+        return self.loaded
+
+    def load(self) -> None:
+        with self.held:
+            self.started.set()
+            time.sleep(0.5)
+            self.loaded = True
+
+
+def test_a_fork_waits_for_a_load_under_way_so_the_child_inherits_no_lock_it_holds(tmp_path: Path) -> None:
+    model = Slow()
+    pool = ModelPool(Config(db=tmp_path / "i.db"), model, retry_after_s=30.0)
+    assert pool.ready_reader(STATIC_ID) is None
+    assert model.started.wait(timeout=30)  # the load holds its lock now
+    child = os.fork()
+    if child == 0:
+        os._exit(0 if model.loaded and not model.held.locked() else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0 and model.loaded

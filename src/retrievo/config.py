@@ -98,7 +98,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "reread_depth",
         "RETRIEVO_REREAD_DEPTH",
-        "fused hits a collection on the move reads again with the model it moves to (default 30; 0: off)",
+        "fused hits a collection on the move reads again with the model it moves to (default 20; 0: off)",
     ),
     Setting(
         "query_threads",
@@ -136,7 +136,7 @@ class Config:
     rerank_api_key: str | None = None
     rerank_path: str | None = None
     rerank_depth: int = 30
-    reread_depth: int = 30
+    reread_depth: int = 20
     query_threads: int = 1
     read_stores: tuple[str, ...] = ()
     max_replica_lag: float = 10.0

@@ -128,8 +128,9 @@ class ModelPool:
         """``model_id``'s document reader (``in_flight`` batches at once: a search's share of the cores)
         where it runs here and answers without loading first; else None, and the model starts loading on
         a thread of its own, so that a search never waits for a load: the ones after it find the model
-        ready. A load that failed (or that a forked child's parent ran) is tried again ``retry_after_s``
-        after it began. None for a service (``Embedder.remote``): a search would pay it for every text."""
+        ready. A load that failed is tried again ``retry_after_s`` after it began. A fork waits for a load
+        under way (a child must not inherit the locks it holds: the import lock, the model's own). None
+        for a service (``Embedder.remote``): a search would pay it for every text."""
         embedder = self.get(model_id)
         if embedder is None or embedder.remote:
             return None
@@ -173,6 +174,15 @@ def _load(embedder: Embedder) -> None:
 _POOLS: weakref.WeakSet[ModelPool] = weakref.WeakSet()
 
 
+def _before_fork() -> None:
+    """A fork waits for the loads under way (up to a minute each): a thread that imports the model's
+    runtime holds Python's import lock, which a child would inherit held, and no thread there releases."""
+    for pool in list(_POOLS):
+        for thread, _ in list(pool.loading.values()):
+            if thread.is_alive() and thread is not threading.current_thread():
+                thread.join(timeout=60)
+
+
 def _forked() -> None:
     """In a forked child no thread of the parent runs: its loads are not under way, its locks are new."""
     for pool in list(_POOLS):
@@ -180,4 +190,4 @@ def _forked() -> None:
         pool.loading = {}
 
 
-os.register_at_fork(after_in_child=_forked)
+os.register_at_fork(before=_before_fork, after_in_child=_forked)
