@@ -8,6 +8,7 @@ import json
 import os
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -121,7 +122,6 @@ def test_a_search_during_the_move_reads_both_models_and_says_which_ranked_each_h
         assert all(hit.model_id is None for hit in before.hits)
         # No chunk moved yet: the bundled model is not even loaded to read the query.
         assert isinstance(engine.embedder, MiniLMEmbedder) and engine.embedder._session is None
-        assert engine._pool.loading == {}
         # The move reaches the pasta page first (what the worker does a batch at a time).
         work = dict(store.embedding_work(config.collection, MINILM_ID, only_missing=True))
         pasta = next(key for key, text in work.items() if "spaghetti" in text)
@@ -183,8 +183,13 @@ def test_on_postgresql_past_the_exact_bound_the_new_model_only_reads_the_answers
             return search(self, collection, model_id, *rest)
 
         monkeypatch.setattr(searching.PostgresSearch, "vector_search", recorded)
+
         # NEW's own list is not read (each search would scan every one of its vectors); the answer's
-        # first hits are read again from the vectors the move stored.
+        # first hits are read again from the vectors the move stored: the model reads none of them.
+        def never(texts: Sequence[str], **_: object) -> NoReturn:
+            raise AssertionError(f"the model was asked to read {len(texts)} stored chunks")
+
+        monkeypatch.setattr(engine._pool.get(MINILM_ID), "embed_documents", never)
         found = engine.search("noodles boiled for supper", explain=True)
         assert read == [STATIC_ID] and found.hits[0].chunk.path.endswith("pasta.md")
         assert found.model_id == MINILM_ID and found.models == (MINILM_ID,)
@@ -237,11 +242,22 @@ def test_before_the_move_reaches_them_the_first_hits_are_read_again_by_the_model
         monkeypatch.setattr(bundled, "embed_documents", down)
         failed = engine.search("a pot of salted water", explain=True)
         assert failed.model_id == STATIC_ID and failed.models == () and failed.hits
-        # Where the move has stored a chunk's vector, that one is read: no model call is made for it.
+        # Where the move has stored a chunk's vector (the pasta page's), that one is read: the model reads
+        # only the others.
         work = dict(store.embedding_work(config.collection, MINILM_ID, only_missing=True))
-        store.put_embeddings(MINILM_ID, list(work), embed(list(work.values())))
+        pasta = next(key for key, text in work.items() if "spaghetti" in text)
+        store.put_embeddings(MINILM_ID, [pasta], embed([work[pasta]]))
+        read: list[str] = []
+
+        def recorded(texts: Sequence[str], **kwargs: Any) -> Any:
+            read.extend(texts)
+            return embed(texts, **kwargs)
+
+        monkeypatch.setattr(bundled, "embed_documents", recorded)
         reached = engine.search("noodles boiled for supper", explain=True)
         assert reached.model_id == MINILM_ID and reached.hits[0].chunk.path.endswith("pasta.md")
+        assert {hit.model_id for hit in reached.hits} == {MINILM_ID}
+        assert len(read) == len(reached.hits) - 1 and not any("spaghetti" in text for text in read)
 
 
 def test_a_reread_depth_is_a_whole_number_from_0() -> None:
@@ -310,7 +326,7 @@ def test_a_child_forked_while_the_model_loads_can_load_it_itself() -> None:
     pool = ModelPool(Config(), model, retry_after_s=30.0)
     pool.loading[MINILM_ID] = (threading.Thread(target=lambda: None), time.monotonic())
     with model._lock, pool._lock:  # as a load beside a search holds them
-        child = os.fork()
+        child = fork()
         if child == 0:  # the child: no thread holds its locks, no load is under way there
             os._exit(0 if not model._lock.locked() and not pool._lock.locked() and not pool.loading else 1)
     _, status = os.waitpid(child, 0)
@@ -339,8 +355,16 @@ def test_a_fork_waits_for_a_load_under_way_so_the_child_inherits_no_lock_it_hold
     pool = ModelPool(Config(db=tmp_path / "i.db"), model, retry_after_s=30.0)
     assert pool.ready_reader(STATIC_ID) is None
     assert model.started.wait(timeout=30)  # the load holds its lock now
-    child = os.fork()
+    child = fork()
     if child == 0:
         os._exit(0 if model.loaded and not model.held.locked() else 1)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0 and model.loaded
+
+
+def fork() -> int:
+    """os.fork, its warning on Python 3.12+ about a process with threads silenced: these tests fork one
+    on purpose, and the child does nothing but check its locks and exit."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return os.fork()

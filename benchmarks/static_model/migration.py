@@ -7,8 +7,9 @@ has reached a share of the chunks (0, 25, 50, 75, 100 %, its first keys, as the 
 and semantic nDCG@10 (the dense arm alone, the merge without the keyword arm's help), beside the static
 model alone until the switch (what searches read before, at every share but the last)
 and the bundled model alone (after the switch). Searches read the answer's first hits again with the
-bundled model (``reread_arm``, on by default since 2026-11-29, where that model is loaded in the process);
-``RETRIEVO_REREAD_DEPTH=0`` measures the merge alone, as the figures in docs/benchmarks.md were.
+bundled model (``reread_arm``, on by default since 2026-11-29, where that model is loaded in the process):
+this measures the merge alone (``RETRIEVO_REREAD_DEPTH=0`` unless set), as the figures in
+docs/benchmarks.md were; ``reread_engine.py`` measures the re-read.
 
 Each set's bundled index is made once under ``--work`` (``retrievo eval``'s own index: whole documents,
 ``eval-NAME``); each share is a copy of it where the served model is the static one, every chunk has a
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import shutil
 import sqlite3
@@ -140,6 +142,7 @@ def main() -> None:
         "--semble", type=Path, help="semble's bundled indexes (benchmarks/code_search/semble.py --work)"
     )
     args = parser.parse_args()
+    os.environ.setdefault("RETRIEVO_REREAD_DEPTH", "0")  # the merge alone (the module's docstring)
     args.sets = semble_repositories(args.semble, args.sets) if args.semble else args.sets or list(SPLITS)
     args.work.mkdir(parents=True, exist_ok=True)
     score = semble_scores if args.semble else scores

@@ -5,8 +5,8 @@ For each judged set, the bundled model's own index (``retrievo eval``'s, built u
 is copied as ``migration.py`` copies it at a share of 0 % (served by the static model, moving to the bundled
 one, which holds no vector yet), then scored by ``retrievo eval`` (hybrid nDCG@10) at each re-read depth
 (0: no re-read, the static model alone; the engine's default is ``REREAD_DEPTH``), beside the bundled
-model's own hybrid on the original. The mean time a query took at each depth is reported too (the
-transformer's work on the chunks a re-read makes; this machine, whatever else runs on it).
+model's own hybrid on the original. The time each depth's whole run took is reported too (opening the
+engine included; semble's also runs its semantic pass; this machine, whatever else runs on it).
 
     .venv/bin/python -m benchmarks.static_model.reread_engine --work /tmp/rr [--sets scifact cosqa_dev] \\
         [--depths 0 20 30 50] [--json benchmarks/results/static-reread-engine-DATE.json]

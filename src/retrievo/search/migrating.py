@@ -21,12 +21,13 @@ read one scale, NEW's, which is the collection's after the switch. At ``p = 0`` 
 model's alone, as before; when NEW holds every chunk, NEW's alone. No parameter is fitted.
 
 Read again (``reread_arm``): until NEW has reached them, the chunks an answer will show are ranked by the
-served model, which for the static model is 0.04 (SciFact) to 0.14 (CoSQA dev) nDCG@10 below the bundled
-model's hybrid. So a search reads the fused answer's first ``REREAD_DEPTH`` chunks again with NEW: each
-one's NEW vector where the move has stored it, else made now from its text (and kept, a few thousand per
-process, for the next search that meets it), and fuses again with that list as its dense arm. Its cost is
-NEW's model on at most that many chunks (on 2 cores, the bundled model: ~8 ms a short code chunk, ~20 ms a
-SciFact abstract); nothing is written.
+served model, which for the static model is up to 0.14 nDCG@10 below the bundled model's hybrid (CoSQA
+dev; SciFact 0.04, the Anthropic set 0.009). So a search reads the fused answer's first ``REREAD_DEPTH``
+chunks again with NEW: each one's NEW vector where the move has stored it, else made now from its text
+(and kept, a few thousand per process, for the next search that meets it), and fuses again with that
+list as its dense arm, the served list's rest below it. Its cost is NEW's model on at most that many
+chunks (on one core, the bundled model: ~5–8 ms a CoSQA snippet, ~20–35 ms an abstract or a long code
+chunk); nothing is written.
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ from retrievo.text.hashing import embedding_input, embedding_key
 log = logging.getLogger(__name__)
 # The hits of the merged list whose models set the adaptive fusion's bias (as its agreement is read).
 BIAS_TOP = 10
-# The fused answer's first chunks read again by NEW (``reread_arm``). Measured on the static model's move
-# to the bundled one (benchmarks/static_model/reread.py): docs/benchmarks.md.
+# The fused answer's first chunks read again by NEW (``reread_arm``), chosen from 10 / 20 / 30 on the static
+# model's move to the bundled one (benchmarks/static_model/reread_engine.py; docs/configuration.md).
 REREAD_DEPTH = 20
 REREAD_KEPT = 4096  # NEW's vectors made by re-reads, kept per process (by model and embedding key)
 Documents = Callable[[Sequence[str]], npt.NDArray[np.float32]]
@@ -98,8 +99,8 @@ def dense_arm(
     bias_of: Callable[[str], float],
 ) -> DenseArm:
     """The dense arm for ``text``: one model's list, or both models' merged while the collection moves
-    (``MigratingQuery``) and the move has reached some of the served list's chunks (before, NEW's hits
-    would all stand below the depth: the query is not embedded by NEW, whose model need not load). Where
+    (``MigratingQuery``, ``merged``) and the move has reached some of the served list's chunks (before,
+    NEW's hits would all stand below the depth: the query is not embedded by NEW here). Where
     NEW cannot embed the query now, the served model answers alone, as before the move; where the served
     one cannot, EmbedderUnavailable (the search is lexical-only)."""
     old_model, old_vector = embed_query(text)
@@ -232,9 +233,10 @@ def reread_arm(
 def _below(read: list[ArmHit], served: list[ArmHit]) -> list[ArmHit]:
     """The served arm's hits that were not read again, ranked below those read in the served order, their
     scores put on NEW's scale as the chunks read both ways relate (the served scores' mean and spread over
-    those chunks moved onto NEW's), each strictly below the one before and none below -1, the least a
-    cosine can be (two close served scores make the ratio of spreads large). Against moving the served
-    scores down as one block, SciFact nDCG@10 0.7305 against 0.7212 at 20 read."""
+    those chunks moved onto NEW's), each strictly below the one before and none below -1 (but by a few
+    ulps), the least a cosine can be (two close served scores make the ratio of spreads large). Against
+    moving the served scores down as one block, SciFact nDCG@10 0.7305 against 0.7212 at 20 read (that
+    run's file was not kept: ``reread_engine.py`` measures either)."""
     new = {hit.chunk_id: hit.score for hit in read}
     pairs = [(hit.score, new[hit.chunk_id]) for hit in served if hit.chunk_id in new]
     rest = [hit for hit in served if hit.chunk_id not in new]
@@ -294,10 +296,10 @@ def _vectors(
     return out
 
 
-def _forget_made() -> None:
+def _new_lock() -> None:
     """In a forked child the lock may be held by a thread that does not exist there: a new one."""
     global _MADE_LOCK  # noqa: PLW0603 - one lock per process
     _MADE_LOCK = threading.Lock()
 
 
-os.register_at_fork(after_in_child=_forget_made)
+os.register_at_fork(after_in_child=_new_lock)
