@@ -5,7 +5,8 @@ For each judged set, the bundled model's own index (``retrievo eval``'s, built u
 is copied as ``migration.py`` copies it at a share of 0 % (served by the static model, moving to the bundled
 one, which holds no vector yet), then scored by ``retrievo eval`` (hybrid nDCG@10) at each re-read depth
 (0: no re-read, the static model alone; the engine's default is ``REREAD_DEPTH``), beside the bundled
-model's own hybrid on the original. The time each depth's whole run took is reported too (opening the
+model's own hybrid on the original; for the judged sets, ECE@10 too (relevance that means what it says
+whichever model ranked a hit). The time each depth's whole run took is reported too (opening the
 engine included; semble's also runs its semantic pass; this machine, whatever else runs on it).
 
     .venv/bin/python -m benchmarks.static_model.reread_engine --work /tmp/rr [--sets scifact cosqa_dev] \\
@@ -37,9 +38,10 @@ from retrievo.search import migrating
 
 
 def hybrid_only(name: str, db: Path) -> dict[str, float]:
-    """``retrievo eval``'s hybrid nDCG@10 of the set ``name`` over the index ``db``."""
+    """``retrievo eval``'s hybrid nDCG@10 of the set ``name`` over the index ``db``, and its ECE@10 (how far
+    the hits' relevance is from the share of them that are relevant)."""
     report = evaluate(migration.DATA / name, db=db, modes=["hybrid"], split=migration.SPLITS[name])
-    return {"hybrid": round(report.modes[0].ndcg_10, 4)}
+    return {"hybrid": round(report.modes[0].ndcg_10, 4), "ece_10": report.modes[0].ece_10}
 
 
 def run(
@@ -48,13 +50,19 @@ def run(
     moving = work / f"{name}-moving.db"
     migration.moving_copy(base, moving, 0.0, static)
     score = migration.semble_scores if semble else hybrid_only
-    row: dict[str, Any] = {"bundled": score(name, base)["hybrid"]}
+    bundled = score(name, base)
+    row: dict[str, Any] = {"bundled": bundled["hybrid"]}
+    if "ece_10" in bundled:
+        row["bundled_ece_10"] = bundled["ece_10"]
     for depth in depths:
         os.environ["RETRIEVO_REREAD_DEPTH"] = str(depth)  # read by each engine the scoring opens
         migrating._MADE.clear()  # each depth pays for its own vectors
         started = time.perf_counter()
-        row[str(depth)] = score(name, moving)["hybrid"]
+        scored = score(name, moving)
+        row[str(depth)] = scored["hybrid"]
         row[f"{depth}_s"] = round(time.perf_counter() - started, 1)
+        if "ece_10" in scored:
+            row[f"{depth}_ece_10"] = scored["ece_10"]
         print(f"{name:20} re-read {depth:3}: {row[str(depth)]}  ({row[f'{depth}_s']} s)", flush=True)
     print(f"{name:20} bundled: {row['bundled']}", flush=True)
     return row
