@@ -10,6 +10,7 @@ model and the static one distilled from it (``static``) are always reachable; an
 
 from __future__ import annotations
 
+import atexit
 import functools
 import logging
 import os
@@ -93,6 +94,7 @@ class ModelPool:
         self._queries: dict[str, QueryEmbedder] = {}
         # models loading in the background (``ready_reader``): the thread, when it started
         self.loading: dict[str, tuple[threading.Thread, float]] = {}
+        self._asked: set[str] = set()  # models ``ready_reader`` was asked for (a load starts the second time)
         _POOLS.add(self)
         if default is not None:
             self._embedders[default.model_id] = default
@@ -126,17 +128,23 @@ class ModelPool:
 
     def ready_reader(self, model_id: str, in_flight: int = 1) -> Callable[[Sequence[str]], Vectors] | None:
         """``model_id``'s document reader (``in_flight`` batches at once: a search's share of the cores)
-        where it runs here and answers without loading first; else None, and the model starts loading on
-        a thread of its own, so that a search never waits for a load: the ones after it find the model
-        ready. A load that failed is tried again ``retry_after_s`` after it began. A fork waits for a load
-        under way (a child must not inherit the locks it holds: the import lock, the model's own). None
-        for a service (``Embedder.remote``): a search would pay it for every text."""
+        where it runs here and answers without loading first; else None, and from the second time this
+        process asks, the model starts loading on a thread of its own, so that a search never waits for a
+        load: the ones after it find the model ready. (Not the first time: a process that asks once, a
+        one-off CLI search, would end while the model loads, and its exit would wait for the load, below.)
+        A load that failed is tried again ``retry_after_s`` after it began. A fork waits for a load under
+        way (a child must not inherit the locks it holds: the import lock, the model's own), and so does
+        the process's exit (a runtime torn down while it builds a session aborts the process). None for a
+        service (``Embedder.remote``): a search would pay it for every text."""
         embedder = self.get(model_id)
         if embedder is None or embedder.remote:
             return None
         if embedder.ready():
             return functools.partial(embedder.embed_documents, in_flight=in_flight)
         with self._lock:
+            if model_id not in self._asked:
+                self._asked.add(model_id)
+                return None
             under_way = self.loading.get(model_id)
             if under_way is None or (
                 not under_way[0].is_alive() and time.monotonic() - under_way[1] >= self._retry_after_s
@@ -174,9 +182,10 @@ def _load(embedder: Embedder) -> None:
 _POOLS: weakref.WeakSet[ModelPool] = weakref.WeakSet()
 
 
-def _before_fork() -> None:
-    """A fork waits for the loads under way (up to a minute each): a thread that imports the model's
-    runtime holds Python's import lock, which a child would inherit held, and no thread there releases."""
+def _wait_for_loads() -> None:
+    """A fork, and the process's exit, wait for the loads under way (up to a minute each): a thread that
+    imports the model's runtime holds Python's import lock, which a child would inherit held and no thread
+    there releases; and onnxruntime aborts the process when it is torn down while a session is built."""
     for pool in list(_POOLS):
         for thread, _ in list(pool.loading.values()):
             if thread.is_alive() and thread is not threading.current_thread():
@@ -190,4 +199,5 @@ def _forked() -> None:
         pool.loading = {}
 
 
-os.register_at_fork(before=_before_fork, after_in_child=_forked)
+os.register_at_fork(before=_wait_for_loads, after_in_child=_forked)
+atexit.register(_wait_for_loads)
