@@ -330,10 +330,12 @@ def test_a_child_forked_while_the_model_loads_can_load_it_itself() -> None:
     model = MiniLMEmbedder()
     pool = ModelPool(Config(), model, retry_after_s=30.0)
     pool.loading[MINILM_ID] = (threading.Thread(target=lambda: None), time.monotonic())
+    pool._asked.add(MINILM_ID)
     with model._lock, pool._lock:  # as a load beside a search holds them
         child = fork()
         if child == 0:  # the child: no thread holds its locks, no load is under way there
-            os._exit(0 if not model._lock.locked() and not pool._lock.locked() and not pool.loading else 1)
+            fresh = not pool.loading and not pool._asked
+            os._exit(0 if not model._lock.locked() and not pool._lock.locked() and fresh else 1)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
 

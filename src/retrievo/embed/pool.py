@@ -193,10 +193,12 @@ def _wait_for_loads() -> None:
 
 
 def _forked() -> None:
-    """In a forked child no thread of the parent runs: its loads are not under way, its locks are new."""
+    """In a forked child no thread of the parent runs: its loads are not under way, its locks are new, and
+    what the parent asked for is not the child's (a resident process's child answers one call)."""
     for pool in list(_POOLS):
         pool._lock = threading.Lock()
         pool.loading = {}
+        pool._asked = set()
 
 
 os.register_at_fork(before=_wait_for_loads, after_in_child=_forked)
