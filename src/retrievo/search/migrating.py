@@ -204,9 +204,11 @@ def reread_arm(
     does not apply: the collection is not moving, NEW has reached every chunk of ``head`` and the merged
     arm ranks them by NEW already, or NEW cannot embed now (logged; the answer stands as fused). The
     chunks read are left in ``fetched``."""
-    if not isinstance(embed_query, MigratingQuery) or embed_query.shadow_documents is None or not head:
+    if not isinstance(embed_query, MigratingQuery) or not head:
         return None
-    model = embed_query.shadow_model
+    read_texts, model = embed_query.shadow_documents, embed_query.shadow_model
+    if read_texts is None:
+        return None
     reached = store.chunks_with_vector(list(head), model)
     if reached.issuperset(head) and embed_query.merged:
         return None
@@ -216,7 +218,7 @@ def reread_arm(
         return None
     try:
         _, query = embed_query.shadow(text)
-        vectors = _vectors(store, embed_query, model, [fetched[i] for i in head], reached, query.shape[0])
+        vectors = _vectors(store, read_texts, model, [fetched[i] for i in head], reached, query.shape[0])
     except EmbedderUnavailable as exc:
         log.warning("the answer is not read again by %s (%s); it stands as fused", model, exc)
         return None
@@ -246,9 +248,10 @@ def _below(read: list[ArmHit], served: list[ArmHit]) -> list[ArmHit]:
     new_scores = np.array([p[1] for p in pairs] or [0.0])
     spread = float(old_scores.std())
     ratio = float(new_scores.std()) / spread if len(pairs) > 1 and spread > 0 else 1.0
+    old_mean, new_mean = float(old_scores.mean()), float(new_scores.mean())
     last, out = read[-1].score, []
     for rank, hit in enumerate(rest, start=len(read) + 1):
-        score = max(-1.0, float(new_scores.mean()) + (hit.score - float(old_scores.mean())) * ratio)
+        score = max(-1.0, new_mean + (hit.score - old_mean) * ratio)
         last = min(score, math.nextafter(last, -math.inf))
         out.append(ArmHit(hit.chunk_id, rank, last))
     return out
@@ -256,7 +259,7 @@ def _below(read: list[ArmHit], served: list[ArmHit]) -> list[ArmHit]:
 
 def _vectors(
     store: Store,
-    moving: MigratingQuery,
+    read_texts: Documents,
     model: str,
     chunks: Sequence[Chunk],
     reached: frozenset[int],
@@ -283,11 +286,8 @@ def _vectors(
         else:
             wanted.append((row, key))
     if wanted:
-        assert moving.shadow_documents is not None
         rows = [row for row, _ in wanted]
-        out[rows] = moving.shadow_documents(
-            [embedding_input(chunks[r].context, chunks[r].text) for r in rows]
-        )
+        out[rows] = read_texts([embedding_input(chunks[r].context, chunks[r].text) for r in rows])
         with _MADE_LOCK:
             for row, key in wanted:
                 _MADE[(model, key)] = out[row].copy()  # its own row: the batch is not kept alive by it
