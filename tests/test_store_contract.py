@@ -16,6 +16,7 @@ from conftest import ROOT
 from retrievo import Config, Engine, IndexLockedError
 from retrievo.errors import CollectionNotFound
 from retrievo.models import Kind, LoadedDocument
+from retrievo.text.hashing import embedding_input
 
 QUERIES = [
     "parental leave approval",
@@ -386,3 +387,31 @@ def test_sources_holding_a_word_are_found_by_any_case_on_both_stores(make_engine
     assert all(store.document_state("r", source).document_id == doc for source, doc in found)  # type: ignore[union-attr]
     assert store.sources_containing("r", ["mcpgw", "atlassian"], 1) == found[:1]
     assert store.sources_containing("r", [], 10) == []
+
+
+def test_stored_vectors_are_read_by_chunk_id_in_one_call(make_engine: Any, minilm: Any) -> None:
+    """``chunk_vectors`` names each vector's chunk (the re-read, the registry and ``similar`` read several
+    at once): in any order asked, duplicates once, chunks with no vector of that model left out."""
+    engine = make_engine()
+    texts = ["pumps need oil every spring", "the laptop is encrypted", "receipts for meals"]
+    engine.add_documents(
+        [LoadedDocument(source=f"mem://{n}", text=text, title=str(n)) for n, text in enumerate(texts)], "c"
+    )
+    engine.add_documents(
+        [LoadedDocument(source="mem://later", text="not embedded yet", title="later")], "c", embed=False
+    )
+    store = engine._open_store(create=False)
+    info = store.get_collection("c")
+    assert info is not None and info.model_id == minilm.model_id and info.dimensions
+    ids = {d.path: store.current_chunk_ids(d.document_id)[0] for d in store.list_documents("c")}
+    embedded = [ids[f"mem://{n}"] for n in (2, 0, 1)]
+    asked = [*embedded, embedded[0], ids["mem://later"], 10**9]
+    found = store.chunk_vectors(asked, info.model_id, info.dimensions)
+    assert set(found) == set(embedded), "the unembedded chunk and an id no chunk has are left out"
+    chunks = store.get_chunks(embedded)
+    made = minilm.embed_documents([embedding_input(chunks[i].context, chunks[i].text) for i in embedded])
+    for row, chunk_id in enumerate(embedded):  # each id holds its own chunk's vector
+        assert found[chunk_id].shape == (info.dimensions,)
+        assert float(found[chunk_id] @ made[row]) > 0.99, chunks[chunk_id].text
+    assert store.chunk_vectors(embedded, "another-model", info.dimensions) == {}
+    assert store.chunk_vectors([], info.model_id, info.dimensions) == {}

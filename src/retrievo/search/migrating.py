@@ -265,17 +265,16 @@ def _vectors(
     reached: frozenset[int],
     dimensions: int,
 ) -> npt.NDArray[np.float32]:
-    """NEW's vector of each chunk: stored where the move reached it, kept from an earlier re-read (by the
-    words the model read: the key of the chunk's own text, not the key it is stored under, which may be
-    another text's), or made now (one call for all the chunks that need it)."""
+    """NEW's vector of each chunk: stored where the move reached it (one read for them all), kept from an
+    earlier re-read (by the words the model read: the key of the chunk's own text, not the key it is stored
+    under, which may be another text's), or made now (one call for all the chunks that need it)."""
     out = np.zeros((len(chunks), dimensions), dtype=np.float32)
     wanted: list[tuple[int, str]] = []
+    stored = store.chunk_vectors([c.chunk_id for c in chunks if c.chunk_id in reached], model, dimensions)
     for row, chunk in enumerate(chunks):
-        if chunk.chunk_id in reached:
-            stored = store.chunk_vectors([chunk.chunk_id], model, dimensions)
-            if len(stored):
-                out[row] = stored[0]
-                continue
+        if chunk.chunk_id in stored:
+            out[row] = stored[chunk.chunk_id]
+            continue
         key = embedding_key(chunk.context, chunk.text)
         with _MADE_LOCK:
             kept = _MADE.get((model, key))

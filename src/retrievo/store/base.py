@@ -331,7 +331,10 @@ class Store(Protocol):
 
     def chunk_vectors(
         self, chunk_ids: Sequence[int], model_id: str, dimensions: int
-    ) -> npt.NDArray[np.float32]: ...
+    ) -> dict[int, npt.NDArray[np.float32]]:
+        """Each chunk's stored vector of ``model_id``, by chunk id, read in one query; a chunk with none
+        (not embedded by that model yet, or no such chunk) is left out."""
+        ...
 
     def list_documents(
         self, collection: str | None = None, limit: int = 1000, offset: int = 0

@@ -97,7 +97,7 @@ def _status(store: Store, info: CollectionInfo | None, hit: Hit, complete: bool)
     if complete or info is None or info.model_id is None or info.dimensions is None:
         return "fresh" if complete else "missing"
     found = store.chunk_vectors([hit.chunk.chunk_id], info.model_id, info.dimensions)
-    return "fresh" if len(found) else "missing"
+    return "fresh" if found else "missing"
 
 
 def unavailable_reason(

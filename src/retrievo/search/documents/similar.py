@@ -71,10 +71,10 @@ def similar_chunks(
     info = store.get_collection(collection)
     if info is None or info.model_id is None or info.dimensions is None:
         raise EmbedderUnavailable(f"collection {collection!r} has no embeddings; run `retrievo embed` first")
-    vectors = store.chunk_vectors(ids, info.model_id, info.dimensions)
-    if len(vectors) == 0:
+    found = store.chunk_vectors(ids, info.model_id, info.dimensions)
+    if not found:
         raise EmbedderUnavailable("that chunk has no vector yet; run `retrievo embed` first")
-    query = vectors.mean(axis=0)
+    query = np.stack(list(found.values())).mean(axis=0)
     query = query / (float(np.linalg.norm(query)) or 1.0)
     base = filters
     scoped = replace(base, exclude_document_ids=(*base.exclude_document_ids, source_document))

@@ -204,10 +204,9 @@ def search_registry(
         missing = [c for c in candidates if c not in cosines]
         info = store.get_collection(collection)
         if missing and info is not None and info.model_id and info.dimensions:
-            for chunk_id in missing:  # keyword-only candidates get their cosine too: every one is scored
-                found = store.chunk_vectors([chunk_id], info.model_id, info.dimensions)
-                if len(found):
-                    cosines[chunk_id] = float(found[0] @ vector)
+            # keyword-only candidates get their cosine too (one read for all): every one is scored
+            for chunk_id, found in store.chunk_vectors(missing, info.model_id, info.dimensions).items():
+                cosines[chunk_id] = float(found @ vector)
     ranked = dict(fused(k)) if profile == "hybrid" and fused is not None and not lexical else {}
     groups: dict[str, list[RegistryHit]] = {t: [] for t in ENTITY_TYPES}
     wanted_tags = {t.lower() for t in tags}

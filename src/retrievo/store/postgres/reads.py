@@ -75,15 +75,15 @@ class PostgresReads:
 
     def chunk_vectors(
         self, chunk_ids: Sequence[int], model_id: str, dimensions: int
-    ) -> npt.NDArray[np.float32]:
+    ) -> dict[int, npt.NDArray[np.float32]]:
+        if not chunk_ids:
+            return {}
         rows = self._rows(
-            """SELECT e.vector FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = %s
+            """SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = %s
                WHERE c.id = ANY(%s)""",
-            (model_id, list(chunk_ids)),
+            (model_id, [int(i) for i in chunk_ids]),
         )
-        if not rows:
-            return np.zeros((0, dimensions), dtype=np.float32)
-        return np.stack([transfer.as_array(row[0]) for row in rows])
+        return {int(row[0]): transfer.as_array(row[1]) for row in rows}
 
     def chunks_with_vector(self, chunk_ids: Sequence[int], model_id: str) -> frozenset[int]:
         if not chunk_ids:

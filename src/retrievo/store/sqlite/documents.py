@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 
@@ -58,15 +59,16 @@ def current_chunk_ids_of_document(db: sqlite3.Connection, document_id: str) -> l
 
 def chunk_vectors(
     db: sqlite3.Connection, chunk_ids: Sequence[int], model_id: str, dimensions: int
-) -> npt.NDArray[np.float32]:
+) -> dict[int, npt.NDArray[np.float32]]:
     if not chunk_ids:
-        return np.zeros((0, dimensions), dtype=np.float32)
+        return {}
     rows = db.execute(
-        f"""SELECT e.vector FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
-            WHERE c.id IN ({",".join("?" * len(chunk_ids))})""",
-        [model_id, *chunk_ids],
+        """SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.embed_key = c.embed_key AND e.model_id = ?
+           WHERE c.id IN (SELECT value FROM json_each(?))""",
+        (model_id, json.dumps([int(i) for i in chunk_ids])),
     ).fetchall()
-    return decode_vectors([row[0] for row in rows], dimensions)
+    vectors = decode_vectors([row[1] for row in rows], dimensions)
+    return {int(row[0]): vector for row, vector in zip(rows, vectors, strict=True)}
 
 
 def list_documents(

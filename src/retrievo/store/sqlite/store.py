@@ -360,7 +360,7 @@ class SQLiteStore(SQLiteWrites, history.PointInTime, SQLiteKeys, SQLiteEmbedding
 
     def chunk_vectors(
         self, chunk_ids: Sequence[int], model_id: str, dimensions: int
-    ) -> npt.NDArray[np.float32]:
+    ) -> dict[int, npt.NDArray[np.float32]]:
         with self._lock:
             return documents.chunk_vectors(self._db, chunk_ids, model_id, dimensions)
 
