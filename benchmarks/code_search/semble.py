@@ -14,6 +14,10 @@ target covered by its file whatever its lines; the targets are the distinct file
 twice is one target). ``--modes keyword,semantic`` ask ``search`` in each arm's mode alone too (what hybrid
 adds over its best arm).
 
+A query naming a file that is not in the repository at its pin (the annotations were written against other
+snapshots: chi's ``cors.go``, ``redirect.go``, phoenix's ``template.ex``) can score nothing; each row says
+whether it is ``answerable``, and each mean is given again over the answerable queries alone.
+
 Every repository is one SQLite index under ``--work`` (kept: a second run reuses it and reports the seconds
 its build took; ``--rebuild`` builds again). The bundled model; nothing is downloaded. ``--docs DIR``: as a
 user indexes a repository, its documentation too (``DIR/<repository>/``, written by ``semble_docs.py`` from
@@ -180,6 +184,8 @@ def evaluate(
         engine.warm_up()
         for task in tasks:
             row: dict[str, Any] = {"q": task.query, "c": task.category, "targets": len(task.targets)}
+            # every target a file of the repository at its pin (the annotations name some that are not)
+            row["answerable"] = all((repo_root / t.path).is_file() for t in task.targets)
             if "search" in modes:
                 started = time.perf_counter()
                 ndcg, ranks, found = search_once(engine, repo, repo_root, task)
@@ -227,6 +233,9 @@ def evaluate(
             },
             "p50_ms": round(statistics.median(took[mode]), 1),
         }
+        answerable = [r[key] for r in rows if r["answerable"]]
+        result[mode]["answerable"] = statistics.mean(answerable) if answerable else None
+    result["answerable"] = sum(r["answerable"] for r in rows)
     published = spec["semble_published"]
     result["semble"] = {k: published[k] for k in ("ndcg10", "by_category", "chunks", "index_ms")}
     result["rows"] = rows
@@ -247,6 +256,8 @@ def summarise(results: dict[str, dict[str, Any]], modes: tuple[str, ...]) -> dic
             out[mode] = {"ndcg10": mean_over(group, lambda r, m=mode: r[m]["ndcg10"])} | {
                 c: mean_over(group, lambda r, m=mode, c=c: r[m]["by_category"].get(c)) for c in CATEGORIES
             }
+            # the same mean over the queries whose targets are all files at the pin
+            out[mode]["answerable"] = mean_over(group, lambda r, m=mode: r[m]["answerable"])
         out["semble"] = {"ndcg10": mean_over(group, lambda r: r["semble"]["ndcg10"])} | {
             c: mean_over(group, lambda r, c=c: r["semble"]["by_category"].get(c)) for c in CATEGORIES
         }
@@ -349,6 +360,14 @@ def main() -> None:
               + (" (kept)" if r["index_reused"] else ""), flush=True)  # fmt: skip
     summary = summarise(results, modes)
     print(table(results, summary, modes))
+    absent = {n: r["queries"] - r["answerable"] for n, r in results.items() if r["answerable"] < r["queries"]}
+    if absent:  # what the annotations ask for that no file at the pin holds: no ranking finds it
+        print(
+            "queries naming a file absent at the pin: "
+            + ", ".join(f"{n} {k}" for n, k in absent.items())
+            + "; the mean over the others: "
+            + ", ".join(f"{m} {_f(summary['summary'][m]['answerable'])}" for m in modes)
+        )
     if args.json:
         payload = {
             "date": time.strftime("%Y-%m-%d"),
