@@ -10,8 +10,8 @@ from conftest import index_tree
 from retrievo import Config, Engine
 from retrievo.models import Chunk, Filters, Hit, Kind
 from retrievo.search.code.files import Evidence, FileHit
-from retrievo.search.code.question import reads_as_headline, stem
-from retrievo.search.code.topics import CodeTopics, _ordered, name_shares, name_words
+from retrievo.search.code.question import read_question, reads_as_headline, stem
+from retrievo.search.code.topics import CodeTopics, _ordered, name_shares, name_words, named_files
 from retrievo.search.query import read_query
 
 ROUTER = """\
@@ -273,3 +273,87 @@ def test_a_missed_file_joins_by_its_evidence_as_the_ranking_weighs_it() -> None:
     scores = {f.path: f.score for f in located}
     paths = [h.chunk.path for h in _ordered(answer, located, scores, read)]
     assert "layer.rs" in paths and "version.rs" not in paths, paths
+
+
+def _java(name: str, doc: str, members: list[tuple[str, str]], kind: str = "class") -> str:
+    body = "".join(
+        f"    /** {text} */\n    public Object {member}(Object value) {{\n        return value;\n    }}\n\n"
+        for member, text in members
+    )
+    return f"package com.example;\n\n/** {doc} */\npublic {kind} {name} {{\n{body}}}\n"
+
+
+NAMED_FILES = {
+    "JsonObject.java": _java(
+        "JsonObject",
+        "Members of a name and a value, in order.",
+        [("add", "Adds a member."), ("remove", "Removes a member."), ("keySet", "The members' keys.")],
+    ),
+    "FieldNamingPolicy.java": _java(
+        "FieldNamingPolicy",
+        "How named fields are written: each field's name changed to the JSON object's key.",
+        [
+            ("translateName", "The JSON name of a named field of an object."),
+            ("upperCamel", "Field names with the first letter of each named field upper case."),
+        ],
+    ),
+    "ExclusionStrategy.java": _java(
+        "ExclusionStrategy",
+        "Decides whether a field or a class is skipped.",
+        [
+            ("shouldSkipField", "Whether a field is skipped."),
+            ("shouldSkipClass", "Whether a class is skipped."),
+        ],
+        kind="interface",
+    ),
+    "Excluder.java": _java(
+        "Excluder",
+        "Skips what the registered strategies of exclusion say to skip.",
+        [
+            ("excludeField", "Every exclusion strategy asked of a field."),
+            ("excludeClass", "Every exclusion strategy asked of a class."),
+        ],
+    ),
+    "TypeAdapter.java": _java(
+        "TypeAdapter", "Reads and writes one type.", [("read", "Reads."), ("write", "Writes.")]
+    ),
+    "TypeAdapterFactory.java": _java(
+        "TypeAdapterFactory",
+        "Makes type adapters.",
+        [("create", "A type adapter for a type, or null.")],
+        "interface",
+    ),
+}
+
+
+def test_the_file_a_topic_names_is_the_one_named_after_a_name_it_spells_and_defining_it(
+    tmp_path: Path,
+) -> None:
+    """ "JSON object" spells ``JsonObject``, which ``JsonObject.java`` defines (``FieldNamingPolicy.java`` only
+    says the words); a plural spells its singular ("exclusion strategies": ``ExclusionStrategy``); a name
+    inside a longer one found gives way ("type adapter factories": ``TypeAdapterFactory``, not
+    ``TypeAdapter``); a file must be among those ranked."""
+    db = index_tree(tmp_path / "gson", NAMED_FILES, tmp_path / "gson.db")
+    with Engine(Config(db=db, embedder="none")) as engine:
+        store = engine._open_store(create=False)
+        collection = engine.config.collection
+        ranked = [
+            FileHit(str(tmp_path / "gson" / name), 1.0, "source", (), (), "doc") for name in NAMED_FILES
+        ]
+
+        def named(text: str, files: list[FileHit] = ranked) -> list[tuple[str, str]]:
+            spelled = read_question(read_query(text)).spelled
+            return [(Path(path).name, name) for path, name in named_files(store, collection, spelled, files)]
+
+        assert named("JSON object with named fields") == [("JsonObject.java", "JsonObject")]
+        assert named("exclusion strategies for fields and classes") == [
+            ("ExclusionStrategy.java", "ExclusionStrategy")
+        ]
+        assert named("how type adapter factories are registered") == [
+            ("TypeAdapterFactory.java", "TypeAdapterFactory")
+        ]
+        assert named("how named fields are written") == [], "no name the words spell is a file's"
+        assert named("JSON object with named fields", ranked[1:]) == [], "JsonObject.java is not ranked"
+        hits = engine.search("JSON object with named fields", limit=6).hits
+    assert Path(hits[0].chunk.path).name == "JsonObject.java"
+    assert "named: JsonObject" in hits[0].why, "the answer says why the file stands first"

@@ -37,14 +37,16 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from retrievo.models import ArmHit, Chunk, Filters, Hit, Kind, SearchResult
 from retrievo.search.code.files import FileHit, file_roles, kind_weight, rank_files, read_arms
 from retrievo.search.code.intent import verbatim
 from retrievo.search.code.question import read_question, reads_as_code_question, reads_as_headline, stem
-from retrievo.search.query import Query
+from retrievo.search.query import Query, name_key
 from retrievo.search.rescore import Scope
+from retrievo.store.base import Store
 from retrievo.text.identifiers import split_identifier
 
 ANSWER = 10  # an answer's first hits: when each is another file's, the fused order stands
@@ -112,7 +114,37 @@ class CodeTopics:
         for path, score in scores.items():
             kind = kind_weight(by_path.get(path), roles.get(path, "source"), question.asked)
             scores[path] = (score + NAME * names.get(path, 0.0)) * kind
+        top = max(scores.values(), default=0.0)
+        named = named_files(store, collection, question.spelled, [f for f in located if f.weight == 1.0])
+        for place, (path, name) in enumerate(named):  # the file the question names, first
+            scores[path] = top * (1 + 0.001 * (len(named) - place))
+            by_path[path] = replace(by_path[path], why=(*by_path[path].why, f"named: {name}"))
+        located = [by_path[f.path] for f in located]
         return replace(result, hits=tuple(_ordered(result.hits, located, scores, read.chunks())))
+
+
+def named_files(
+    store: Store, collection: str, spelled: Iterable[str], files: Sequence[FileHit]
+) -> list[tuple[str, str]]:
+    """The files among ``files`` named after a name the question spells that they define ("JSON object":
+    ``JsonObject.java`` defining ``JsonObject``; "type adapter factories": ``TypeAdapterFactory``), with that
+    name, the longest first (a name inside a longer one found is not kept): where a topic names a class or
+    module whole, its file is what it is about."""
+    wanted = set(spelled)
+    for name in spelled:  # a plural the words spell names the singular's file
+        if name.endswith("ies"):
+            wanted.add(name[:-3] + "y")
+        elif name.endswith("s") and not name.endswith("ss"):
+            wanted.add(name[:-1])
+    paths = {f.path for f in files}
+    found: dict[str, str] = {}
+    for symbol in store.code_index().symbols_named(collection, sorted(wanted)) if wanted else []:
+        stem = symbol.path.replace("\\", "/").rsplit("/", 1)[-1].split(".", 1)[0]
+        if symbol.path in paths and name_key(stem) == name_key(symbol.name):
+            found[symbol.path] = symbol.name
+    keys = {name_key(name) for name in found.values()}  # "type adapter" inside "type adapter factory": not
+    kept = {p: n for p, n in found.items() if not any(name_key(n) in k and name_key(n) != k for k in keys)}
+    return sorted(kept.items(), key=lambda item: -len(name_key(item[1])))
 
 
 def name_words(path: str) -> frozenset[str]:
