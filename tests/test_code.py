@@ -240,6 +240,44 @@ def test_a_doc_comment_travels_with_the_symbol_it_documents(language: str) -> No
         assert symbols["command.Command"].docstring == "Command is one verb."
 
 
+RESIDUE = {
+    "ruby": (
+        "base.rb",
+        "class Base\n  def run!(options = {})\n    start_server(options)\n  end\n\n  alias start! run!\n\n"
+        "  # Stops the server.\n  def quit!\n    stop_server\n  end\n\n  private\n\n  def start_server(o)\n"
+        "    serve(o)\n  end\nend\n",
+        "alias start! run!",
+        "def run!",
+    ),
+    "cpp": (
+        "cart.hpp",
+        "class Cart {\n  int total() const {\n    return sum_;\n  }\n\n public:\n  void add(int cents) {\n"
+        "    sum_ += cents;\n  }\n};\n",
+        "public:",
+        "int total()",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(RESIDUE))
+def test_a_class_bodys_one_line_between_members_joins_the_member_before_it(language: str) -> None:
+    """Ruby's ``alias start! run!`` or ``private``, C++'s ``public:`` between two methods had been passages of
+    one line, put first by one word of a question ("application startup": ``alias start! run!``); each now
+    ends the passage of the method before it, and its words are still found there."""
+    name, text, line, before = RESIDUE[language]
+    chunks = [c.text for c in chunk_document(load_code(f"/repo/{name}", text, language), "auto")]
+    assert not any(chunk.strip() == line for chunk in chunks), chunks
+    holding = next(chunk for chunk in chunks if line in chunk)
+    assert before in holding, (line, holding)
+
+
+def test_a_modules_own_line_between_its_functions_stays_a_passage() -> None:
+    """A Go ``var`` between two functions is the module's, not a member's remainder: its own passage."""
+    text = 'package p\n\nfunc A() int {\n\treturn 1\n}\n\nvar ErrGone = New("gone")\n\nfunc B() {}\n'
+    chunks = [c.text for c in chunk_document(load_code("/repo/p.go", text, "go"), "auto")]
+    assert any(chunk.strip() == 'var ErrGone = New("gone")' for chunk in chunks), chunks
+
+
 def test_a_go_name_belongs_to_its_package_not_its_file() -> None:
     text = (
         '// Package cobra is a commander.\npackage cobra // import "x/cobra"\n\nfunc (c *Command) Run() {}\n'

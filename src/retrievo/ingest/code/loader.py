@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import replace
 from pathlib import PurePath
 
 from retrievo.ingest.code.edges import target_name
@@ -152,7 +153,9 @@ def _sections(text: str, symbols: list[CodeSymbol], language: str, path: str, mo
     grammar = GRAMMARS.get(language)
     closer = re.compile(rf"\b{grammar.closer}\b") if grammar is not None and grammar.closer else None
 
-    def emit(owner: int, start: int, end: int) -> None:
+    residues: set[int] = set()  # sections of a symbol's body after one of its members (``_joined``)
+
+    def emit(owner: int, start: int, end: int, after_member: bool = False) -> None:
         # Between and after symbols: nothing but punctuation, space and the closing word (the "," between an
         # object literal's methods, a closing "};", Ruby's "end") is no passage: indexed and embedded, it
         # would only crowd answers.
@@ -170,6 +173,8 @@ def _sections(text: str, symbols: list[CodeSymbol], language: str, path: str, mo
             metadata = {"language": language, "symbol": symbol.qualified_name, "symbol_kind": symbol.kind}
             if symbol.signature:
                 metadata["signature"] = symbol.signature
+        if after_member and owner >= 0:
+            residues.add(start)
         sections.append(Section(start, end, context=context, metadata=metadata))
 
     stack: list[tuple[int, int, int]] = [(-1, 0, len(text))]
@@ -181,9 +186,29 @@ def _sections(text: str, symbols: list[CodeSymbol], language: str, path: str, mo
             child_start, child_end = max(symbol.start, cursor), min(symbol.end, end)
             if child_end <= child_start:
                 continue
-            emit(owner, cursor, child_start)
+            emit(owner, cursor, child_start, cursor > start)
             stack.append((child, child_start, child_end))
             cursor = child_end
-        emit(owner, cursor, end)
+        emit(owner, cursor, end, cursor > start)
     sections.sort(key=lambda section: section.start)
-    return sections
+    return _joined(text, sections, residues)
+
+
+def _joined(text: str, sections: list[Section], residues: set[int]) -> list[Section]:
+    """A class body's one line between or after its members (Ruby's ``private`` or ``alias start! run!``,
+    C++'s ``public:``, a one-line attribute) joins the passage of the member before it: alone it was a
+    passage of one line that a word of it put first ("application startup": ``alias start! run!``).
+    A module's own lines between its symbols (a Go ``var``, a constant) stay passages of their own."""
+    joined: list[Section] = []
+    for section in sections:
+        before = joined[-1] if joined else None
+        if (
+            before is not None
+            and section.start in residues
+            and "\n" not in text[section.start : section.end].strip()
+            and not text[before.end : section.start].strip()
+        ):
+            joined[-1] = replace(before, end=section.end)
+            continue
+        joined.append(section)
+    return joined
