@@ -241,6 +241,7 @@ def test_a_doc_comment_travels_with_the_symbol_it_documents(language: str) -> No
 
 
 RESIDUE = {
+    # (file, text, the line, what stands in the passage that takes it)
     "ruby": (
         "base.rb",
         "class Base\n  def run!(options = {})\n    start_server(options)\n  end\n\n  alias start! run!\n\n"
@@ -254,21 +255,40 @@ RESIDUE = {
         "class Cart {\n  int total() const {\n    return sum_;\n  }\n\n public:\n  void add(int cents) {\n"
         "    sum_ += cents;\n  }\n};\n",
         "public:",
-        "int total()",
+        "void add(int cents)",
+    ),
+    "typescript": (
+        "widget.ts",
+        "class Widget {\n  render(): string {\n    return 'w';\n  }\n\n  @HostListener('click')\n"
+        "  onClick(): void {\n    this.render();\n  }\n}\n",
+        "@HostListener('click')",
+        "onClick(): void",
     ),
 }
 
 
 @pytest.mark.parametrize("language", sorted(RESIDUE))
-def test_a_class_bodys_one_line_between_members_joins_the_member_before_it(language: str) -> None:
-    """Ruby's ``alias start! run!`` or ``private``, C++'s ``public:`` between two methods had been passages of
-    one line, put first by one word of a question ("application startup": ``alias start! run!``); each now
-    ends the passage of the method before it, and its words are still found there."""
-    name, text, line, before = RESIDUE[language]
+def test_a_class_bodys_one_line_between_members_joins_a_member(language: str) -> None:
+    """Ruby's ``alias start! run!`` or ``private``, C++'s ``public:``, a decorator between two methods had
+    been passages of one line, put first by one word of a question ("application startup":
+    ``alias start! run!``). A line with no blank line below it belongs to the member below (a decorator, an
+    access specifier); else it ends the passage of the member before it. Its words are found there."""
+    name, text, line, holder = RESIDUE[language]
     chunks = [c.text for c in chunk_document(load_code(f"/repo/{name}", text, language), "auto")]
     assert not any(chunk.strip() == line for chunk in chunks), chunks
     holding = next(chunk for chunk in chunks if line in chunk)
-    assert before in holding, (line, holding)
+    assert holder in holding, (line, holding)
+
+
+def test_a_line_of_a_class_goes_to_no_passage_of_a_member_nested_deeper() -> None:
+    """``y = 2`` belongs to ``A``: after ``B`` (whose last passage is ``B.m``'s) it stays ``A``'s own."""
+    text = "class A:\n    class B:\n        def m(self):\n            return 1\n        x = 1\n    y = 2\n\n"
+    text += "    def n(self):\n        return 2\n"
+    drafts = chunk_document(load_code("/repo/a.py", text, "python"), "auto")
+    holding = next(d for d in drafts if "y = 2" in d.text)
+    assert holding.metadata["symbol"] in ("a.A", "a.A.n"), (holding.metadata, holding.text)
+    with_m = next(d for d in drafts if "return 1" in d.text)
+    assert "x = 1" in with_m.text and "y = 2" not in with_m.text, with_m.text
 
 
 def test_a_modules_own_line_between_its_functions_stays_a_passage() -> None:

@@ -314,6 +314,9 @@ NAMED_FILES = {
             ("excludeClass", "Every exclusion strategy asked of a class."),
         ],
     ),
+    "HttpCookie.java": _java("HttpCookie", "A cookie.", [("name", "Its name."), ("value", "Its value.")]),
+    "DataType.java": _java("DataType", "A column's type.", [("width", "Its width.")]),
+    "MetadataType.java": _java("MetadataType", "A metadata entry's type.", [("key", "Its key.")]),
     "TypeAdapter.java": _java(
         "TypeAdapter", "Reads and writes one type.", [("read", "Reads."), ("write", "Writes.")]
     ),
@@ -352,6 +355,11 @@ def test_the_file_a_topic_names_is_the_one_named_after_a_name_it_spells_and_defi
         assert named("how type adapter factories are registered") == [
             ("TypeAdapterFactory.java", "TypeAdapterFactory")
         ]
+        assert named("http cookies sent by the server") == [("HttpCookie.java", "HttpCookie")]
+        assert named("metadata type and data type of columns") == [
+            ("MetadataType.java", "MetadataType"),
+            ("DataType.java", "DataType"),
+        ], "a name is inside another only word for word, not letter for letter"
         assert named("how named fields are written") == [], "no name the words spell is a file's"
         assert named("JSON object with named fields", ranked[1:]) == [], "JsonObject.java is not ranked"
         hits = engine.search("JSON object with named fields", limit=6).hits

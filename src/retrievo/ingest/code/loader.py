@@ -153,9 +153,11 @@ def _sections(text: str, symbols: list[CodeSymbol], language: str, path: str, mo
     grammar = GRAMMARS.get(language)
     closer = re.compile(rf"\b{grammar.closer}\b") if grammar is not None and grammar.closer else None
 
-    residues: set[int] = set()  # sections of a symbol's body after one of its members (``_joined``)
+    owners: dict[int, int] = {}  # each section's symbol (-1: the module's), by where it starts
+    # a symbol's lines after one of its members, by where they start: (that member, the member after them)
+    residues: dict[int, tuple[int, int | None]] = {}
 
-    def emit(owner: int, start: int, end: int, after_member: bool = False) -> None:
+    def emit(owner: int, start: int, end: int, before: int | None = None, after: int | None = None) -> None:
         # Between and after symbols: nothing but punctuation, space and the closing word (the "," between an
         # object literal's methods, a closing "};", Ruby's "end") is no passage: indexed and embedded, it
         # would only crowd answers.
@@ -173,42 +175,62 @@ def _sections(text: str, symbols: list[CodeSymbol], language: str, path: str, mo
             metadata = {"language": language, "symbol": symbol.qualified_name, "symbol_kind": symbol.kind}
             if symbol.signature:
                 metadata["signature"] = symbol.signature
-        if after_member and owner >= 0:
-            residues.add(start)
+        owners[start] = owner
+        if before is not None and owner >= 0:
+            residues[start] = (before, after)
         sections.append(Section(start, end, context=context, metadata=metadata))
 
     stack: list[tuple[int, int, int]] = [(-1, 0, len(text))]
     while stack:
         owner, start, end = stack.pop()
-        cursor = start
+        cursor, previous = start, None
         for child in children[owner]:
             symbol = symbols[child]
             child_start, child_end = max(symbol.start, cursor), min(symbol.end, end)
             if child_end <= child_start:
                 continue
-            emit(owner, cursor, child_start, cursor > start)
+            emit(owner, cursor, child_start, previous, child)
             stack.append((child, child_start, child_end))
-            cursor = child_end
-        emit(owner, cursor, end, cursor > start)
+            cursor, previous = child_end, child
+        emit(owner, cursor, end, previous)
     sections.sort(key=lambda section: section.start)
-    return _joined(text, sections, residues)
+    return _joined(text, sections, owners, residues)
 
 
-def _joined(text: str, sections: list[Section], residues: set[int]) -> list[Section]:
-    """A class body's one line between or after its members (Ruby's ``private`` or ``alias start! run!``,
-    C++'s ``public:``, a one-line attribute) joins the passage of the member before it: alone it was a
-    passage of one line that a word of it put first ("application startup": ``alias start! run!``).
-    A module's own lines between its symbols (a Go ``var``, a constant) stay passages of their own."""
+def _joined(
+    text: str, sections: list[Section], owners: dict[int, int], residues: dict[int, tuple[int, int | None]]
+) -> list[Section]:
+    """A class body's one line between or after its members joins a member's passage: alone it was a
+    passage of one line that a word of it put first ("application startup": sinatra's ``alias start! run!``).
+    It joins the member right below it when no blank line parts them (a TypeScript decorator, C++'s
+    ``template <…>`` or ``public:`` over the member they belong to), else the member before it (Ruby's
+    ``alias start! run!`` or ``private``, a one-line attribute), and only that member's own passage (not a
+    passage of a member nested in it). A module's own lines between its symbols (a Go ``var``, a
+    constant) stay passages of their own."""
     joined: list[Section] = []
-    for section in sections:
-        before = joined[-1] if joined else None
-        if (
-            before is not None
-            and section.start in residues
-            and "\n" not in text[section.start : section.end].strip()
-            and not text[before.end : section.start].strip()
-        ):
-            joined[-1] = replace(before, end=section.end)
-            continue
+    owner_of: list[int] = []  # each joined passage's symbol
+    carried: int | None = None  # where a line joining the passage after it starts
+    for at, own in enumerate(sections):
+        start = own.start
+        section = own if carried is None else replace(own, start=carried)
+        carried = None
+        body = text[start : section.end]
+        line = body.strip()
+        if start in residues and line and "\n" not in line:
+            member_before, member_after = residues[start]
+            below = sections[at + 1] if at + 1 < len(sections) else None
+            if (
+                member_after is not None
+                and below is not None
+                and below.start == section.end
+                and owners.get(below.start) == member_after
+                and body[body.rindex(line) + len(line) :].count("\n") <= 1
+            ):
+                carried = section.start
+                continue
+            if joined and owner_of[-1] == member_before and not text[joined[-1].end : section.start].strip():
+                joined[-1] = replace(joined[-1], end=section.end)
+                continue
         joined.append(section)
+        owner_of.append(owners.get(start, -1))
     return joined

@@ -126,25 +126,34 @@ class CodeTopics:
 def named_files(
     store: Store, collection: str, spelled: Iterable[str], files: Sequence[FileHit]
 ) -> list[tuple[str, str]]:
-    """The files among ``files`` named after a name the question spells that they define ("JSON object":
-    ``JsonObject.java`` defining ``JsonObject``; "type adapter factories": ``TypeAdapterFactory``), with that
-    name, the longest first (a name inside a longer one found is not kept): where a topic names a class or
-    module whole, its file is what it is about."""
+    """The files among ``files`` (ranked, best first) named after a name the question spells that they
+    define ("JSON object": ``JsonObject.java`` defining ``JsonObject``; "type adapter factories":
+    ``TypeAdapterFactory``), with that name: the longest first, then in ``files``' order (a name whose words
+    run inside a longer one found is not kept: ``TypeAdapter``, ``Route`` beside ``Router`` is). Where a
+    topic names a class or module whole, its file is what it is about."""
     wanted = set(spelled)
-    for name in spelled:  # a plural the words spell names the singular's file
+    for name in spelled:  # a plural the words spell names the singular's file: cookies, indexes, entries
         if name.endswith("ies"):
             wanted.add(name[:-3] + "y")
-        elif name.endswith("s") and not name.endswith("ss"):
+        if name.endswith("es"):
+            wanted.add(name[:-2])
+        if name.endswith("s") and not name.endswith("ss"):
             wanted.add(name[:-1])
-    paths = {f.path for f in files}
+    place = {f.path: at for at, f in enumerate(files)}
     found: dict[str, str] = {}
     for symbol in store.code_index().symbols_named(collection, sorted(wanted)) if wanted else []:
         stem = symbol.path.replace("\\", "/").rsplit("/", 1)[-1].split(".", 1)[0]
-        if symbol.path in paths and name_key(stem) == name_key(symbol.name):
+        if symbol.path in place and name_key(stem) == name_key(symbol.name):
             found[symbol.path] = symbol.name
-    keys = {name_key(name) for name in found.values()}  # "type adapter" inside "type adapter factory": not
-    kept = {p: n for p, n in found.items() if not any(name_key(n) in k and name_key(n) != k for k in keys)}
-    return sorted(kept.items(), key=lambda item: -len(name_key(item[1])))
+    words = {name: tuple(w.casefold() for w in split_identifier(name)) for name in found.values()}
+
+    def inside(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
+        return len(short) < len(long) and any(
+            long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1)
+        )
+
+    kept = [(p, n) for p, n in found.items() if not any(inside(words[n], w) for w in words.values())]
+    return sorted(kept, key=lambda item: (-len(name_key(item[1])), place[item[0]]))
 
 
 def name_words(path: str) -> frozenset[str]:
