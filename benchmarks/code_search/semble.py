@@ -15,8 +15,9 @@ twice is one target). ``--modes keyword,semantic`` ask ``search`` in each arm's 
 adds over its best arm).
 
 A query naming a file that is not in the repository at its pin (the annotations were written against other
-snapshots: chi's ``cors.go``, ``redirect.go``, phoenix's ``template.ex``) can score nothing; each row says
-whether it is ``answerable``, and each mean is given again over the answerable queries alone.
+snapshots: chi's ``cors.go``, ``redirect.go``, phoenix's ``template.ex``) cannot score full marks, nor
+anything when it names no other; each row says whether it is ``answerable`` (every target a file at the
+pin), and each mean is given again over the answerable queries alone.
 
 Every repository is one SQLite index under ``--work`` (kept: a second run reuses it and reports the seconds
 its build took; ``--rebuild`` builds again). The bundled model; nothing is downloaded. ``--docs DIR``: as a
