@@ -34,8 +34,9 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from benchmarks.static_model.corpus import EXCLUDED, TESTS
+from benchmarks.static_model.corpus import EXCLUDED, source_files
 from benchmarks.static_model.distill import quantise
+from benchmarks.static_model.train import bags
 from retrievo.embed.static import StaticEmbedder, table_arrays, table_folder
 
 Floats = npt.NDArray[np.float32]
@@ -82,17 +83,7 @@ def collect(per_dist: int) -> list[dict[str, str]]:
         if not name or name in EXCLUDED:
             continue
         mine: dict[str, str] = {}
-        for file in sorted(dist.files or [], key=str):
-            parts = {part.lower().replace("_", "-") for part in Path(str(file)).parts}
-            if file.suffix != ".py" or parts & (EXCLUDED | TESTS) or Path(str(file)).name.startswith("test_"):
-                continue
-            path = Path(str(dist.locate_file(file)))
-            try:
-                if path.stat().st_size > 1_000_000:
-                    continue
-                body = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
+        for _, body in source_files(dist, {".py"}):
             for first, code in pairs_of(body):
                 if first not in seen:
                     mine.setdefault(first, code)
@@ -100,17 +91,6 @@ def collect(per_dist: int) -> list[dict[str, str]]:
         seen.update(chosen)
         found += [{"dist": name, "query": q, "code": mine[q]} for q in chosen]
     return found
-
-
-def bags(ids: list[list[int]], unknown: int, vocabulary: int) -> sp.csr_matrix:
-    indptr, indices = [0], []
-    for encoding in ids:
-        kept = [i for i in encoding if i != unknown] or [unknown]
-        indices += kept
-        indptr.append(len(indices))
-    sizes = np.diff(indptr)
-    data = np.repeat(1.0 / sizes, sizes).astype(np.float32)
-    return sp.csr_matrix((data, np.array(indices), np.array(indptr)), shape=(len(ids), vocabulary))
 
 
 def _unit(m: Floats) -> tuple[Floats, Floats]:

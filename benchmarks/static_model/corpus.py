@@ -31,6 +31,7 @@ import json
 import re
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -80,6 +81,24 @@ def chosen(items: set[str], count: int) -> list[str]:
     return sorted(items, key=lambda t: hashlib.sha1(t.encode("utf-8")).hexdigest())[:count]
 
 
+def source_files(dist: importlib.metadata.Distribution, suffixes: set[str]) -> Iterator[tuple[str, str]]:
+    """A distribution's files with one of ``suffixes`` (lower case), as (suffix, text): none under a folder
+    named after an excluded project (a vendored copy: pip's _vendor/requests, typeshed's stubs) or holding
+    tests, none over 1 MB or not UTF-8."""
+    for file in sorted(dist.files or [], key=str):
+        suffix = file.suffix.lower()
+        parts = {part.lower().replace("_", "-") for part in Path(str(file)).parts}
+        if suffix not in suffixes or parts & (EXCLUDED | TESTS) or Path(str(file)).name.startswith("test_"):
+            continue
+        path = Path(str(dist.locate_file(file)))
+        try:
+            if path.stat().st_size > 1_000_000:
+                continue
+            yield suffix, path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+
+
 def collect(lines: int, per_dist: int) -> tuple[list[dict[str, str]], list[dict[str, object]]]:
     texts: list[dict[str, str]] = []
     seen: set[str] = set()
@@ -96,22 +115,7 @@ def collect(lines: int, per_dist: int) -> tuple[list[dict[str, str]], list[dict[
             short.add(summary)
         description = dist.metadata.get_payload() or ""  # type: ignore[attr-defined]
         sources = [(".md", str(description))]
-        for file in sorted(dist.files or [], key=str):
-            suffix = file.suffix.lower()
-            parts = {part.lower().replace("_", "-") for part in Path(str(file)).parts}
-            if (
-                suffix not in CODE | PROSE
-                or parts & (EXCLUDED | TESTS)
-                or Path(str(file)).name.startswith("test_")
-            ):
-                continue  # a vendored copy of an excluded project too (pip's _vendor/requests, typeshed's stubs)
-            path = Path(str(dist.locate_file(file)))
-            try:
-                if path.stat().st_size > 1_000_000:
-                    continue
-                body = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
+        for suffix, body in source_files(dist, CODE | PROSE):
             if any(len(line) > 400 for line in body.splitlines()):
                 continue
             sources.append((suffix, body))
