@@ -280,6 +280,22 @@ def test_a_class_bodys_one_line_between_members_joins_a_member(language: str) ->
     assert holder in holding, (line, holding)
 
 
+def test_a_class_bodys_last_line_joins_the_member_before_it_past_the_closing_word() -> None:
+    """``attr_reader :x`` after the last method, then the class's ``end``: one line said, not two."""
+    text = "class R\n  def a\n    1\n  end\n\n  attr_reader :x\nend\n"
+    chunks = [c.text for c in chunk_document(load_code("/repo/r.rb", text, "ruby"), "auto")]
+    assert not any(chunk.strip().startswith("attr_reader") for chunk in chunks), chunks
+    assert "attr_reader :x" in next(chunk for chunk in chunks if "def a" in chunk)
+
+
+def test_a_functions_own_lines_around_a_function_nested_in_it_stay_its_own() -> None:
+    """``return inner`` is ``outer``'s: it joins no passage of ``inner``."""
+    text = "def outer(a):\n    x = compute(a)\n    def inner():\n        return x\n    return inner\n"
+    drafts = chunk_document(load_code("/repo/f.py", text, "python"), "auto")
+    holding = next(d for d in drafts if "return inner" in d.text)
+    assert holding.metadata["symbol"] == "f.outer", (holding.metadata, holding.text)
+
+
 def test_a_line_of_a_class_goes_to_no_passage_of_a_member_nested_deeper() -> None:
     """``y = 2`` belongs to ``A``: after ``B`` (whose last passage is ``B.m``'s) it stays ``A``'s own."""
     text = "class A:\n    class B:\n        def m(self):\n            return 1\n        x = 1\n    y = 2\n\n"

@@ -315,6 +315,8 @@ NAMED_FILES = {
         ],
     ),
     "HttpCookie.java": _java("HttpCookie", "A cookie.", [("name", "Its name."), ("value", "Its value.")]),
+    "Mod.java": _java("Mod", "A modulus.", [("of", "The remainder.")]),
+    "Mode.java": _java("Mode", "A mode.", [("on", "Whether on.")]),
     "DataType.java": _java("DataType", "A column's type.", [("width", "Its width.")]),
     "MetadataType.java": _java("MetadataType", "A metadata entry's type.", [("key", "Its key.")]),
     "TypeAdapter.java": _java(
@@ -360,6 +362,8 @@ def test_the_file_a_topic_names_is_the_one_named_after_a_name_it_spells_and_defi
             ("MetadataType.java", "MetadataType"),
             ("DataType.java", "DataType"),
         ], "a name is inside another only word for word, not letter for letter"
+        modes = named_files(store, collection, ["Modes"], ranked)
+        assert [Path(path).name for path, _ in modes] == ["Mode.java"], "Modes: Mode, not Mod"
         assert named("how named fields are written") == [], "no name the words spell is a file's"
         assert named("JSON object with named fields", ranked[1:]) == [], "JsonObject.java is not ranked"
         hits = engine.search("JSON object with named fields", limit=6).hits

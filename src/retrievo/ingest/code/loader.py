@@ -144,6 +144,12 @@ def _header(language: str, path: str, kind: str, name: str, signature: str, docs
     return "\n".join(lines)
 
 
+# the symbols whose bodies hold members (a class, a module, an impl): their lines between members join one
+BODIES = frozenset(
+    {"class", "struct", "namespace", "impl", "interface", "enum", "type", "module", "trait", "object"}
+)
+
+
 def _sections(text: str, symbols: list[CodeSymbol], language: str, path: str, module: str) -> list[Section]:
     children: dict[int, list[int]] = {-1: []}
     for index, symbol in enumerate(symbols):
@@ -176,7 +182,7 @@ def _sections(text: str, symbols: list[CodeSymbol], language: str, path: str, mo
             if symbol.signature:
                 metadata["signature"] = symbol.signature
         owners[start] = owner
-        if before is not None and owner >= 0:
+        if before is not None and owner >= 0 and symbols[owner].kind in BODIES:
             residues[start] = (before, after)
         sections.append(Section(start, end, context=context, metadata=metadata))
 
@@ -194,19 +200,24 @@ def _sections(text: str, symbols: list[CodeSymbol], language: str, path: str, mo
             cursor, previous = child_end, child
         emit(owner, cursor, end, previous)
     sections.sort(key=lambda section: section.start)
-    return _joined(text, sections, owners, residues)
+    return _joined(text, sections, owners, residues, closer)
 
 
 def _joined(
-    text: str, sections: list[Section], owners: dict[int, int], residues: dict[int, tuple[int, int | None]]
+    text: str,
+    sections: list[Section],
+    owners: dict[int, int],
+    residues: dict[int, tuple[int, int | None]],
+    closer: re.Pattern[str] | None,
 ) -> list[Section]:
     """A class body's one line between or after its members joins a member's passage: alone it was a
     passage of one line that a word of it put first ("application startup": sinatra's ``alias start! run!``).
     It joins the member right below it when no blank line parts them (a TypeScript decorator, C++'s
     ``template <…>`` or ``public:`` over the member they belong to), else the member before it (Ruby's
     ``alias start! run!`` or ``private``, a one-line attribute), and only that member's own passage (not a
-    passage of a member nested in it). A module's own lines between its symbols (a Go ``var``, a
-    constant) stay passages of their own."""
+    passage of a member nested in it); the body's closing word (``end``, ``}``) does not count as a line. A
+    module's own lines between its symbols (a Go ``var``, a constant) and a function's lines around a
+    function nested in it stay passages of their own."""
     joined: list[Section] = []
     owner_of: list[int] = []  # each joined passage's symbol
     carried: int | None = None  # where a line joining the passage after it starts
@@ -216,7 +227,12 @@ def _joined(
         carried = None
         body = text[start : section.end]
         line = body.strip()
-        if start in residues and line and "\n" not in line:
+        said = [
+            row
+            for row in line.splitlines()
+            if any(c.isalnum() for c in (closer.sub("", row) if closer else row))
+        ]
+        if start in residues and len(said) == 1:
             member_before, member_after = residues[start]
             below = sections[at + 1] if at + 1 < len(sections) else None
             if (
@@ -224,6 +240,7 @@ def _joined(
                 and below is not None
                 and below.start == section.end
                 and owners.get(below.start) == member_after
+                and said[0] == line
                 and body[body.rindex(line) + len(line) :].count("\n") <= 1
             ):
                 carried = section.start

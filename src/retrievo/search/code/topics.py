@@ -135,10 +135,11 @@ def named_files(
     for name in spelled:  # a plural the words spell names the singular's file: cookies, indexes, entries
         if name.endswith("ies"):
             wanted.add(name[:-3] + "y")
-        if name.endswith("es"):
-            wanted.add(name[:-2])
+        if name.endswith("es") and name[:-2].endswith(("s", "x", "z", "ch", "sh")):
+            wanted.add(name[:-2])  # indexes, matches: not modes (mod) nor planes (plan)
         if name.endswith("s") and not name.endswith("ss"):
             wanted.add(name[:-1])
+    wanted = {name for name in wanted if len(name) >= 2}
     place = {f.path: at for at, f in enumerate(files)}
     found: dict[str, str] = {}
     for symbol in store.code_index().symbols_named(collection, sorted(wanted)) if wanted else []:
@@ -148,7 +149,7 @@ def named_files(
     words = {name: tuple(w.casefold() for w in split_identifier(name)) for name in found.values()}
 
     def inside(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
-        return len(short) < len(long) and any(
+        return 0 < len(short) < len(long) and any(
             long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1)
         )
 
