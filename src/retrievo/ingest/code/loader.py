@@ -241,7 +241,7 @@ def _joined(
                 and below.start == section.end
                 and owners.get(below.start) == member_after
                 and said[0] == line
-                and body[body.rindex(line) + len(line) :].count("\n") <= 1
+                and body[len(body.rstrip()) :].count("\n") <= 1
             ):
                 carried = section.start
                 continue

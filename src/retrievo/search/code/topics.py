@@ -119,7 +119,8 @@ class CodeTopics:
         for place, (path, name) in enumerate(named):  # the file the question names, first
             scores[path] = top * (1 + 0.001 * (len(named) - place))
             by_path[path] = replace(by_path[path], why=(*by_path[path].why, f"named: {name}"))
-        located = [by_path[f.path] for f in located]
+        if named:
+            located = [by_path[f.path] for f in located]
         return replace(result, hits=tuple(_ordered(result.hits, located, scores, read.chunks())))
 
 
