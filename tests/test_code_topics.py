@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import index_tree
 from retrievo import Config, Engine
 from retrievo.models import Chunk, Filters, Hit, Kind
+from retrievo.search.code import ranker
 from retrievo.search.code.files import Evidence, FileHit
 from retrievo.search.code.question import read_question, reads_as_headline, stem
 from retrievo.search.code.topics import CodeTopics, _ordered, name_shares, name_words, named_files
@@ -120,6 +122,29 @@ def test_a_topic_is_answered_by_files_each_with_its_best_passage_first(web_db: P
     assert files.index("router_test.go") > files.index("router.go"), "the test weighs below the source"
     assert files.index("middleware.md") > files.index("logger.go"), "the guide weighs below the source"
     assert len(set(files[:3])) == 3, "each file's best passage before any file's second"
+
+
+def test_a_topics_files_are_ranked_by_the_hand_weights_not_the_learned_re_order(
+    web_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The learned ranker was fitted on commits' subjects; a topic names what code is about. ``locate`` of
+    the same short text still reads it (the real weights, counted as they load)."""
+    loads: list[object] = []
+    real = ranker.load
+
+    def counted(*args: Any) -> ranker.FileRanker | None:
+        model = real(*args)
+        loads.append(model)
+        return model
+
+    monkeypatch.setattr(ranker, "load", counted)
+    topic = "CORS header handling middleware"
+    with Engine(Config(db=web_db, embedder="none")) as engine:
+        hits = engine.search(topic, limit=3).hits
+        assert hits[0].why[0] == "file 1" and Path(hits[0].chunk.path).name == "cors.go"
+        assert loads == [], "the topic's file ranking did not read the learned ranker"
+        assert Path(engine.locate(topic, limit=3)[0].path).name == "cors.go"
+    assert loads and loads[0] is not None, "locate re-orders a short text with the fitted weights"
 
 
 def test_the_answer_says_why_each_hit_stands_where_it_does(web_db: Path) -> None:

@@ -1,0 +1,178 @@
+"""What semble's annotations allow at each pin, and whether its published figures fit inside it (issue 68).
+
+No index and no ranking: the files of ../shared/data/semble at their pins, the annotations, and semble's
+published figures (``manifest.json``). For every query:
+
+- **its ceiling**: the NDCG@10 a perfect ranking would score, under ``semble.py``'s protocol: the targets that
+  are files at the pin at places 1, 2, …, over the ideal of min(10, targets). A query naming only files
+  absent at the pin (chi's ``middleware/cors.go``, which chi's history never held) has a ceiling of 0;
+- for a **symbol** query (one name): the files that *define* the name, as retrievo's own parser reads every
+  code file under the benchmark root (``ingest/code/symbols.py``), and whether a target is among them. A
+  target that does not define the name (fmtlib's ``basic_format_args`` annotated as ``core.h``, a 7-line
+  header that includes ``base.h``, where it is defined) is scored full only by a ranking that puts another
+  file above the definition.
+
+For each repository and category the mean ceiling stands beside semble's published figure: a published
+figure *above* the ceiling cannot be had with these annotations at this pin (it was measured on other
+annotations or another checkout), so it is no measure to stand at or above.
+
+    .venv/bin/python -m benchmarks.code_search.semble_audit [--repos chi,phoenix] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.code_search.semble import CATEGORIES, DATA, K, Task, load_tasks, ndcg_at_k, path_matches
+from retrievo.ingest.code.languages import language_of
+from retrievo.ingest.code.symbols import parse_symbols
+
+TOLERANCE = 1e-9  # a published figure above the ceiling by more than this cannot be had
+
+
+@dataclass(frozen=True)
+class Audit:
+    """One query: its ceiling, the targets absent at the pin, and for a symbol query where it is defined."""
+
+    query: str
+    category: str
+    ceiling: float
+    absent: tuple[str, ...]
+    hollow: tuple[
+        str, ...
+    ]  # targets at the pin that define nothing (fmtlib's ``core.h``: an include, a comment)
+    defined_in: tuple[str, ...] = ()  # a symbol query's name: the files defining it (repository-relative)
+    # a symbol query: a target defines the name, or is named after it, or no file defines it (a re-export of
+    # another package's: ``IntoResponse``); False: only other files define it. None: not a symbol query
+    target_defines: bool | None = None
+
+
+def ceiling(task: Task, repo_root: Path) -> tuple[float, tuple[str, ...]]:
+    """The best NDCG@10 a ranking can score: every target that is a file at the pin, first."""
+    absent = tuple(t.path for t in task.targets if not (repo_root / t.path).is_file())
+    present = len(task.targets) - len(absent)
+    return ndcg_at_k(list(range(1, min(present, K) + 1)), len(task.targets)), absent
+
+
+def definitions(repo_root: Path, benchmark_root: str) -> dict[str, set[str]]:
+    """Every name a code file under the benchmark root defines -> the files defining it (repository-relative);
+    a file that defines nothing is under the empty name."""
+    defined: dict[str, set[str]] = {}
+    for path in sorted((repo_root / benchmark_root).rglob("*")):
+        if not path.is_file() or language_of(path.suffix) is None:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        language = language_of(path.suffix, text)  # a header read as the language it holds
+        if language is None:
+            continue
+        symbols = parse_symbols(text, language, path.stem)
+        where = str(path.relative_to(repo_root))
+        for symbol in symbols or ():
+            defined.setdefault(symbol.name, set()).add(where)
+        if symbols == []:
+            defined.setdefault("", set()).add(where)
+    return defined
+
+
+def audit(repo: str, spec: dict[str, Any]) -> dict[str, Any]:
+    repo_root = DATA / "repos" / repo
+    tasks = load_tasks(repo)
+    defined = definitions(repo_root, spec["benchmark_root"])
+    empty = defined.pop("", set())
+    rows: list[Audit] = []
+    for task in tasks:
+        best, absent = ceiling(task, repo_root)
+        hollow = tuple(t.path for t in task.targets if t.path in empty)
+        if task.category != "symbol":
+            rows.append(Audit(task.query, task.category, best, absent, hollow))
+            continue
+        name = re.split(r"::|\.", task.query.strip())[-1]  # ``Sinatra::Base``: Base
+        where = tuple(sorted(defined.get(name, ())))
+        named = any(Path(t.path).stem.lower() == name.lower() for t in task.targets)  # a module of that name
+        hits = named or not where or any(path_matches(w, t.path) for w in where for t in task.targets)
+        rows.append(Audit(task.query, task.category, best, absent, hollow, where, hits))
+    published = spec["semble_published"]
+    by_category: dict[str, dict[str, Any]] = {}
+    for category in CATEGORIES:
+        mine = [r.ceiling for r in rows if r.category == category]
+        if not mine:
+            continue
+        figure = published["by_category"].get(category)
+        top = statistics.mean(mine)
+        by_category[category] = {
+            "queries": len(mine),
+            "ceiling": top,
+            "semble": figure,
+            "semble_above_ceiling": figure is not None and figure > top + TOLERANCE,
+        }
+    top = statistics.mean(r.ceiling for r in rows)
+    return {
+        "language": spec["language"],
+        "queries": len(rows),
+        "ceiling": top,
+        "semble": published["ndcg10"],
+        "semble_above_ceiling": published["ndcg10"] > top + TOLERANCE,
+        "by_category": by_category,
+        "absent": [{"q": r.query, "c": r.category, "absent": list(r.absent)} for r in rows if r.absent],
+        "hollow": [
+            {"q": r.query, "c": r.category, "defines_nothing": list(r.hollow)} for r in rows if r.hollow
+        ],
+        "not_defining": [
+            {"q": r.query, "targets": [t.path for t in task.targets], "defined_in": list(r.defined_in)}
+            for r, task in zip(rows, tasks, strict=True)
+            if r.target_defines is False
+        ],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repos", default="", help="comma-separated (default: all 12)")
+    parser.add_argument("--json", type=Path, help="write every figure here")
+    args = parser.parse_args()
+    manifest = json.loads((DATA / "manifest.json").read_text())["repositories"]
+    names = [n for n in args.repos.split(",") if n] or sorted(manifest)
+    if unknown := sorted(set(names) - set(manifest)):
+        parser.error(f"unknown repositories {unknown}; choose from {', '.join(sorted(manifest))}")
+    results = {name: audit(name, manifest[name]) for name in names}
+    print("| repository | language | ceiling | semble | " + " | ".join(f"{c} ceiling / semble" for c in CATEGORIES)
+          + " |")  # fmt: skip
+    print("|---|---|---|---|" + "---|" * len(CATEGORIES))
+    for name, r in results.items():
+        cells = []
+        for c in CATEGORIES:
+            f = r["by_category"].get(c)
+            cells.append(
+                "–" if f is None else f"{f['ceiling']:.3f} / {f['semble']:.3f}" + (" **above**" if f["semble_above_ceiling"] else "")
+            )  # fmt: skip
+        mark = " **above**" if r["semble_above_ceiling"] else ""
+        print(
+            f"| {name} | {r['language']} | {r['ceiling']:.3f} | {r['semble']:.3f}{mark} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    print(f"mean ceiling {statistics.mean(r['ceiling'] for r in results.values()):.3f}")
+    for name, r in results.items():
+        for row in r["absent"]:
+            print(f"{name}: absent at the pin {', '.join(row['absent'])} ({row['c']}: {row['q']!r})")
+        for row in r["hollow"]:
+            print(
+                f"{name}: target defines nothing {', '.join(row['defines_nothing'])} ({row['c']}: {row['q']!r})"
+            )
+        for row in r["not_defining"]:
+            print(f"{name}: symbol {row['q']!r} annotated {', '.join(row['targets'])}; defined in "
+                  + (", ".join(row["defined_in"]) or "no file"))  # fmt: skip
+    if args.json:
+        args.json.write_text(json.dumps({"command": "python -m benchmarks.code_search.semble_audit", "repositories": results}, indent=1) + "\n")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

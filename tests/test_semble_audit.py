@@ -1,0 +1,55 @@
+"""The audit of semble's annotations at their pins (``benchmarks/code_search/semble_audit.py``), on the real data."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from benchmarks.code_search.semble import DATA, Target, Task
+from benchmarks.code_search.semble_audit import audit, ceiling
+
+
+@pytest.fixture(scope="module")
+def manifest() -> dict[str, dict[str, object]]:
+    repositories: dict[str, dict[str, object]] = json.loads((DATA / "manifest.json").read_text())[
+        "repositories"
+    ]
+    return repositories
+
+
+def test_a_query_scores_at_most_its_targets_present_first() -> None:
+    root = DATA / "repos" / "chi"
+    both = Task("q", "semantic", (Target("mux.go"), Target("middleware/cors.go")))
+    best, absent = ceiling(both, root)
+    assert absent == ("middleware/cors.go",)
+    assert best == pytest.approx(1 / (1 + 1 / math.log2(3)))
+    assert ceiling(Task("q", "semantic", (Target("middleware/cors.go"),)), root)[0] == 0.0
+    assert ceiling(Task("q", "semantic", (Target("mux.go"),)), root) == (1.0, ())
+
+
+def test_chi_semantic_figure_published_is_above_what_its_annotations_allow(
+    manifest: dict[str, dict[str, object]],
+) -> None:
+    chi = audit("chi", manifest["chi"])
+    semantic = chi["by_category"]["semantic"]
+    assert semantic["queries"] == 11 and semantic["ceiling"] == pytest.approx(9 / 11)
+    assert semantic["semble"] > semantic["ceiling"] and semantic["semble_above_ceiling"]
+    assert not chi["by_category"]["symbol"]["semble_above_ceiling"]
+    assert sorted(a for row in chi["absent"] for a in row["absent"]) == [
+        "middleware/cors.go",
+        "middleware/redirect.go",
+    ]
+    router = next(row for row in chi["not_defining"] if row["q"] == "Router")
+    assert router["targets"] == ["mux.go"] and router["defined_in"] == ["chi.go"]
+
+
+def test_a_header_that_only_includes_another_defines_nothing(manifest: dict[str, dict[str, object]]) -> None:
+    fmtlib = audit("fmtlib", manifest["fmtlib"])
+    hollow = {row["q"] for row in fmtlib["hollow"]}
+    assert len(hollow) == 6 and "basic_format_args" in hollow
+    assert all(row["defines_nothing"] == ["include/fmt/core.h"] for row in fmtlib["hollow"])
+    wrong = {row["q"]: row["defined_in"] for row in fmtlib["not_defining"]}
+    assert wrong["basic_format_args"] == ["include/fmt/base.h"]  # read as C++, not C: the header's language
+    assert "include/fmt/base.h" in wrong["formatter"]
+    assert fmtlib["absent"] == [] and fmtlib["ceiling"] == 1.0
