@@ -6,8 +6,8 @@ import json
 import math
 
 import pytest
-from benchmarks.code_search.semble import DATA, Target, Task
-from benchmarks.code_search.semble_audit import audit, ceiling
+from benchmarks.code_search.semble import DATA, Target, Task, load_tasks
+from benchmarks.code_search.semble_audit import audit, ceiling, sound_means
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +53,34 @@ def test_a_header_that_only_includes_another_defines_nothing(manifest: dict[str,
     assert wrong["basic_format_args"] == ["include/fmt/base.h"]  # read as C++, not C: the header's language
     assert "include/fmt/base.h" in wrong["formatter"]
     assert fmtlib["absent"] == [] and fmtlib["ceiling"] == 1.0
+
+
+def test_a_runs_means_over_sound_queries_leave_out_what_no_ranking_can_score(
+    manifest: dict[str, dict[str, object]],
+) -> None:
+    audits = {repo: audit(repo, manifest[repo]) for repo in ("chi", "fmtlib")}
+    tasks = {repo: load_tasks(repo) for repo in audits}
+    core = {row["q"] for row in audits["fmtlib"]["hollow"]}
+    absent = {row["q"] for row in audits["chi"]["absent"]}
+    zero = (
+        core | absent | {"Router", "formatter"}
+    )  # what the annotations ask for that no definition-first ranking gives
+    run = {
+        "repositories": {
+            repo: {
+                "language": manifest[repo]["language"],
+                "rows": [
+                    {"q": t.query, "c": t.category, "ndcg10": 0.0 if t.query in zero else 1.0}
+                    for t in tasks[repo]
+                ],
+            }
+            for repo in audits
+        }
+    }
+    means = sound_means(run, audits)
+    assert means["sound"]["by_repository"]["chi"] == 1.0  # the two absent files and Router left out
+    assert means["sound"]["by_repository"]["fmtlib"] == pytest.approx(
+        13 / 18
+    )  # five core.h topics stay, at 0
+    assert means["sound_not_hollow"]["by_repository"]["fmtlib"] == 1.0
+    assert means["sound_not_hollow"]["by_category"]["symbol"] == 1.0

@@ -16,7 +16,7 @@ For each repository and category the mean ceiling stands beside semble's publish
 figure *above* the ceiling cannot be had with these annotations at this pin (it was measured on other
 annotations or another checkout), so it is no measure to stand at or above.
 
-    .venv/bin/python -m benchmarks.code_search.semble_audit [--repos chi,phoenix] [--json FILE]
+    .venv/bin/python -m benchmarks.code_search.semble_audit [--repos chi,phoenix] [--results RUN.json] [--json FILE]
 """
 
 from __future__ import annotations
@@ -131,12 +131,47 @@ def audit(repo: str, spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def sound_means(results: dict[str, Any], audits: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A harness run's (``semble.py --json``) NDCG@10 over the *sound* queries: every target a file at the pin,
+    and a symbol query's target defining the name where a file does; again without the queries whose every
+    target defines nothing (``hollow``). Means by repository, then by language and category over them."""
+    out: dict[str, Any] = {}
+    for label, hollow in (("sound", False), ("sound_not_hollow", True)):
+        by_repo: dict[str, float] = {}
+        by_category: dict[str, list[float]] = {}
+        for repo, run in results["repositories"].items():
+            a = audits[repo]
+            unsound = {r["q"] for r in a["absent"]} | {r["q"] for r in a["not_defining"]}
+            if hollow:
+                sizes = {t.query: len(t.targets) for t in load_tasks(repo)}
+                unsound |= {r["q"] for r in a["hollow"] if len(r["defines_nothing"]) == sizes[r["q"]]}
+            rows = [row for row in run["rows"] if row["q"] not in unsound]
+            by_repo[repo] = statistics.mean(row["ndcg10"] for row in rows)
+            for category in CATEGORIES:
+                mine = [row["ndcg10"] for row in rows if row["c"] == category]
+                if mine:
+                    by_category.setdefault(category, []).append(statistics.mean(mine))
+        languages: dict[str, list[float]] = {}
+        for repo, value in by_repo.items():
+            languages.setdefault(results["repositories"][repo]["language"], []).append(value)
+        out[label] = {
+            "mean": statistics.mean(by_repo.values()),
+            "by_language": {lang: statistics.mean(v) for lang, v in sorted(languages.items())},
+            "by_category": {c: statistics.mean(v) for c, v in by_category.items()},
+            "by_repository": by_repo,
+        }
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repos", default="", help="comma-separated (default: all 12)")
     parser.add_argument("--json", type=Path, help="write every figure here")
+    parser.add_argument(
+        "--results", type=Path, help="a harness run (semble.py --json): its means over sound queries"
+    )
     args = parser.parse_args()
     manifest = json.loads((DATA / "manifest.json").read_text())["repositories"]
     names = [n for n in args.repos.split(",") if n] or sorted(manifest)
@@ -170,8 +205,23 @@ def main() -> None:
         for row in r["not_defining"]:
             print(f"{name}: symbol {row['q']!r} annotated {', '.join(row['targets'])}; defined in "
                   + (", ".join(row["defined_in"]) or "no file"))  # fmt: skip
+    payload: dict[str, Any] = {
+        "command": "python -m benchmarks.code_search.semble_audit",
+        "repositories": results,
+    }
+    if args.results:
+        run = json.loads(args.results.read_text())
+        if missing := sorted(set(run["repositories"]) - set(results)):
+            parser.error(f"--results holds repositories not audited here: {missing}")
+        payload["results"] = {"file": str(args.results), **sound_means(run, results)}
+        for label, figures in payload["results"].items():
+            if label == "file":
+                continue
+            print(f"{args.results.name}, {label.replace('_', ' ')}: mean {figures['mean']:.3f}; "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in figures["by_category"].items()) + "; "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in figures["by_language"].items()))  # fmt: skip
     if args.json:
-        args.json.write_text(json.dumps({"command": "python -m benchmarks.code_search.semble_audit", "repositories": results}, indent=1) + "\n")  # fmt: skip
+        args.json.write_text(json.dumps(payload, indent=1) + "\n")
 
 
 if __name__ == "__main__":
