@@ -5,12 +5,15 @@ published figures (``manifest.json``). For every query:
 
 - **its ceiling**: the NDCG@10 a perfect ranking would score, under ``semble.py``'s protocol: the targets that
   are files at the pin at places 1, 2, …, over the ideal of min(10, targets). A query naming only files
-  absent at the pin (chi's ``middleware/cors.go``, which chi's history never held) has a ceiling of 0;
+  absent at the pin (chi's ``middleware/cors.go``) has a ceiling of 0;
+- the targets that **forward** (define nothing and hold at most ``FORWARDING_LINES`` lines of code: fmtlib's
+  ``core.h``, an include; fastapi's ``websockets.py``, a re-export): what a query asks is elsewhere;
 - for a **symbol** query (one name): the files that *define* the name, as retrievo's own parser reads every
-  code file under the benchmark root (``ingest/code/symbols.py``), and whether a target is among them. A
-  target that does not define the name (fmtlib's ``basic_format_args`` annotated as ``core.h``, a 7-line
-  header that includes ``base.h``, where it is defined) is scored full only by a ranking that puts another
-  file above the definition.
+  code file under the benchmark root (``ingest/code/symbols.py``; a C++ template's specialisations define
+  it too: ``formatter<…>``), and whether a target is among them. A target that does not define the name
+  (fmtlib's ``basic_format_args`` annotated as ``core.h``, which includes ``base.h``, where it is defined;
+  chi's ``Router`` as ``mux.go``, whose ``Mux`` implements the interface ``chi.go`` defines) is scored full
+  only by a ranking that puts another file above the definition.
 
 For each repository and category the mean ceiling stands beside semble's published figure: a published
 figure *above* the ceiling cannot be had with these annotations at this pin (it was measured on other
@@ -34,6 +37,11 @@ from retrievo.ingest.code.languages import language_of
 from retrievo.ingest.code.symbols import parse_symbols
 
 TOLERANCE = 1e-9  # a published figure above the ceiling by more than this cannot be had
+FORWARDING_LINES = (
+    10  # a file defining nothing in at most this many lines of code forwards (an include, re-exports)
+)
+_COMMENT = re.compile(r"\s*(//|/\*|\*|--)")  # a line of comment in the C family, Haskell, Lua
+_HASH_COMMENTS = frozenset({"python", "ruby", "shell", "elixir"})  # ``#`` starts a comment (not an include)
 
 
 @dataclass(frozen=True)
@@ -44,9 +52,9 @@ class Audit:
     category: str
     ceiling: float
     absent: tuple[str, ...]
-    hollow: tuple[
+    forwarding: tuple[
         str, ...
-    ]  # targets at the pin that define nothing (fmtlib's ``core.h``: an include, a comment)
+    ]  # targets at the pin that forward (fmtlib's ``core.h``: an include, a comment)
     defined_in: tuple[str, ...] = ()  # a symbol query's name: the files defining it (repository-relative)
     # a symbol query: a target defines the name, or is named after it, or no file defines it (a re-export of
     # another package's: ``IntoResponse``); False: only other files define it. None: not a symbol query
@@ -60,10 +68,12 @@ def ceiling(task: Task, repo_root: Path) -> tuple[float, tuple[str, ...]]:
     return ndcg_at_k(list(range(1, min(present, K) + 1)), len(task.targets)), absent
 
 
-def definitions(repo_root: Path, benchmark_root: str) -> dict[str, set[str]]:
-    """Every name a code file under the benchmark root defines -> the files defining it (repository-relative);
-    a file that defines nothing is under the empty name."""
+def definitions(repo_root: Path, benchmark_root: str) -> tuple[dict[str, set[str]], set[str]]:
+    """Every name a code file under the benchmark root defines -> the files defining it (repository-relative),
+    and the files that forward (define nothing in at most ``FORWARDING_LINES`` lines of code). A name is read
+    without its template arguments (``formatter<T, Char>``: a specialisation)."""
     defined: dict[str, set[str]] = {}
+    forwarding: set[str] = set()
     for path in sorted((repo_root / benchmark_root).rglob("*")):
         if not path.is_file() or language_of(path.suffix) is None:
             continue
@@ -74,29 +84,39 @@ def definitions(repo_root: Path, benchmark_root: str) -> dict[str, set[str]]:
         symbols = parse_symbols(text, language, path.stem)
         where = str(path.relative_to(repo_root))
         for symbol in symbols or ():
-            defined.setdefault(symbol.name, set()).add(where)
-        if symbols == []:
-            defined.setdefault("", set()).add(where)
-    return defined
+            name = symbol.name.split("<", 1)[0].strip() or symbol.name  # Ruby's ``<=>`` stays itself
+            defined.setdefault(name, set()).add(where)
+        if symbols == [] and code_lines(text, language) <= FORWARDING_LINES:
+            forwarding.add(where)
+    return defined, forwarding
+
+
+def code_lines(text: str, language: str) -> int:
+    """The lines that are neither blank nor a comment's."""
+    hashes = language in _HASH_COMMENTS
+    return sum(
+        1
+        for line in text.splitlines()
+        if line.strip() and not _COMMENT.match(line) and not (hashes and line.lstrip().startswith("#"))
+    )
 
 
 def audit(repo: str, spec: dict[str, Any]) -> dict[str, Any]:
     repo_root = DATA / "repos" / repo
     tasks = load_tasks(repo)
-    defined = definitions(repo_root, spec["benchmark_root"])
-    empty = defined.pop("", set())
+    defined, forwards = definitions(repo_root, spec["benchmark_root"])
     rows: list[Audit] = []
     for task in tasks:
         best, absent = ceiling(task, repo_root)
-        hollow = tuple(t.path for t in task.targets if t.path in empty)
+        forwarding = tuple(t.path for t in task.targets if t.path in forwards)
         if task.category != "symbol":
-            rows.append(Audit(task.query, task.category, best, absent, hollow))
+            rows.append(Audit(task.query, task.category, best, absent, forwarding))
             continue
         name = re.split(r"::|\.", task.query.strip())[-1]  # ``Sinatra::Base``: Base
         where = tuple(sorted(defined.get(name, ())))
         named = any(Path(t.path).stem.lower() == name.lower() for t in task.targets)  # a module of that name
         hits = named or not where or any(path_matches(w, t.path) for w in where for t in task.targets)
-        rows.append(Audit(task.query, task.category, best, absent, hollow, where, hits))
+        rows.append(Audit(task.query, task.category, best, absent, forwarding, where, hits))
     published = spec["semble_published"]
     by_category: dict[str, dict[str, Any]] = {}
     for category in CATEGORIES:
@@ -120,8 +140,8 @@ def audit(repo: str, spec: dict[str, Any]) -> dict[str, Any]:
         "semble_above_ceiling": published["ndcg10"] > top + TOLERANCE,
         "by_category": by_category,
         "absent": [{"q": r.query, "c": r.category, "absent": list(r.absent)} for r in rows if r.absent],
-        "hollow": [
-            {"q": r.query, "c": r.category, "defines_nothing": list(r.hollow)} for r in rows if r.hollow
+        "forwarding": [
+            {"q": r.query, "c": r.category, "forwards": list(r.forwarding)} for r in rows if r.forwarding
         ],
         "not_defining": [
             {"q": r.query, "targets": [t.path for t in task.targets], "defined_in": list(r.defined_in)}
@@ -134,18 +154,20 @@ def audit(repo: str, spec: dict[str, Any]) -> dict[str, Any]:
 def sound_means(results: dict[str, Any], audits: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """A harness run's (``semble.py --json``) NDCG@10 over the *sound* queries: every target a file at the pin,
     and a symbol query's target defining the name where a file does; again without the queries whose every
-    target defines nothing (``hollow``). Means by repository, then by language and category over them."""
+    target forwards (``forwarding``). Means by repository, then by language and category over them."""
     out: dict[str, Any] = {}
-    for label, hollow in (("sound", False), ("sound_not_hollow", True)):
+    for label, forwarding in (("sound", False), ("sound_not_forwarding", True)):
         by_repo: dict[str, float] = {}
         by_category: dict[str, list[float]] = {}
         for repo, run in results["repositories"].items():
             a = audits[repo]
             unsound = {r["q"] for r in a["absent"]} | {r["q"] for r in a["not_defining"]}
-            if hollow:
+            if forwarding:
                 sizes = {t.query: len(t.targets) for t in load_tasks(repo)}
-                unsound |= {r["q"] for r in a["hollow"] if len(r["defines_nothing"]) == sizes[r["q"]]}
+                unsound |= {r["q"] for r in a["forwarding"] if len(r["forwards"]) == sizes[r["q"]]}
             rows = [row for row in run["rows"] if row["q"] not in unsound]
+            if not rows:
+                continue  # no query of the repository is sound: it has no figure here
             by_repo[repo] = statistics.mean(row["ndcg10"] for row in rows)
             for category in CATEGORIES:
                 mine = [row["ndcg10"] for row in rows if row["c"] == category]
@@ -186,7 +208,7 @@ def main() -> None:
         for c in CATEGORIES:
             f = r["by_category"].get(c)
             cells.append(
-                "–" if f is None else f"{f['ceiling']:.3f} / {f['semble']:.3f}" + (" **above**" if f["semble_above_ceiling"] else "")
+                "–" if f is None else f"{f['ceiling']:.3f} / " + ("–" if f["semble"] is None else f"{f['semble']:.3f}") + (" **above**" if f["semble_above_ceiling"] else "")
             )  # fmt: skip
         mark = " **above**" if r["semble_above_ceiling"] else ""
         print(
@@ -198,15 +220,16 @@ def main() -> None:
     for name, r in results.items():
         for row in r["absent"]:
             print(f"{name}: absent at the pin {', '.join(row['absent'])} ({row['c']}: {row['q']!r})")
-        for row in r["hollow"]:
+        for row in r["forwarding"]:
             print(
-                f"{name}: target defines nothing {', '.join(row['defines_nothing'])} ({row['c']}: {row['q']!r})"
+                f"{name}: target forwards (defines nothing) {', '.join(row['forwards'])} ({row['c']}: {row['q']!r})"
             )
         for row in r["not_defining"]:
             print(f"{name}: symbol {row['q']!r} annotated {', '.join(row['targets'])}; defined in "
                   + (", ".join(row["defined_in"]) or "no file"))  # fmt: skip
     payload: dict[str, Any] = {
-        "command": "python -m benchmarks.code_search.semble_audit",
+        "command": "python -m benchmarks.code_search.semble_audit"
+        + "".join(f" {k} {v}" for k, v in (("--repos", args.repos), ("--results", args.results)) if v),
         "repositories": results,
     }
     if args.results:

@@ -20,7 +20,7 @@ them. Files are ranked by the fusion of two orders and their names::
   file names a short question says), tests, examples and docs weighed below source; by the hand weights
   alone, without the learned re-order ``locate`` gives a short text (``ranker.py``: fitted on commits'
   subjects, what a change did; a topic names what code is about — left out, semble's 12 gained in Python,
-  TypeScript and Elixir and lost in JavaScript, docs/benchmarks.md);
+  TypeScript and Elixir and lost in JavaScript and C++, docs/benchmarks.md);
 - the name: the words of the file's name (``JsonElement.java``: json, element; a ``mod.rs``, ``index.ts``,
   ``__init__.py`` reads its folder's), each weighing its rarity among the candidate files' names (``json``
   in every name of gson says nothing), as a share of the name the query holds ("JSON element hierarchy and
