@@ -52,9 +52,8 @@ class Audit:
     category: str
     ceiling: float
     absent: tuple[str, ...]
-    forwarding: tuple[
-        str, ...
-    ]  # targets at the pin that forward (fmtlib's ``core.h``: an include, a comment)
+    forwarding: tuple[str, ...]  # targets at the pin that forward (fmtlib's ``core.h``: an include)
+    forwarding_only: bool  # every target forwards: what the query asks is in none of them
     defined_in: tuple[str, ...] = ()  # a symbol query's name: the files defining it (repository-relative)
     # a symbol query: a target defines the name, or is named after it, or no file defines it (a re-export of
     # another package's: ``IntoResponse``); False: only other files define it. None: not a symbol query
@@ -109,14 +108,15 @@ def audit(repo: str, spec: dict[str, Any]) -> dict[str, Any]:
     for task in tasks:
         best, absent = ceiling(task, repo_root)
         forwarding = tuple(t.path for t in task.targets if t.path in forwards)
+        only = len(forwarding) == len(task.targets)
         if task.category != "symbol":
-            rows.append(Audit(task.query, task.category, best, absent, forwarding))
+            rows.append(Audit(task.query, task.category, best, absent, forwarding, only))
             continue
         name = re.split(r"::|\.", task.query.strip())[-1]  # ``Sinatra::Base``: Base
         where = tuple(sorted(defined.get(name, ())))
         named = any(Path(t.path).stem.lower() == name.lower() for t in task.targets)  # a module of that name
         hits = named or not where or any(path_matches(w, t.path) for w in where for t in task.targets)
-        rows.append(Audit(task.query, task.category, best, absent, forwarding, where, hits))
+        rows.append(Audit(task.query, task.category, best, absent, forwarding, only, where, hits))
     published = spec["semble_published"]
     by_category: dict[str, dict[str, Any]] = {}
     for category in CATEGORIES:
@@ -141,7 +141,9 @@ def audit(repo: str, spec: dict[str, Any]) -> dict[str, Any]:
         "by_category": by_category,
         "absent": [{"q": r.query, "c": r.category, "absent": list(r.absent)} for r in rows if r.absent],
         "forwarding": [
-            {"q": r.query, "c": r.category, "forwards": list(r.forwarding)} for r in rows if r.forwarding
+            {"q": r.query, "c": r.category, "forwards": list(r.forwarding), "every_target": r.forwarding_only}
+            for r in rows
+            if r.forwarding
         ],
         "not_defining": [
             {"q": r.query, "targets": [t.path for t in task.targets], "defined_in": list(r.defined_in)}
@@ -163,8 +165,7 @@ def sound_means(results: dict[str, Any], audits: dict[str, dict[str, Any]]) -> d
             a = audits[repo]
             unsound = {r["q"] for r in a["absent"]} | {r["q"] for r in a["not_defining"]}
             if forwarding:
-                sizes = {t.query: len(t.targets) for t in load_tasks(repo)}
-                unsound |= {r["q"] for r in a["forwarding"] if len(r["forwards"]) == sizes[r["q"]]}
+                unsound |= {r["q"] for r in a["forwarding"] if r["every_target"]}
             rows = [row for row in run["rows"] if row["q"] not in unsound]
             if not rows:
                 continue  # no query of the repository is sound: it has no figure here

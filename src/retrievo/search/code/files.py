@@ -197,15 +197,16 @@ def rank_files(
     question: CodeQuestion,
     read: Read,
     filters: Filters | None = None,
+    learned: bool = True,
 ) -> list[FileHit]:
     """Every file with evidence in ``read`` (``read_arms``), best first. ``filters``: the search's (the quoted
-    messages are looked up within them)."""
+    messages are looked up within them); ``learned``: a short text's files re-ordered by the learned ranker."""
     signals = file_signals(store, collection, question, read, filters)
     ranked = weigh_files(store, collection, question, signals)
-    model = ranker.load() if _short(question) else None
-    return (
-        ranked if model is None else _learned(store, collection, question, read.found, signals, ranked, model)
-    )
+    model = ranker.load() if learned and _short(question) else None
+    if model is None:
+        return ranked
+    return _learned(store, collection, question, read.found, signals, ranked, model)
 
 
 def _short(question: CodeQuestion) -> bool:
@@ -292,9 +293,8 @@ def file_signals(
             best[chunk.path].append(_evidence(chunk))
     meaning = _by_meaning(read.near)
     title = _by_title(read.titled)
-    for chunk, _ in read.chunks()[
-        len(read.found) :
-    ]:  # a file only the title or the dense arm found: its best
+    # a file only the title or the dense arm found: its best
+    for chunk, _ in read.chunks()[len(read.found) :]:
         documents.setdefault(chunk.path, chunk.document_id)
         if chunk.path not in scores and len(best[chunk.path]) < 2:
             best[chunk.path].append(_evidence(chunk))

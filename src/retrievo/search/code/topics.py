@@ -44,7 +44,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from retrievo.models import ArmHit, Chunk, Filters, Hit, Kind, SearchResult
-from retrievo.search.code.files import FileHit, file_roles, file_signals, kind_weight, read_arms, weigh_files
+from retrievo.search.code.files import FileHit, file_roles, kind_weight, rank_files, read_arms
 from retrievo.search.code.intent import verbatim
 from retrievo.search.code.question import read_question, reads_as_code_question, reads_as_headline, stem
 from retrievo.search.query import Query, name_key
@@ -100,9 +100,7 @@ class CodeTopics:
         question = read_question(scope.query)
         filters = replace(reading.filters, as_of=scope.point)
         read = read_arms(store, collection, question, filters, scope.embed_query)
-        located = weigh_files(
-            store, collection, question, file_signals(store, collection, question, read, filters)
-        )
+        located = rank_files(store, collection, question, read, filters, learned=False)
         source = max((f.raw for f in located if f.weight == 1.0), default=0.0)
         if source < SOURCE * max((f.raw for f in located), default=0.0):
             return result  # the evidence is in prose: a handbook's pages answer, not its one script
